@@ -1,0 +1,192 @@
+"""Vocabularies, decoding and the merge step: def-alphabet-vocab and def-merge.
+
+Every function here is written the way the article defines it: by recursion on
+the length of the token list, one case per case of the definition.  That makes
+them slow and bounded by Python's recursion limit; see ``MAX_SPEC_LENGTH``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from spec.types import (
+    ALPHABET_SIZE,
+    BPETypeError,
+    InputTooLongError,
+    InvalidRuleError,
+    InvalidTokenError,
+    Rule,
+)
+
+#: The longest token list the recursive definitions accept.  Deeper recursion
+#: would hit Python's default recursion limit of 1000 frames.
+MAX_SPEC_LENGTH = 800
+
+
+# ---------------------------------------------------------------------------
+# Checking arguments (def-merge: a rule is over V_{j-1}; def-alphabet-vocab: V0 = Σ)
+# ---------------------------------------------------------------------------
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def validate_rules(rules: Sequence[Rule]) -> list[Rule]:
+    """Check that ``rules`` is a list of merge rules r_1..r_m, r_j over V_{j-1} (def-merge, def-bpe).
+
+    V_0 is the byte alphabet 0..255.  Rule j (counted from 0 in messages) must
+    join two ids of V_{j-1} and introduce an id c that is not in V_{j-1}; c may
+    be any non-negative integer, and two rules may join the same pair.
+    Returns the rules as ``Rule`` values.
+    """
+    if isinstance(rules, (str, bytes)) or not isinstance(rules, Sequence):
+        raise BPETypeError(f"rules must be a sequence of (a, b, c) triples, not {type(rules).__name__}")
+    known = set(range(ALPHABET_SIZE))
+    checked: list[Rule] = []
+    for index, rule in enumerate(rules):
+        if not isinstance(rule, tuple) or len(rule) != 3:
+            raise BPETypeError(f"rule {index} must be an (a, b, c) triple of ints, not {rule!r}")
+        if not all(_is_int(part) for part in rule):
+            raise BPETypeError(f"rule {index} {tuple(rule)!r} must hold three ints")
+        a, b, c = (int(part) for part in rule)
+        for name, part in (("a", a), ("b", b)):
+            if part not in known:
+                raise InvalidRuleError(
+                    f"rule {index} {(a, b, c)!r}: part {name} = {part} is not in the vocabulary"
+                    f" built by the rules before it"
+                )
+        if c < 0:
+            raise InvalidRuleError(f"rule {index} {(a, b, c)!r}: new id c = {c} is negative")
+        if c in known:
+            raise InvalidRuleError(
+                f"rule {index} {(a, b, c)!r}: new id c = {c} is already in the vocabulary"
+            )
+        known.add(c)
+        checked.append(Rule(a, b, c))
+    return checked
+
+
+def vocabulary(rules: Sequence[Rule]) -> list[int]:
+    """V_m = Σ ∪ {c_1, …, c_m} for a valid rule list (def-merge); |V_m| = 256 + m (prop-bpe-vocab-size)."""
+    return list(range(ALPHABET_SIZE)) + [rule.c for rule in rules]
+
+
+def _check_tokens(tokens: Sequence[int], what: str = "tokens") -> list[int]:
+    if isinstance(tokens, (str, bytes)) or not isinstance(tokens, Sequence):
+        raise BPETypeError(f"{what} must be a list of ints, not {type(tokens).__name__}")
+    for index, token in enumerate(tokens):
+        if not _is_int(token):
+            raise BPETypeError(f"{what}[{index}] must be an int, not {type(token).__name__}")
+    if len(tokens) > MAX_SPEC_LENGTH:
+        raise InputTooLongError(
+            f"{what} has {len(tokens)} items; the recursive specification evaluates at most"
+            f" {MAX_SPEC_LENGTH} (use the implementation in impl for long inputs)"
+        )
+    return list(tokens)
+
+
+# ---------------------------------------------------------------------------
+# def-alphabet-vocab: ⟨⟨t⟩⟩ and dec
+# ---------------------------------------------------------------------------
+
+
+def symbols(rules: Sequence[Rule], token: int) -> bytes:
+    """⟨⟨t⟩⟩, the bytes a token stands for (def-alphabet-vocab, def-merge).
+
+    ⟨⟨a⟩⟩ = a for a byte a of V0; ⟨⟨c⟩⟩ = ⟨⟨a⟩⟩⟨⟨b⟩⟩ for the rule (a, b ↦ c).
+    The rule list must be valid (see ``validate_rules``).
+    """
+    for index in range(len(rules) - 1, -1, -1):
+        rule = rules[index]
+        if rule.c == token:
+            earlier = rules[:index]
+            return symbols(earlier, rule.a) + symbols(earlier, rule.b)
+    if 0 <= token < ALPHABET_SIZE:
+        return bytes([token])
+    raise InvalidTokenError(f"token {token} is not in the vocabulary of the given rules")
+
+
+def dec_tokens(rules: Sequence[Rule], tokens: list[int]) -> bytes:
+    """dec(x) = ⟨⟨t1⟩⟩ ⟨⟨t2⟩⟩ … ⟨⟨tn⟩⟩, dec(ε) = ε (def-alphabet-vocab), by recursion on x."""
+    if not tokens:
+        return b""
+    return symbols(rules, tokens[0]) + dec_tokens(rules, tokens[1:])
+
+
+def dec(rules: Sequence[Rule], tokens: Sequence[int]) -> bytes:
+    """dec over the vocabulary V_m of ``rules`` (def-alphabet-vocab), with its arguments checked."""
+    checked = validate_rules(rules)
+    token_list = _check_tokens(tokens)
+    known = set(vocabulary(checked))
+    for index, token in enumerate(token_list):
+        if token not in known:
+            raise InvalidTokenError(f"tokens[{index}] = {token} is not in the vocabulary of the rules")
+    return dec_tokens(checked, token_list)
+
+
+# ---------------------------------------------------------------------------
+# def-merge: M_r, rep_r and cnt
+# ---------------------------------------------------------------------------
+
+
+def merge(rule: Rule, tokens: list[int]) -> list[int]:
+    """M_r (def-merge), case for case.
+
+    M_r(ε) = ε;  M_r(t1) = (t1);
+    M_r(t1 t2 u) = c · M_r(u)       if (t1, t2) = (a, b)
+                 = t1 · M_r(t2 u)   otherwise.
+    """
+    if len(tokens) == 0:
+        return []
+    if len(tokens) == 1:
+        return [tokens[0]]
+    t1, t2, u = tokens[0], tokens[1], tokens[2:]
+    if (t1, t2) == (rule.a, rule.b):
+        return [rule.c] + merge(rule, u)
+    return [t1] + merge(rule, [t2] + u)
+
+
+def rep_tokens(rule: Rule, tokens: list[int]) -> int:
+    """rep_r(x), the number of replacements M_r makes, by the same cases as M_r (def-merge).
+
+    rep_r(ε) = rep_r(t1) = 0;  rep_r(t1 t2 u) = 1 + rep_r(u) if (t1, t2) = (a, b),
+    rep_r(t2 u) otherwise.
+    """
+    if len(tokens) <= 1:
+        return 0
+    t1, t2, u = tokens[0], tokens[1], tokens[2:]
+    if (t1, t2) == (rule.a, rule.b):
+        return 1 + rep_tokens(rule, u)
+    return rep_tokens(rule, [t2] + u)
+
+
+def cnt_tokens(tokens: list[int], a: int, b: int) -> int:
+    """cnt_x(a, b) = #{i : 1 ≤ i < n, (t_i, t_{i+1}) = (a, b)} (def-merge): overlapping occurrences count."""
+    if len(tokens) <= 1:
+        return 0
+    here = 1 if (tokens[0], tokens[1]) == (a, b) else 0
+    return here + cnt_tokens(tokens[1:], a, b)
+
+
+def _check_rule(rule: Rule) -> Rule:
+    if not isinstance(rule, tuple) or len(rule) != 3 or not all(_is_int(p) for p in rule):
+        raise BPETypeError(f"rule must be an (a, b, c) triple of ints, not {rule!r}")
+    return Rule(*rule)
+
+
+def apply_rule(rule: Rule, tokens: Sequence[int]) -> list[int]:
+    """M_r(x) (def-merge) with its arguments checked; see ``merge`` for the recursion."""
+    return merge(_check_rule(rule), _check_tokens(tokens))
+
+
+def rep(rule: Rule, tokens: Sequence[int]) -> int:
+    """rep_r(x) (def-merge) with its arguments checked; see ``rep_tokens``."""
+    return rep_tokens(_check_rule(rule), _check_tokens(tokens))
+
+
+def cnt(tokens: Sequence[int], a: int, b: int) -> int:
+    """cnt_x(a, b) (def-merge) with its arguments checked; see ``cnt_tokens``."""
+    if not (_is_int(a) and _is_int(b)):
+        raise BPETypeError(f"the pair must be two ints, not ({a!r}, {b!r})")
+    return cnt_tokens(_check_tokens(tokens), a, b)
