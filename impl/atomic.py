@@ -1,0 +1,87 @@
+"""Atomic file writes and the error for malformed files.
+
+A file written with ``atomic_write_bytes`` is either the complete new content
+or, if anything fails on the way, the old file untouched: the data goes to a
+temporary file in the same directory, is flushed and fsynced, and only then
+renamed over the target with ``os.replace`` (atomic on POSIX and Windows when
+both names are on one file system).  The directory is fsynced afterwards where
+the platform allows it, so that the rename itself survives a crash.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+from pathlib import Path
+
+__all__ = ["FormatError", "atomic_write_bytes", "atomic_write_text"]
+
+
+class FormatError(ValueError):
+    """A file that does not follow its documented format; the message names the file and the key."""
+
+    def __init__(self, path: str | os.PathLike[str], key: str, problem: str) -> None:
+        self.path = os.fspath(path)
+        self.key = key
+        self.problem = problem
+        super().__init__(f"{self.path}: key {key!r}: {problem}")
+
+
+def _fsync_directory(directory: Path) -> None:
+    """Make a rename in ``directory`` durable; a no-op where directories cannot be opened (Windows)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        with contextlib.suppress(OSError):
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _create_temporary(directory: Path, name: str) -> tuple[int, str]:
+    """Open a new, uniquely named file next to the target; mode 0o666 less the umask, like ``open``."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    while True:
+        temp_name = str(directory / f".{name}.{secrets.token_hex(8)}.tmp")
+        try:
+            return os.open(temp_name, flags, 0o666), temp_name
+        except FileExistsError:
+            continue
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Replace the file at ``path`` by ``data`` all at once: readers see the old or the new file, never a part.
+
+    On any error (including a full disk or an interrupted write) the temporary
+    file is removed, the old file is left as it was, and the error propagates.
+    """
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"data must be bytes, not {type(data).__name__}")
+    target = Path(os.fspath(path))
+    directory = target.parent if str(target.parent) else Path(".")
+    fd, temp_name = _create_temporary(directory, target.name)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if target.exists():
+            # Keep the permission bits of the file being replaced.
+            with contextlib.suppress(OSError):
+                os.chmod(temp_name, target.stat().st_mode & 0o7777)
+        os.replace(temp_name, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp_name)
+        raise
+    _fsync_directory(directory)
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str, encoding: str = "utf-8") -> None:
+    """``atomic_write_bytes`` for text, encoded with ``encoding`` (UTF-8 by default, strict)."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be str, not {type(text).__name__}")
+    atomic_write_bytes(path, text.encode(encoding))

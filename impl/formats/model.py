@@ -1,0 +1,324 @@
+"""The common in-memory model of a BPE tokenizer file, and its conversion to the spec's rules.
+
+Every reader in ``impl.formats`` returns a ``Vocab``; every writer takes one.
+A ``Vocab`` keeps the file's own token ids.  ``convert`` and ``to_rules`` turn
+it into the specification's convention (the bytes are ids 0..255, every other
+token is made by a rule ``(a, b ↦ c)`` over the ids made before it) and report
+every merge that does not fit that convention.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+
+from spec.types import ALPHABET_SIZE, Rule
+
+from impl.formats.errors import FormatError
+
+#: The pre-tokenization pattern of GPT-2 (r50k_base), which Hugging Face's ``ByteLevel``
+#: pre-tokenizer applies when ``use_regex`` is true.
+GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+
+#: The values ``Vocab.kind`` takes.
+KINDS = ("tiktoken", "hf-bpe", "gpt2", "sentencepiece-bpe")
+
+
+@functools.cache
+def bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's table from each byte to the printable character that stands for it in vocabulary files.
+
+    Printable Latin-1 bytes stand for themselves; the other 68 bytes (controls,
+    space, DEL, NBSP, soft hyphen, …) are given the characters U+0100, U+0101, …
+    in byte order.  So the space 0x20 is written ``Ġ`` (U+0120).
+    """
+    printable = [
+        *range(ord("!"), ord("~") + 1),
+        *range(ord("¡"), ord("¬") + 1),
+        *range(ord("®"), ord("ÿ") + 1),
+    ]
+    table: dict[int, str] = {byte: chr(byte) for byte in printable}
+    extra = 0
+    for byte in range(ALPHABET_SIZE):
+        if byte not in table:
+            table[byte] = chr(ALPHABET_SIZE + extra)
+            extra += 1
+    return dict(sorted(table.items()))
+
+
+@functools.cache
+def unicode_to_bytes() -> dict[str, int]:
+    """The inverse of ``bytes_to_unicode``."""
+    return {char: byte for byte, char in bytes_to_unicode().items()}
+
+
+def bytes_to_token_string(data: bytes) -> str:
+    """The GPT-2 / Hugging Face byte-level spelling of ``data`` (one character per byte)."""
+    table = bytes_to_unicode()
+    return "".join(table[byte] for byte in data)
+
+
+def token_string_to_bytes(text: str) -> bytes | None:
+    """The bytes a byte-level token string stands for, or None when a character is not in the table."""
+    table = unicode_to_bytes()
+    try:
+        return bytes(table[char] for char in text)
+    except KeyError:
+        return None
+
+
+@dataclass(frozen=True)
+class PreTokenizerStep:
+    """One step of a Hugging Face pre-tokenizer (a ``Sequence`` is recorded as its steps, in order).
+
+    ``raw`` is the step's JSON, canonical (sorted keys), so a writer can put it
+    back unchanged; the other fields are the parts a checker needs.
+    ``pattern`` is the regex of a ``Split`` step with a ``Regex`` pattern, the
+    escaped literal of one with a ``String`` pattern, and ``GPT2_PATTERN`` for a
+    ``ByteLevel`` step with ``use_regex`` true.
+    """
+
+    type: str
+    raw: str
+    pattern: str | None = None
+    behavior: str | None = None
+    invert: bool = False
+    add_prefix_space: bool = False
+    use_regex: bool = False
+
+
+@dataclass(frozen=True)
+class Vocab:
+    """A BPE tokenizer as a file describes it, with the file's own ids.
+
+    Fields:
+
+    - ``tokens``: id → the bytes the token stands for (ordinary tokens only for
+      tiktoken and sentencepiece; for Hugging Face and GPT-2 files, every entry
+      of the model's vocabulary, which may include special tokens as well).
+    - ``merges``: ``(a, b, c)`` = "the adjacent pair a, b becomes c", in
+      priority order (rank order).  Read from the file where it has them
+      (Hugging Face, GPT-2); derived from the ranks or scores where it does not
+      (tiktoken, sentencepiece — see ``impl.formats.derive``).
+    - ``specials``: special token text → id (Hugging Face ``added_tokens``,
+      GPT-2's ``<|endoftext|>``, sentencepiece control, unknown and
+      user-defined pieces).  Rank files hold none.
+    - ``pattern``: the pre-tokenization regex when the file states exactly one.
+    - ``kind``: one of ``KINDS``.
+    - ``source``: the path the model was read from ("" when built in memory).
+    - ``ignore_merges``: Hugging Face's flag: a word that is itself a token is
+      not split and merged.
+    - ``byte_fallback``: unknown characters become byte tokens (sentencepiece,
+      Hugging Face ``byte_fallback``).
+    - ``unsplit``: ids of tokens of two or more units (bytes; characters for
+      sentencepiece) that are neither special nor made by any merge — for the
+      derived formats, the tokens whose bytes have no split into two earlier
+      tokens.  Reported, not dropped: they stay in ``tokens``.
+    - ``pre_tokenizers``: the Hugging Face pre-tokenizer steps, in order.
+    - ``scores``: sentencepiece piece scores (id → score).
+    - ``add_dummy_prefix``: sentencepiece adds a space before the text.
+    - ``remove_extra_whitespaces``: sentencepiece squeezes runs of spaces.
+
+    Two models are equal when all fields are equal; compare
+    ``dataclasses.replace(a, source="")`` to ignore where they came from.
+    """
+
+    tokens: dict[int, bytes]
+    merges: list[tuple[int, int, int]]
+    specials: dict[str, int] = field(default_factory=dict)
+    pattern: str | None = None
+    kind: str = "tiktoken"
+    source: str = ""
+    ignore_merges: bool = False
+    byte_fallback: bool = False
+    unsplit: list[int] = field(default_factory=list)
+    pre_tokenizers: tuple[PreTokenizerStep, ...] = ()
+    scores: dict[int, float] = field(default_factory=dict)
+    add_dummy_prefix: bool = False
+    remove_extra_whitespaces: bool = False
+
+    def __repr__(self) -> str:
+        return (
+            f"Vocab(kind={self.kind!r}, source={self.source!r}, tokens={len(self.tokens)},"
+            f" merges={len(self.merges)}, specials={len(self.specials)}, unsplit={len(self.unsplit)})"
+        )
+
+
+# ---------------------------------------------------------------------------
+# Conversion to the specification's rules
+# ---------------------------------------------------------------------------
+
+#: Kinds of ``MergeProblem``.  The first six make a merge improper (it is left out of the rules);
+#: the last two are about tokens, not merges.
+PROBLEM_KINDS = (
+    "unknown-id",  # a, b or c is not a token of the model
+    "not-concatenation",  # the bytes of c are not the bytes of a followed by the bytes of b
+    "result-is-byte",  # c stands for a single byte, which every vocabulary has from the start
+    "result-is-special",  # c is a special token
+    "part-not-built",  # a or b is not made by an earlier merge (nor a byte)
+    "duplicate-result",  # c is already made by an earlier merge
+    "unreachable-token",  # a token of two or more bytes that no proper merge makes
+    "missing-byte",  # a byte value that no token of the model stands for
+)
+
+
+@dataclass(frozen=True)
+class MergeProblem:
+    """Something in a model that does not fit the specification's rule list.
+
+    ``index`` is the merge's position in ``Vocab.merges`` (None for token
+    problems), ``merge`` the merge itself, ``token`` the token concerned, and
+    ``kind`` one of ``PROBLEM_KINDS``; ``detail`` says it in words.
+    """
+
+    kind: str
+    detail: str
+    index: int | None = None
+    merge: tuple[int, int, int] | None = None
+    token: int | None = None
+
+    @property
+    def improper_merge(self) -> bool:
+        """True when the problem makes a merge improper (as opposed to a token-level remark)."""
+        return self.index is not None
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """The result of ``convert``: the proper merges as rules, the id map, and every problem found.
+
+    ``id_map`` maps each file id that the rules can produce to its rule id:
+    tokens of one byte to that byte (0..255; several file ids may map to the
+    same byte, e.g. sentencepiece's ``a`` and ``<0x61>``), every token made by a
+    proper merge to its new id.  Tokens absent from ``id_map`` are special,
+    unreachable, or made only by improper merges.
+    """
+
+    rules: list[Rule]
+    id_map: dict[int, int]
+    problems: list[MergeProblem]
+
+    @property
+    def improper(self) -> list[MergeProblem]:
+        """The problems that make a merge improper."""
+        return [problem for problem in self.problems if problem.improper_merge]
+
+
+def _new_ids(vocab: Vocab, byte_ids: set[int]) -> dict[int, int]:
+    """Rule ids for the tokens of two or more bytes: the file's id when ≥ 256, else a fresh one.
+
+    Bytes take 0..255.  A multi-byte token whose file id is 256 or more keeps
+    it: no other token can have it (file ids are unique) and bytes are below
+    256.  One whose file id is below 256 (a file that does not put the bytes
+    first) gets the next id above every id of the file, in file-id order.
+    """
+    special_ids = set(vocab.specials.values())
+    mapping: dict[int, int] = {}
+    fresh = max([ALPHABET_SIZE - 1, *vocab.tokens]) + 1
+    for token_id in sorted(vocab.tokens):
+        if token_id in byte_ids or token_id in special_ids:
+            continue
+        if token_id >= ALPHABET_SIZE:
+            mapping[token_id] = token_id
+        else:
+            mapping[token_id] = fresh
+            fresh += 1
+    return mapping
+
+
+def convert(vocab: Vocab) -> Conversion:
+    """Map ``vocab`` to the specification's convention and check that its merge list is proper.
+
+    Never raises.  The tokens standing for one byte map to that byte; the other
+    tokens get ids as ``_new_ids`` says.  The merges are walked in order,
+    starting from the 256 bytes; a merge is proper when a, b and c are tokens,
+    ⟨⟨c⟩⟩ = ⟨⟨a⟩⟩⟨⟨b⟩⟩, c is not a byte or special token, a and b are already
+    built, and c is not built yet.  Proper merges become rules; each improper
+    one gives a ``MergeProblem`` and is left out, so later merges that need
+    its result are improper too (and say so).  Finally, tokens no rule builds
+    and byte values no token stands for are reported.
+    """
+    special_ids = set(vocab.specials.values())
+    byte_ids = {
+        token_id for token_id, data in vocab.tokens.items() if len(data) == 1 and token_id not in special_ids
+    }
+    id_map: dict[int, int] = {token_id: vocab.tokens[token_id][0] for token_id in byte_ids}
+    new_ids = _new_ids(vocab, byte_ids)
+    built: dict[int, int] = {}  # file id of a built token -> index of the merge that built it
+    rules: list[Rule] = []
+    problems: list[MergeProblem] = []
+
+    def improper(kind: str, index: int, merge: tuple[int, int, int], detail: str) -> None:
+        problems.append(MergeProblem(kind, f"merge {index} {merge}: {detail}", index, merge, merge[2]))
+
+    for index, merge in enumerate(vocab.merges):
+        a, b, c = merge
+        unknown = [name for name, part in (("a", a), ("b", b), ("c", c)) if part not in vocab.tokens]
+        if unknown:
+            improper("unknown-id", index, merge, f"{', '.join(unknown)} not a token of the model")
+            continue
+        if vocab.tokens[a] + vocab.tokens[b] != vocab.tokens[c]:
+            improper(
+                "not-concatenation",
+                index,
+                merge,
+                f"{vocab.tokens[a]!r} + {vocab.tokens[b]!r} is not token {c} = {vocab.tokens[c]!r}",
+            )
+            continue
+        if c in special_ids:
+            improper("result-is-special", index, merge, f"the result {c} is a special token")
+            continue
+        if c in byte_ids:
+            improper("result-is-byte", index, merge, f"the result {c} stands for a single byte")
+            continue
+        missing = [
+            f"{name} = {part} ({vocab.tokens[part]!r})"
+            for name, part in (("a", a), ("b", b))
+            if part not in byte_ids and part not in built
+        ]
+        if missing:
+            improper("part-not-built", index, merge, f"{' and '.join(missing)} not built by an earlier merge")
+            continue
+        if c in built:
+            improper("duplicate-result", index, merge, f"the result {c} is already built by merge {built[c]}")
+            continue
+        built[c] = index
+        id_map[c] = new_ids[c]
+        rules.append(Rule(id_map[a], id_map[b], id_map[c]))
+
+    for token_id in sorted(vocab.tokens):
+        if token_id not in id_map and token_id not in special_ids and len(vocab.tokens[token_id]) >= 2:
+            problems.append(
+                MergeProblem(
+                    "unreachable-token",
+                    f"token {token_id} {vocab.tokens[token_id]!r} is built by no proper merge",
+                    token=token_id,
+                )
+            )
+    present = {vocab.tokens[token_id][0] for token_id in byte_ids}
+    for byte in range(ALPHABET_SIZE):
+        if byte not in present:
+            problems.append(MergeProblem("missing-byte", f"no token stands for the byte 0x{byte:02X}"))
+    return Conversion(rules, id_map, problems)
+
+
+def to_rules(vocab: Vocab, *, strict: bool = True) -> tuple[list[Rule], dict[int, int]]:
+    """The model's merges as the specification's rules, and the map from file ids to rule ids.
+
+    See ``convert`` for the id convention.  With ``strict`` (the default), any
+    improper merge raises ``FormatError`` naming the file, how many merges are
+    improper and the first few; with ``strict=False`` improper merges are left
+    out (use ``convert`` to see them).  Unreachable tokens and missing bytes
+    never raise: the rules are still a proper list without them.
+    """
+    conversion = convert(vocab)
+    improper = conversion.improper
+    if strict and improper:
+        shown = "; ".join(problem.detail for problem in improper[:5])
+        more = f" (and {len(improper) - 5} more)" if len(improper) > 5 else ""
+        raise FormatError(
+            vocab.source or "<in memory>",
+            "merges",
+            f"{len(improper)} of {len(vocab.merges)} merges are improper: {shown}{more}",
+        )
+    return conversion.rules, conversion.id_map

@@ -1,0 +1,493 @@
+"""A fast BPE trainer: def-bpe computed the way rem-faster-training describes.
+
+The result is exactly the rule list of def-bpe (largest pair count, ties to the
+smallest pair (a, b) in integer order, new ids 256, 257, …, the left-to-right
+non-overlapping merge of def-merge), but it is computed incrementally:
+
+* the corpus is reduced to its distinct words with their frequencies
+  (rem-faster-training): a word that occurs f times contributes f to each of
+  its pair counts, exactly as f copies of it do in def-bpe step 2;
+* a word is a ``str`` whose code points are token ids (bytes 0..255 are the
+  Latin-1 characters, id 256 + j is ``chr(256 + j)``), so that merging a rule
+  into a word is ``str.replace``, which is the left-to-right non-overlapping
+  merge M_r of def-merge (``"aaa".replace("aa", "c") == "ca"``), and a pair is
+  the two-character string ``a + b``, whose string order is the integer order
+  of (a, b) that def-bpe step 4 breaks ties by;
+* an index maps every pair to the words it occurs in; after a merge only the
+  words that contained the chosen pair are visited, and in each only the pairs
+  that touch a merged position change: the pair itself and its left and right
+  neighbours are removed, the neighbours of the new id are added.  Runs such
+  as a a a a with the rule (a, a) are handled by reading the neighbours off the
+  merged word, so overlapping occurrences are counted as def-merge counts them;
+* the best pair comes from a heap keyed (−count, pair).  Counts of old pairs
+  only decrease and every new pair contains the new id, so each pair has one
+  heap entry, pushed when the pair first appears; an entry whose count has
+  dropped is pushed back with its current count when it reaches the top
+  (lazy invalidation).  The top entry whose count is current is the maximum.
+
+Nothing here depends on the iteration order of a set or a dict, so the rules do
+not depend on ``PYTHONHASHSEED``.  Training stops after at most N − K merges
+(prop-bpe-training-termination).
+
+Ids above U+10FFFF cannot be characters; a run that could create them (more than
+1,113,856 merges) uses the list-based trainer ``_train_lists`` instead, which
+recomputes the pairs of each changed word.
+"""
+
+from __future__ import annotations
+
+import heapq
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import chain, islice, repeat
+from operator import add, itemgetter
+from typing import Protocol
+
+from spec.types import ALPHABET_SIZE, BPETypeError, InvalidCorpusError, InvalidTextError, Rule
+
+__all__ = [
+    "Pretokenizer",
+    "count_words",
+    "train",
+    "train_counts",
+    "train_iter",
+]
+
+#: A pre-tokenizer cuts one text into words (rem-faster-training); empty pieces are dropped.
+Pretokenizer = Callable[[str], Iterable[str]]
+
+#: The largest code point: ids up to this value are stored as characters of a ``str``.
+_MAX_CODE_POINT = 0x10FFFF
+
+#: Items read at a time from a stream of texts or words (bounds the memory of ``count_words``).
+_CHUNK_ITEMS = 4096
+
+#: A run shows a progress bar on its own (``progress=None``) when stderr is a terminal and it is at least this long.
+_LONG_RUN_MERGES = 1000
+_LONG_RUN_SYMBOLS = 1 << 20
+
+
+class _Bar(Protocol):
+    def update(self, n: int = 1) -> object: ...
+
+    def close(self) -> None: ...
+
+
+# ---------------------------------------------------------------------------
+# Checking arguments: the same errors as def-bpe's specification
+# ---------------------------------------------------------------------------
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_num_merges(num_merges: int | None) -> int | None:
+    """m ≥ 0, or None for no bound (def-bpe, prop-bpe-training-termination)."""
+    if num_merges is None:
+        return None
+    if not _is_int(num_merges):
+        raise BPETypeError(f"num_merges must be an int or None, not {type(num_merges).__name__}")
+    if num_merges < 0:
+        raise InvalidCorpusError(f"num_merges = {num_merges} is negative: def-bpe needs m >= 0")
+    return int(num_merges)
+
+
+def _first_bad_word(corpus: Sequence[object]) -> None:
+    """Raise the error for the first word of ``corpus`` that is not in Σ⁺ (def-bpe), if any."""
+    for index, word in enumerate(corpus):
+        if not isinstance(word, (bytes, bytearray)):
+            raise BPETypeError(f"corpus word {index} must be bytes, not {type(word).__name__}")
+        if len(word) == 0:
+            raise InvalidCorpusError(f"corpus word {index} is empty: words must be in Σ⁺")
+
+
+def _corpus_counts(corpus: Sequence[bytes]) -> Counter[bytes]:
+    """The distinct words of a checked corpus (w_1, …, w_K) with their frequencies (def-bpe, rem-faster-training)."""
+    if isinstance(corpus, (str, bytes, bytearray)) or not isinstance(corpus, Sequence):
+        raise BPETypeError(f"corpus must be a sequence of bytes words, not {type(corpus).__name__}")
+    if len(corpus) == 0:
+        raise InvalidCorpusError("corpus is empty: def-bpe needs K >= 1 words")
+    try:
+        counts: Counter[object] = Counter(corpus)
+    except TypeError:  # an unhashable word, such as a bytearray
+        _first_bad_word([w for w in corpus if not isinstance(w, bytearray)] if False else corpus)
+        counts = Counter(bytes(w) for w in corpus)
+    for word in counts:
+        if type(word) is not bytes or not word:
+            _first_bad_word(corpus)
+            break
+    words: Counter[bytes] = Counter()
+    for word, count in counts.items():
+        key = word if type(word) is bytes else bytes(word)  # type: ignore[arg-type]
+        words[key] += count
+    return words
+
+
+def _check_counts(counts: Mapping[bytes, int]) -> Counter[bytes]:
+    """A word-count table: distinct words in Σ⁺ with frequencies f ≥ 1, at least one word (def-bpe)."""
+    if not isinstance(counts, Mapping):
+        raise BPETypeError(f"counts must be a mapping from bytes words to ints, not {type(counts).__name__}")
+    if len(counts) == 0:
+        raise InvalidCorpusError("counts is empty: def-bpe needs K >= 1 words")
+    checked: Counter[bytes] = Counter()
+    for word, count in counts.items():
+        if not isinstance(word, (bytes, bytearray)):
+            raise BPETypeError(f"counts key {word!r} must be bytes, not {type(word).__name__}")
+        if len(word) == 0:
+            raise InvalidCorpusError("counts has the empty word as a key: words must be in Σ⁺")
+        if not _is_int(count):
+            raise BPETypeError(f"the count of word {bytes(word)!r} must be an int, not {type(count).__name__}")
+        if count < 1:
+            raise InvalidCorpusError(f"the count of word {bytes(word)!r} is {count}: counts must be >= 1")
+        checked[bytes(word)] += count
+    return checked
+
+
+# ---------------------------------------------------------------------------
+# Counting words while streaming (rem-faster-training)
+# ---------------------------------------------------------------------------
+
+
+def _as_text(item: object, index: int) -> str:
+    if isinstance(item, str):
+        return item
+    if isinstance(item, (bytes, bytearray)):
+        try:
+            return bytes(item).decode("utf-8", errors="strict")
+        except UnicodeDecodeError as error:
+            raise InvalidTextError(f"text {index} is not valid UTF-8 at byte {error.start}: {error.reason}") from None
+    raise BPETypeError(f"text {index} must be str or bytes, not {type(item).__name__}")
+
+
+def _count_chunk(
+    counter: Counter[object], chunk: list[object], start: int, pretokenize: Pretokenizer | None
+) -> None:
+    """Add the words of one chunk of items (items ``start``, ``start + 1``, …) to ``counter``."""
+    if pretokenize is None:
+        try:
+            counter.update(chunk)
+        except TypeError:  # unhashable items: bytearray (accepted) or something that is not a word
+            for offset, item in enumerate(chunk):
+                if not isinstance(item, (str, bytes, bytearray)):
+                    raise BPETypeError(
+                        f"word {start + offset} must be bytes or str, not {type(item).__name__}"
+                    ) from None
+            counter.update(bytes(w) if isinstance(w, bytearray) else w for w in chunk)
+        if not all(chunk):
+            offset = next(i for i, item in enumerate(chunk) if not item)
+            raise InvalidCorpusError(f"word {start + offset} is empty: words must be in Σ⁺")
+        return
+    if pretokenize is str.split:
+        # Splitting at white space commutes with joining at a newline, so one call splits the chunk.
+        try:
+            joined = "\n".join(chunk)  # type: ignore[arg-type]
+        except TypeError:
+            joined = "\n".join(_as_text(item, start + offset) for offset, item in enumerate(chunk))
+        counter.update(joined.split())
+        return
+    for offset, item in enumerate(chunk):
+        counter.update(pretokenize(_as_text(item, start + offset)))
+
+
+def count_words(
+    items: Iterable[bytes | str], *, pretokenize: Pretokenizer | None = None
+) -> Counter[bytes]:
+    """The distinct words of a stream with their frequencies: the corpus of def-bpe as rem-faster-training keeps it.
+
+    With ``pretokenize`` None every item is one word (bytes, or str taken as its
+    UTF-8 bytes) and an empty item is an error.  Otherwise every item is a text
+    (str, or bytes that must be UTF-8) that ``pretokenize`` cuts into words;
+    empty pieces are dropped.  ``str.split`` is recognised and run on many texts
+    at once.  Memory is bounded by the distinct words (and one chunk of items):
+    strings are counted first and each distinct one is encoded once.
+    """
+    if pretokenize is not None and not callable(pretokenize):
+        raise BPETypeError(f"pretokenize must be callable or None, not {type(pretokenize).__name__}")
+    if isinstance(items, (str, bytes, bytearray)) or not isinstance(items, Iterable):
+        raise BPETypeError(f"items must be an iterable of bytes or str, not {type(items).__name__}")
+    counter: Counter[object] = Counter()
+    iterator: Iterator[object] = iter(items)
+    start = 0
+    while chunk := list(islice(iterator, _CHUNK_ITEMS)):
+        _count_chunk(counter, chunk, start, pretokenize)
+        start += len(chunk)
+    words: Counter[bytes] = Counter()
+    for word, count in counter.items():
+        if isinstance(word, str):
+            try:
+                key = word.encode("utf-8", errors="strict")
+            except UnicodeEncodeError as error:
+                raise InvalidTextError(f"word {word!r} cannot be encoded as UTF-8: {error.reason}") from None
+        elif isinstance(word, bytes):
+            key = word
+        else:
+            what = "pre-tokenizer piece" if pretokenize is not None else "word"
+            raise BPETypeError(f"{what} {word!r} must be str or bytes, not {type(word).__name__}")
+        if key:
+            words[key] += count
+    return words
+
+
+# ---------------------------------------------------------------------------
+# Training
+# ---------------------------------------------------------------------------
+
+
+def _progress_bar(total: int, symbols: int, progress: bool | None) -> _Bar | None:
+    if progress is None:
+        progress = total >= _LONG_RUN_MERGES and symbols >= _LONG_RUN_SYMBOLS and sys.stderr.isatty()
+    if not progress:
+        return None
+    from tqdm import tqdm
+
+    bar: _Bar = tqdm(total=total, unit="merge", desc="BPE training", leave=False)
+    return bar
+
+
+def _train_strings(words: list[bytes], freqs: list[int], merges: int, bar: _Bar | None) -> list[Rule]:
+    """rem-faster-training on words stored as strings of ids; ``merges`` ≤ N − K, ids ≤ U+10FFFF."""
+    toks = [word.decode("latin-1") for word in words]
+    counts: dict[str, int] = {}
+    where: dict[str, list[int]] = {}
+
+    # Step 2 of def-bpe once: N_0(a, b) = Σ_k f_k · cnt_{w_k}(a, b).  Words are grouped by frequency
+    # so that the pairs of a group are counted by Counter in C; the index is built word by word.
+    groups: dict[int, list[int]] = {}
+    for index, freq in enumerate(freqs):
+        groups.setdefault(freq, []).append(index)
+    tail = itemgetter(slice(1, None))
+    for freq, members in groups.items():
+        strings = [toks[i] for i in members]
+        pair_counts = Counter(chain.from_iterable(map(map, repeat(add), strings, map(tail, strings))))
+        for pair, n in pair_counts.items():
+            counts[pair] = counts.get(pair, 0) + n * freq
+    for index, s in enumerate(toks):
+        for pair in set(map(add, s, s[1:])):
+            occurs = where.get(pair)
+            if occurs is None:
+                where[pair] = [index]
+            else:
+                occurs.append(index)
+
+    heap = [(-n, pair) for pair, n in counts.items()]
+    heapq.heapify(heap)
+    heappop, heapreplace, heappush = heapq.heappop, heapq.heapreplace, heapq.heappush
+    counts_get = counts.get
+    where_get = where.get
+    rules: list[Rule] = []
+    new_id = ALPHABET_SIZE
+    stop = ALPHABET_SIZE + merges
+    while new_id < stop and heap:
+        # Step 4: the largest count, ties to the smallest pair; stale heap entries are refreshed.
+        negative, pair = heap[0]
+        n = counts_get(pair, 0)
+        if n != -negative:
+            if n > 0:
+                heapreplace(heap, (-n, pair))
+            else:
+                heappop(heap)
+            continue
+        heappop(heap)
+        c = chr(new_id)
+        rules.append(Rule(ord(pair[0]), ord(pair[1]), new_id))
+        # Step 5 on the words that contain the pair; only pairs next to a merged position change.
+        created: set[str] = set()
+        for index in where.pop(pair):
+            s = toks[index]
+            if pair not in s:  # the word lost the pair to an earlier merge (lazy index)
+                continue
+            merged = s.replace(pair, c)
+            toks[index] = merged
+            freq = freqs[index]
+            last = len(merged) - 1
+            shift = 0  # merges left of the current one: the old position is the new one plus shift
+            j = merged.find(c)
+            while j >= 0:
+                i = j + shift
+                if j:
+                    # The left neighbour x: (x, a) becomes (x, c); x may itself be a merged c.
+                    old = s[i - 1 : i + 1]
+                    counts[old] -= freq
+                    new = merged[j - 1 : j + 1]
+                    counts[new] = counts_get(new, 0) + freq
+                    if new not in created:
+                        created.add(new)
+                        occurs = where_get(new)
+                        if occurs is None:
+                            where[new] = [index]
+                        else:
+                            occurs.append(index)
+                    elif where[new][-1] != index:
+                        where[new].append(index)
+                if j < last and merged[j + 1] != c:
+                    # The right neighbour y: (b, y) becomes (c, y).  When y is merged too, the pair
+                    # between the two merges is handled as that merge's left neighbour.
+                    old = s[i + 1 : i + 3]
+                    counts[old] -= freq
+                    new = merged[j : j + 2]
+                    counts[new] = counts_get(new, 0) + freq
+                    if new not in created:
+                        created.add(new)
+                        occurs = where_get(new)
+                        if occurs is None:
+                            where[new] = [index]
+                        else:
+                            occurs.append(index)
+                    elif where[new][-1] != index:
+                        where[new].append(index)
+                shift += 1
+                j = merged.find(c, j + 1)
+        del counts[pair]  # M_r leaves no (a, b) behind: its count is now 0
+        for new in created:
+            heappush(heap, (-counts[new], new))
+        new_id += 1
+        if bar is not None:
+            bar.update()
+    return rules
+
+
+def _word_pairs(tokens: list[int]) -> list[tuple[int, int]]:
+    return list(zip(tokens, tokens[1:], strict=False))
+
+
+def _merge_list(tokens: list[int], a: int, b: int, c: int) -> list[int]:
+    """M_r for r = (a, b ↦ c), left to right and non-overlapping (def-merge)."""
+    out: list[int] = []
+    i, n = 0, len(tokens)
+    while i < n:
+        if i + 1 < n and tokens[i] == a and tokens[i + 1] == b:
+            out.append(c)
+            i += 2
+        else:
+            out.append(tokens[i])
+            i += 1
+    return out
+
+
+def _train_lists(words: list[bytes], freqs: list[int], merges: int, bar: _Bar | None) -> list[Rule]:
+    """rem-faster-training on words stored as lists of ids, for ids beyond U+10FFFF.
+
+    The same index and heap as ``_train_strings``; a changed word has all its
+    old pairs subtracted and all its new pairs added.
+    """
+    toks = [list(word) for word in words]
+    counts: dict[tuple[int, int], int] = {}
+    where: dict[tuple[int, int], list[int]] = {}
+    for index, tokens in enumerate(toks):
+        freq = freqs[index]
+        for pair in _word_pairs(tokens):
+            counts[pair] = counts.get(pair, 0) + freq
+        for pair in sorted(set(_word_pairs(tokens))):
+            where.setdefault(pair, []).append(index)
+    heap = [(-n, pair) for pair, n in counts.items()]
+    heapq.heapify(heap)
+    rules: list[Rule] = []
+    new_id = ALPHABET_SIZE
+    while new_id < ALPHABET_SIZE + merges and heap:
+        negative, pair = heap[0]
+        n = counts.get(pair, 0)
+        if n != -negative:
+            if n > 0:
+                heapq.heapreplace(heap, (-n, pair))
+            else:
+                heapq.heappop(heap)
+            continue
+        heapq.heappop(heap)
+        a, b = pair
+        rules.append(Rule(a, b, new_id))
+        created: set[tuple[int, int]] = set()
+        for index in where.pop(pair):
+            tokens = toks[index]
+            old_pairs = _word_pairs(tokens)
+            if pair not in old_pairs:
+                continue
+            merged = _merge_list(tokens, a, b, new_id)
+            toks[index] = merged
+            freq = freqs[index]
+            for old in old_pairs:
+                counts[old] -= freq
+            new_pairs = _word_pairs(merged)
+            for new in new_pairs:
+                counts[new] = counts.get(new, 0) + freq
+            for new in sorted(set(new_pairs)):
+                if new_id in new:
+                    created.add(new)
+                    where.setdefault(new, []).append(index)
+        del counts[pair]
+        for new in created:
+            heapq.heappush(heap, (-counts[new], new))
+        new_id += 1
+        if bar is not None:
+            bar.update()
+    return rules
+
+
+#: Runs that may create an id above this one use ``_train_lists`` (a variable so that tests can lower it).
+_STRING_ID_LIMIT = _MAX_CODE_POINT
+
+
+def _train_distinct(counts: Mapping[bytes, int], bound: int | None, progress: bool | None) -> list[Rule]:
+    """def-bpe on the corpus in which word w occurs counts[w] times (rem-faster-training)."""
+    words = list(counts.keys())
+    freqs = list(counts.values())
+    symbols = sum(map(len, words))
+    # prop-bpe-training-termination: every merge shortens some distinct word by at least one token,
+    # and a word never has fewer than one, so there are at most Σ (|w| − 1) merges.
+    most = symbols - len(words)
+    merges = most if bound is None else min(bound, most)
+    bar = _progress_bar(merges, symbols, progress)
+    try:
+        if ALPHABET_SIZE + merges - 1 > _STRING_ID_LIMIT:
+            return _train_lists(words, freqs, merges, bar)
+        return _train_strings(words, freqs, merges, bar)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def train(corpus: Sequence[bytes], num_merges: int | None, *, progress: bool | None = None) -> list[Rule]:
+    """The rule list (r_1, …, r_m') that def-bpe learns from ``corpus`` with at most ``num_merges`` merges.
+
+    ``corpus`` is (w_1, …, w_K), K ≥ 1 words in Σ⁺ (bytes); ``num_merges`` is
+    m ≥ 0, or None for no bound, in which case training ends when no word has
+    two tokens left, after at most N − K merges (prop-bpe-training-termination).
+    Computed as rem-faster-training describes; equal to ``spec.bpe.train``.
+    ``progress`` shows a tqdm bar (None: only on long runs with stderr a terminal).
+    """
+    counts = _corpus_counts(corpus)
+    bound = _check_num_merges(num_merges)
+    return _train_distinct(counts, bound, progress)
+
+
+def train_counts(
+    counts: Mapping[bytes, int], num_merges: int | None, *, progress: bool | None = None
+) -> list[Rule]:
+    """def-bpe on the corpus in which each word w occurs ``counts[w]`` ≥ 1 times (rem-faster-training).
+
+    Equal to ``train`` on any list that holds each word that many times, in any order.
+    """
+    checked = _check_counts(counts)
+    bound = _check_num_merges(num_merges)
+    return _train_distinct(checked, bound, progress)
+
+
+def train_iter(
+    items: Iterable[bytes | str],
+    num_merges: int | None,
+    *,
+    pretokenize: Pretokenizer | None = None,
+    progress: bool | None = None,
+) -> list[Rule]:
+    """def-bpe on a stream of words or texts, counted as they arrive (rem-faster-training).
+
+    With ``pretokenize`` None each item is one word; otherwise each item is a
+    text that ``pretokenize`` cuts into words (``str.split`` runs fastest).  See
+    ``count_words``.  ``num_merges`` is checked before the stream is read.
+    """
+    bound = _check_num_merges(num_merges)
+    counts = count_words(items, pretokenize=pretokenize)
+    if not counts:
+        raise InvalidCorpusError("the stream holds no words: def-bpe needs K >= 1 words")
+    return _train_distinct(counts, bound, progress)

@@ -1,0 +1,104 @@
+"""The article's claims as contracts that CrossHair checks (PEP 316 docstrings).
+
+Each ``lemma_*`` function takes the claim's free variables as arguments, and
+its ``post[]:`` conditions state the claim through the typed predicates of
+``spec.claims``.  The ``pre:`` conditions bound the input sizes, so that
+``crosshair check`` explores every path and answers "Confirmed over all
+paths" (with no bound it can only answer "not confirmed").  Run::
+
+    crosshair check --report_all --per_condition_timeout=60 spec.contracts
+
+The bounds are what CrossHair proves in CI time; the Hypothesis properties in
+``proofs_tests`` check the same predicates on larger inputs.
+"""
+
+from __future__ import annotations
+
+from spec.bpe import train_trace
+from spec.claims import (
+    decode_concatenates,
+    encoding_length_bounded,
+    merge_keeps_bytes,
+    merge_never_lengthens,
+    merge_shortens_by_rep,
+    rep_at_most_cnt,
+    rep_equals_cnt_if_distinct,
+    rep_positive_if_cnt_positive,
+    roundtrip,
+    training_cost_bounded,
+    training_variant_decreases,
+    training_within_bound,
+    vocabulary_size,
+)
+from spec.types import ALPHABET_SIZE, Rule
+
+#: The new id of the one-rule lemmas: the first id after the byte alphabet.
+C = ALPHABET_SIZE
+
+
+def _in_v1(tokens: list[int]) -> bool:
+    """Every token is in V_1 = Σ ∪ {256}."""
+    return all(0 <= t <= C for t in tokens)
+
+
+def _is_byte(value: int) -> bool:
+    return 0 <= value < ALPHABET_SIZE
+
+
+def lemma_merge_step(a: int, b: int, x: list[int]) -> None:
+    """lem-merge-step (1)–(4) and prop-bpe-length-monotone (1) for r = (a, b ↦ 256) on x ∈ V_1*.
+
+    pre: _is_byte(a) and _is_byte(b)
+    pre: len(x) <= 4
+    pre: _in_v1(x)
+    post[]: merge_keeps_bytes([], Rule(a, b, C), x)
+    post: merge_shortens_by_rep(Rule(a, b, C), x)
+    post: rep_at_most_cnt(Rule(a, b, C), x)
+    post: rep_positive_if_cnt_positive(Rule(a, b, C), x)
+    post: rep_equals_cnt_if_distinct(Rule(a, b, C), x)
+    post: merge_never_lengthens(Rule(a, b, C), x)
+    """
+
+
+def lemma_decode_concatenates(a: int, b: int, x: list[int], y: list[int]) -> None:
+    """def-alphabet-vocab: dec(xy) = dec(x) dec(y) over V_1 = Σ ∪ {256 = ab}.
+
+    pre: _is_byte(a) and _is_byte(b)
+    pre: len(x) <= 2 and len(y) <= 2
+    pre: _in_v1(x) and _in_v1(y)
+    post[]: decode_concatenates([Rule(a, b, C)], x, y)
+    """
+
+
+def lemma_roundtrip(a1: int, b1: int, a2: int, b2: int, data: bytes) -> None:
+    """thm-bpe-roundtrip and prop-bpe-length-monotone (2) for R = ((a1, b1 ↦ 256), (a2, b2 ↦ 257)).
+
+    The second rule may use the first one's new id: a2, b2 ∈ V_1.
+
+    pre: _is_byte(a1) and _is_byte(b1)
+    pre: 0 <= a2 <= C and 0 <= b2 <= C
+    pre: len(data) <= 4
+    post[]: roundtrip([Rule(a1, b1, C), Rule(a2, b2, C + 1)], data)
+    post: encoding_length_bounded([Rule(a1, b1, C), Rule(a2, b2, C + 1)], data)
+    """
+
+
+def lemma_vocabulary_size(a1: int, b1: int, c1: int, a2: int, b2: int, c2: int) -> None:
+    """prop-bpe-vocab-size: two valid rules with any fresh ids give |V_2| = 256 + 2.
+
+    pre: _is_byte(a1) and _is_byte(b1) and c1 >= ALPHABET_SIZE
+    pre: (_is_byte(a2) or a2 == c1) and (_is_byte(b2) or b2 == c1)
+    pre: c2 >= ALPHABET_SIZE and c2 != c1
+    post[]: vocabulary_size([Rule(a1, b1, c1), Rule(a2, b2, c2)])
+    """
+
+
+def lemma_training(w1: bytes, w2: bytes, num_merges: int) -> None:
+    """prop-bpe-training-termination and prop-bpe-training-cost on the corpus (w1, w2).
+
+    pre: 1 <= len(w1) <= 3 and 1 <= len(w2) <= 3
+    pre: 0 <= num_merges <= 2
+    post[]: training_within_bound(train_trace([w1, w2], num_merges))
+    post: training_variant_decreases(train_trace([w1, w2], num_merges))
+    post: training_cost_bounded(train_trace([w1, w2], num_merges))
+    """
