@@ -27,7 +27,6 @@ from proofs_tests.strategies import (
 from spec import claims
 from spec.types import ALPHABET_SIZE, Rule
 
-
 # --- def-alphabet-vocab ------------------------------------------------------------------------------------------
 
 
@@ -149,7 +148,7 @@ def test_training_terminates_within_bound(corpus: list[bytes], num_merges: int |
 @settings(max_examples=60)
 @given(corpora())
 def test_unbounded_training_leaves_no_pair(corpus: list[bytes]) -> None:
-    """Unbounded training stops only when every count is 0 (def-bpe step 3): some word has two tokens iff a pair exists."""
+    """Unbounded training stops only when every count is 0 (def-bpe step 3): every word is then one token."""
     trace = spec.train_trace(corpus, None)
     final = trace.steps[-1].words if trace.steps else tuple(tuple(w) for w in corpus)
     assert all(len(word) == 1 for word in final)

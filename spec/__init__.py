@@ -49,6 +49,7 @@ from spec.types import (
     InvalidTextError,
     InvalidTokenError,
     Rule,
+    RuleTriple,
 )
 
 __all__ = [
@@ -62,6 +63,7 @@ __all__ = [
     "InvalidTextError",
     "InvalidTokenError",
     "Rule",
+    "RuleTriple",
     "StreamDecoder",
     "Trace",
     "TraceStep",

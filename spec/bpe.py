@@ -18,6 +18,7 @@ from spec.types import (
     InputTooLongError,
     InvalidCorpusError,
     Rule,
+    RuleTriple,
 )
 
 Pair = tuple[int, int]
@@ -180,7 +181,7 @@ def enc_tokens(rules: Sequence[Rule], tokens: list[int]) -> list[int]:
     return tokens
 
 
-def enc(rules: Sequence[Rule], data: bytes) -> list[int]:
+def enc(rules: Sequence[RuleTriple], data: bytes) -> list[int]:
     """enc_R(s) for a byte string s (def-bpe, def-utf8): total on Σ*, dec(enc_R s) = s (thm-bpe-roundtrip).
 
     This applies the rules to ``data`` as one sequence.  On a text of several

@@ -8,6 +8,7 @@ predicate names its article id.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import pairwise
 
 from spec.bpe import Trace, enc_tokens
 from spec.merge import cnt_tokens, dec_tokens, merge, rep_tokens, vocabulary
@@ -74,14 +75,14 @@ def training_within_bound(trace: Trace) -> bool:
 def training_variant_decreases(trace: Trace) -> bool:
     """prop-bpe-training-termination, the proof's variant: T_j − K ≥ 0 and it strictly decreases."""
     variants = [total - trace.corpus_words for total in trace.totals]
-    return all(v >= 0 for v in variants) and all(later < earlier for earlier, later in zip(variants, variants[1:]))
+    return all(v >= 0 for v in variants) and all(later < earlier for earlier, later in pairwise(variants))
 
 
 def training_totals_drop_by_count_when_distinct(trace: Trace) -> bool:
     """ex-training-trace / prop-bpe-length-monotone (1): T_{j+1} = T_j − N_j(a, b) whenever a ≠ b."""
     return all(
         step.rule.a == step.rule.b or after == before - step.count
-        for before, after, step in zip(trace.totals, trace.totals[1:], trace.steps)
+        for (before, after), step in zip(pairwise(trace.totals), trace.steps, strict=True)
     )
 
 

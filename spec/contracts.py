@@ -14,6 +14,7 @@ The bounds are what CrossHair proves in CI time; the Hypothesis properties in
 
 from __future__ import annotations
 
+# The contracts in the docstrings below use these names; nothing else in this module does.
 from spec.bpe import train_trace
 from spec.claims import (
     decode_concatenates,

@@ -16,6 +16,7 @@ from spec.types import (
     InvalidRuleError,
     InvalidTokenError,
     Rule,
+    RuleTriple,
 )
 
 #: The longest token list the recursive definitions accept.  Deeper recursion
@@ -32,7 +33,7 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def validate_rules(rules: Sequence[Rule]) -> list[Rule]:
+def validate_rules(rules: Sequence[RuleTriple]) -> list[Rule]:
     """Check that ``rules`` is a list of merge rules r_1..r_m, r_j over V_{j-1} (def-merge, def-bpe).
 
     V_0 is the byte alphabet 0..255.  Rule j (counted from 0 in messages) must
@@ -114,7 +115,7 @@ def dec_tokens(rules: Sequence[Rule], tokens: list[int]) -> bytes:
     return symbols(rules, tokens[0]) + dec_tokens(rules, tokens[1:])
 
 
-def dec(rules: Sequence[Rule], tokens: Sequence[int]) -> bytes:
+def dec(rules: Sequence[RuleTriple], tokens: Sequence[int]) -> bytes:
     """dec over the vocabulary V_m of ``rules`` (def-alphabet-vocab), with its arguments checked."""
     checked = validate_rules(rules)
     token_list = _check_tokens(tokens)

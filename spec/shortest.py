@@ -10,16 +10,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from spec.merge import symbols, validate_rules, vocabulary
-from spec.types import BPETypeError, Rule
+from spec.types import BPETypeError, RuleTriple
 
 
-def token_strings(rules: Sequence[Rule]) -> list[tuple[bytes, int]]:
+def token_strings(rules: Sequence[RuleTriple]) -> list[tuple[bytes, int]]:
     """(⟨⟨t⟩⟩, t) for every t in V_m; where two ids stand for the same bytes (ex-same-string), both appear."""
     checked = validate_rules(rules)
     return [(symbols(checked, token), token) for token in vocabulary(checked)]
 
 
-def shortest(rules: Sequence[Rule], data: bytes) -> list[int]:
+def shortest(rules: Sequence[RuleTriple], data: bytes) -> list[int]:
     """A shortest token list x over V_m with dec(x) = data (prop-bpe-greedy-not-optimal).
 
     Among equally short lists the one whose last token is shortest wins at each

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from spec.bpe import enc
 from spec.merge import _is_int, dec, symbols, validate_rules, vocabulary
-from spec.types import BPETypeError, InvalidTextError, InvalidTokenError, Rule
+from spec.types import BPETypeError, InvalidTextError, InvalidTokenError, RuleTriple
 
 #: A pre-tokenizer cuts a text into pieces whose concatenation is the text.
 Pretokenizer = Callable[[str], list[str]]
@@ -56,7 +56,7 @@ def is_valid_utf8(data: bytes) -> bool:
     return True
 
 
-def token_is_valid_utf8(rules: Sequence[Rule], token: int) -> bool:
+def token_is_valid_utf8(rules: Sequence[RuleTriple], token: int) -> bool:
     """Whether ⟨⟨token⟩⟩ alone is valid UTF-8 (prop-utf8-boundary: often it is not)."""
     return is_valid_utf8(symbols(validate_rules(rules), token))
 
@@ -86,12 +86,12 @@ def text_bytes(text: str) -> bytes:
     return _check_text(text).encode("utf-8", errors="strict")
 
 
-def enc_text(rules: Sequence[Rule], text: str) -> list[int]:
+def enc_text(rules: Sequence[RuleTriple], text: str) -> list[int]:
     """enc_R on the UTF-8 bytes of a whole text, merging across word boundaries (def-bpe, def-utf8)."""
     return enc(rules, text_bytes(text))
 
 
-def dec_text(rules: Sequence[Rule], tokens: Sequence[int]) -> str:
+def dec_text(rules: Sequence[RuleTriple], tokens: Sequence[int]) -> str:
     """dec, then UTF-8 decoding of the joined bytes, never token by token (prop-utf8-boundary)."""
     return _utf8_or_error(dec(rules, tokens), "the decoded bytes")
 
@@ -104,7 +104,7 @@ _WORDS = re.compile(r" ?\S+|\s+(?!\S)|\s+")
 
 
 def split_words(text: str) -> list[str]:
-    """The default pre-tokenizer: runs of non-space characters, each with at most one space before it, and runs of white space.
+    """The default pre-tokenizer: runs of non-space characters, each after at most one space, and runs of white space.
 
     ``"a  b"`` → ``["a", " ", " b"]``; the pieces always join back to the text.
     """
@@ -119,7 +119,7 @@ def pretokenize(text: str, pretokenizer: Pretokenizer = split_words) -> list[byt
     return [piece.encode("utf-8") for piece in pieces if piece]
 
 
-def enc_words(rules: Sequence[Rule], words: Sequence[bytes]) -> list[int]:
+def enc_words(rules: Sequence[RuleTriple], words: Sequence[bytes]) -> list[int]:
     """enc_R(w_1) · enc_R(w_2) · …: every word encoded on its own, then the token lists joined."""
     checked = validate_rules(rules)
     tokens: list[int] = []
@@ -128,7 +128,7 @@ def enc_words(rules: Sequence[Rule], words: Sequence[bytes]) -> list[int]:
     return tokens
 
 
-def encode_text(rules: Sequence[Rule], text: str, pretokenizer: Pretokenizer = split_words) -> list[int]:
+def encode_text(rules: Sequence[RuleTriple], text: str, pretokenizer: Pretokenizer = split_words) -> list[int]:
     """Byte-level BPE as trained tokenizers use it: pre-tokenize, then encode each word."""
     return enc_words(rules, pretokenize(text, pretokenizer))
 
@@ -143,8 +143,8 @@ def corpus_from_text(text: str, pretokenizer: Pretokenizer = split_words) -> lis
 # ---------------------------------------------------------------------------
 
 
-def check_special_tokens(rules: Sequence[Rule], specials: Mapping[str, int]) -> dict[str, int]:
-    """Special tokens are ids added apart from the rules: outside V_m, distinct, named by non-empty strings (def-utf8)."""
+def check_special_tokens(rules: Sequence[RuleTriple], specials: Mapping[str, int]) -> dict[str, int]:
+    """Special tokens are ids added apart from the rules (def-utf8): outside V_m, distinct, with non-empty names."""
     known = set(vocabulary(validate_rules(rules)))
     seen: dict[int, str] = {}
     for name, token in specials.items():
@@ -161,7 +161,7 @@ def check_special_tokens(rules: Sequence[Rule], specials: Mapping[str, int]) -> 
 
 
 def encode_with_specials(
-    rules: Sequence[Rule],
+    rules: Sequence[RuleTriple],
     specials: Mapping[str, int],
     text: str,
     pretokenizer: Pretokenizer = split_words,
@@ -190,7 +190,7 @@ def encode_with_specials(
     return tokens + encode_text(rules, text[start:], pretokenizer)
 
 
-def decode_with_specials(rules: Sequence[Rule], specials: Mapping[str, int], tokens: Sequence[int]) -> bytes:
+def decode_with_specials(rules: Sequence[RuleTriple], specials: Mapping[str, int], tokens: Sequence[int]) -> bytes:
     """dec over V_m plus the special tokens, each standing for the UTF-8 bytes of its name."""
     names = {token: name for name, token in check_special_tokens(rules, specials).items()}
     out = b""
@@ -209,7 +209,7 @@ def decode_with_specials(rules: Sequence[Rule], specials: Mapping[str, int], tok
 # ---------------------------------------------------------------------------
 
 
-def compression_rate(rules: Sequence[Rule], data: bytes) -> float:
+def compression_rate(rules: Sequence[RuleTriple], data: bytes) -> float:
     """|s| / |enc_R(s)| in bytes per token, for a non-empty s (def-utf8); always ≥ 1 (prop-bpe-length-monotone)."""
     if isinstance(data, (bytes, bytearray)) and len(data) == 0:
         raise InvalidTextError("the compression rate is defined for a non-empty byte string only")
@@ -228,7 +228,7 @@ def token_lists(vocab_size: int, n: int) -> int:
 
 
 def injection_possible(messages: int, vocab_size: int, n: int) -> bool:
-    """Whether a set of ``messages`` elements can be mapped injectively to token lists of length n (prop-token-information 2)."""
+    """Whether ``messages`` elements can map injectively to token lists of length n (prop-token-information 2)."""
     return messages <= token_lists(vocab_size, n)
 
 
@@ -264,7 +264,7 @@ def complete_prefix(buffer: bytes) -> int:
 class StreamDecoder:
     """Turns tokens into text as they arrive, holding back a character cut by a token boundary (prop-utf8-boundary)."""
 
-    def __init__(self, rules: Sequence[Rule]) -> None:
+    def __init__(self, rules: Sequence[RuleTriple]) -> None:
         self._rules = validate_rules(rules)
         self._pending = b""
         self._offset = 0

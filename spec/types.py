@@ -22,6 +22,10 @@ class Rule(NamedTuple):
     c: int
 
 
+#: A rule as the public functions accept it: a ``Rule`` or a plain (a, b, c) triple of ints.
+RuleTriple = tuple[int, int, int]
+
+
 class BPEValueError(ValueError):
     """A value the definitions do not allow; the message names the offending item."""
 
