@@ -1,4 +1,4 @@
-"""The ``bpeproof`` command.
+"""The ``bpeproof`` command line.
 
 Exit codes: 0 success; 1 the command ran and found a problem (a difference, a
 failed check); 2 a usage error or bad input (a missing file, a malformed
@@ -8,47 +8,33 @@ vocabulary).  Errors are one line on stderr; ``--debug`` shows the traceback.
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
-EXIT_OK = 0
-EXIT_FOUND = 1
-EXIT_USAGE = 2
+from impl.commands import EXIT_OK, EXIT_USAGE, Handler, UsageError
 
-Command = Callable[[argparse.Namespace], int]
-
-
-class UsageError(Exception):
-    """A problem with what the user asked for; printed as one line, exit 2."""
-
-
-def _demo(args: argparse.Namespace) -> int:
-    from impl import demo
-
-    demo.run()
-    return EXIT_OK
+#: One module per subcommand, each with ``register(commands)``; the order is the order of ``--help``.
+COMMAND_MODULES = ["impl.commands.demo"]
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="bpeproof",
         description="Byte-level BPE: an executable specification, a fast implementation, and checks between them.",
+        epilog="Exit codes: 0 success, 1 a difference or failed check was found, 2 usage error or bad input.",
     )
     parser.add_argument("--debug", action="store_true", help="show a traceback on errors")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    demo = commands.add_parser(
-        "demo",
-        help="reproduce the article's worked results, then compare the implementation with the spec",
-        description="Reproduce the article's worked results from this project's code (no files needed).",
-    )
-    demo.set_defaults(handler=_demo)
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(commands)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    handler: Command | None = getattr(args, "handler", None)
+    handler: Handler | None = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
         return EXIT_USAGE
