@@ -13,6 +13,7 @@ from itertools import pairwise
 from spec.bpe import Trace, enc_tokens
 from spec.merge import cnt_tokens, dec_tokens, merge, rep_tokens, vocabulary
 from spec.types import ALPHABET_SIZE, Rule
+from spec.variants import merge_by_rule_rank
 
 
 def decode_concatenates(rules: Sequence[Rule], x: list[int], y: list[int]) -> bool:
@@ -95,3 +96,8 @@ def training_cost_bounded(trace: Trace) -> bool:
     """
     merges = len(trace.steps)
     return trace.cost <= (3 * merges + 3) * trace.corpus_symbols
+
+
+def rule_rank_is_sequential(rules: Sequence[Rule], data: bytes) -> bool:
+    """spec.variants (i) = (ii): merging the earliest rule's pair first replays the rules in order."""
+    return merge_by_rule_rank(rules, list(data)) == enc_tokens(rules, list(data))

@@ -26,6 +26,7 @@ from spec.claims import (
     rep_equals_cnt_if_distinct,
     rep_positive_if_cnt_positive,
     roundtrip,
+    rule_rank_is_sequential,
     training_cost_bounded,
     training_variant_decreases,
     training_within_bound,
@@ -102,4 +103,14 @@ def lemma_training(w1: bytes, w2: bytes, num_merges: int) -> None:
     post[]: training_within_bound(train_trace([w1, w2], num_merges))
     post: training_variant_decreases(train_trace([w1, w2], num_merges))
     post: training_cost_bounded(train_trace([w1, w2], num_merges))
+    """
+
+
+def lemma_rule_rank_is_sequential(a1: int, b1: int, a2: int, b2: int, data: bytes) -> None:
+    """spec.variants: variant (ii), lowest rule first, equals the article's (i) on R = ((a1, b1 ↦ 256), (a2, b2 ↦ 257)).
+
+    pre: _is_byte(a1) and _is_byte(b1)
+    pre: 0 <= a2 <= C and 0 <= b2 <= C
+    pre: len(data) <= 4
+    post[]: rule_rank_is_sequential([Rule(a1, b1, C), Rule(a2, b2, C + 1)], data)
     """

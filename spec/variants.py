@@ -1,0 +1,135 @@
+"""The BPE encodings found in real tokenizers, as small executable definitions beside the article's.
+
+(i)   ``enc_sequential``: def-bpe's enc_R: the rules applied one after another, in order (the article).
+(ii)  ``enc_rule_rank``: repeatedly merge the adjacent pair whose rule comes first in the list, leftmost among
+      equals, until no adjacent pair is a rule's pair (Hugging Face ``tokenizers``' BPE model).
+(iii) ``enc_bytes_rank``: repeatedly merge the two adjacent parts whose *joined bytes* are the earliest token,
+      whatever pair that token was made from (tiktoken; sentencepiece's BPE by piece score).
+(iv)  ``enc_whole_word_first``: if the word's bytes are a token, that token; otherwise another variant
+      (tiktoken's lookup of a whole pre-token, Hugging Face's ``ignore_merges``).
+
+Where they agree and where they do not (``proofs_tests/test_variants.py``):
+(i) = (ii) on every valid rule list: a rule's pair involves only ids made before it, and after rule j no
+(a_j, b_j) pair is left, so merging the earliest rule first replays the rules in order.  (iii) can differ, by
+reaching tokens whose bytes (i) never encodes to them ("unreachable" tokens): with r1 = (b, c), r2 = (a, b),
+r3 = (ab, c), (i) encodes abc as (a, bc) but (iii) joins a and bc into abc because abc is a token.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from spec.bpe import enc_tokens
+from spec.merge import symbols, validate_rules
+from spec.types import ALPHABET_SIZE, Rule, RuleTriple
+
+Encoder = Callable[[Sequence[RuleTriple], bytes], list[int]]
+
+
+def enc_sequential(rules: Sequence[RuleTriple], data: bytes) -> list[int]:
+    """(i) def-bpe: M_{r_m}(… M_{r_1}(s) …)."""
+    return enc_tokens(validate_rules(rules), list(data))
+
+
+def _first_rule_of_pair(rules: Sequence[Rule], a: int, b: int) -> int | None:
+    """The index of the first rule joining (a, b), or None."""
+    for index, rule in enumerate(rules):
+        if (rule.a, rule.b) == (a, b):
+            return index
+    return None
+
+
+def merge_by_rule_rank(rules: Sequence[Rule], tokens: list[int]) -> list[int]:
+    """(ii) on a token list: merge the pair of the earliest rule, leftmost first, until none is left."""
+    best: tuple[int, int] | None = None  # (rule index, position)
+    for position in range(len(tokens) - 1):
+        index = _first_rule_of_pair(rules, tokens[position], tokens[position + 1])
+        if index is not None and (best is None or index < best[0]):
+            best = (index, position)
+    if best is None:
+        return tokens
+    index, position = best
+    return merge_by_rule_rank(rules, tokens[:position] + [rules[index].c] + tokens[position + 2 :])
+
+
+def enc_rule_rank(rules: Sequence[RuleTriple], data: bytes) -> list[int]:
+    """(ii) lowest-rank pair first, by rule identity."""
+    return merge_by_rule_rank(validate_rules(rules), list(data))
+
+
+def _earliest_token_with_bytes(rules: Sequence[Rule], string: bytes) -> tuple[int, int] | None:
+    """(rank, id) of the earliest token standing for ``string``: bytes rank before every rule; None if none."""
+    if len(string) == 1:
+        return (-1, string[0])
+    for index, rule in enumerate(rules):
+        if symbols(rules, rule.c) == string:
+            return (index, rule.c)
+    return None
+
+
+def merge_by_bytes_rank(rules: Sequence[Rule], parts: list[bytes]) -> list[bytes]:
+    """(iii) on a list of byte strings: join the adjacent two whose joined bytes are the earliest token."""
+    best: tuple[int, int] | None = None  # (rank, position)
+    for position in range(len(parts) - 1):
+        found = _earliest_token_with_bytes(rules, parts[position] + parts[position + 1])
+        if found is not None and (best is None or found[0] < best[0]):
+            best = (found[0], position)
+    if best is None:
+        return parts
+    _, position = best
+    joined = parts[position] + parts[position + 1]
+    return merge_by_bytes_rank(rules, parts[:position] + [joined] + parts[position + 2 :])
+
+
+def enc_bytes_rank(rules: Sequence[RuleTriple], data: bytes) -> list[int]:
+    """(iii) lowest rank of the concatenated bytes (tiktoken): ids are the earliest token for each part's bytes."""
+    checked = validate_rules(rules)
+    parts = merge_by_bytes_rank(checked, [bytes([byte]) for byte in data])
+    ids: list[int] = []
+    for part in parts:
+        found = _earliest_token_with_bytes(checked, part)
+        assert found is not None  # every part was joined because it is a token, or is one byte
+        ids.append(found[1])
+    return ids
+
+
+def enc_whole_word_first(rules: Sequence[RuleTriple], data: bytes, fallback: Encoder = enc_rule_rank) -> list[int]:
+    """(iv) the earliest token whose bytes are the whole word, if there is one; else ``fallback``."""
+    checked = validate_rules(rules)
+    if data:
+        found = _earliest_token_with_bytes(checked, bytes(data))
+        if found is not None:
+            return [found[1]]
+    return fallback(checked, data)
+
+
+def reachable(rules: Sequence[RuleTriple], token: int) -> bool:
+    """Whether a token's own bytes encode to it under (i): an unreachable token never appears in enc_R's output."""
+    checked = validate_rules(rules)
+    return enc_tokens(checked, list(symbols(checked, token))) == [token]
+
+
+def unreachable_tokens(rules: Sequence[RuleTriple]) -> list[int]:
+    """The new ids of ``rules`` that (i) never produces on their own bytes."""
+    checked = validate_rules(rules)
+    return [rule.c for rule in checked if not reachable(checked, rule.c)]
+
+
+VARIANTS: dict[str, Encoder] = {
+    "sequential": enc_sequential,
+    "rule-rank": enc_rule_rank,
+    "bytes-rank": enc_bytes_rank,
+    "whole-word+rule-rank": enc_whole_word_first,
+    "whole-word+bytes-rank": lambda rules, data: enc_whole_word_first(rules, data, enc_bytes_rank),
+}
+
+__all__ = [
+    "ALPHABET_SIZE",
+    "VARIANTS",
+    "enc_bytes_rank",
+    "enc_rule_rank",
+    "enc_sequential",
+    "enc_whole_word_first",
+    "reachable",
+    "unreachable_tokens",
+]
