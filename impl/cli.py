@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from impl.commands import EXIT_OK, EXIT_USAGE, Handler, UsageError
 
 #: One module per subcommand, each with ``register(commands)``; the order is the order of ``--help``.
-COMMAND_MODULES = ["impl.commands.demo"]
+COMMAND_MODULES = ["impl.commands.demo", "impl.commands.trace"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,8 +48,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, ValueError, TypeError, OSError) as error:
         if args.debug:
             raise
-        print(f"bpeproof: error: {error}", file=sys.stderr)
+        print(f"bpeproof: error: {describe(error)}", file=sys.stderr)
         return EXIT_USAGE
+
+
+def describe(error: Exception) -> str:
+    """One line for an error: a file error names the file first."""
+    if isinstance(error, OSError) and error.filename is not None and error.strerror:
+        return f"{error.filename}: {error.strerror.lower()}"
+    return str(error)
 
 
 if __name__ == "__main__":
