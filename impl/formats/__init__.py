@@ -1,0 +1,55 @@
+"""Readers and writers for real BPE tokenizer files, all producing one in-memory model, ``Vocab``.
+
+Formats: tiktoken rank files, Hugging Face ``tokenizer.json`` (BPE model),
+GPT-2's ``encoder.json`` + ``vocab.bpe``, and sentencepiece BPE ``.model``
+files, each plain or gzip-compressed.  Every reader refuses a malformed file
+with one ``FormatError`` naming the file, the place in it and the problem.
+``to_rules`` / ``convert`` turn a ``Vocab`` into the specification's rule
+list, reporting improper merges.
+"""
+
+from impl.formats.errors import FormatError
+from impl.formats.gpt2 import gpt2_bytes, load_gpt2, write_gpt2
+from impl.formats.hf_json import hf_json_bytes, read_hf_json, write_hf_json
+from impl.formats.loader import load
+from impl.formats.model import (
+    GPT2_PATTERN,
+    KINDS,
+    PROBLEM_KINDS,
+    Conversion,
+    MergeProblem,
+    PreTokenizerStep,
+    Vocab,
+    bytes_to_unicode,
+    convert,
+    to_rules,
+    unicode_to_bytes,
+)
+from impl.formats.sentencepiece_model import read_sentencepiece
+from impl.formats.tiktoken_file import read_tiktoken, tiktoken_bytes, write_tiktoken
+
+__all__ = [
+    "GPT2_PATTERN",
+    "KINDS",
+    "PROBLEM_KINDS",
+    "Conversion",
+    "FormatError",
+    "MergeProblem",
+    "PreTokenizerStep",
+    "Vocab",
+    "bytes_to_unicode",
+    "convert",
+    "gpt2_bytes",
+    "hf_json_bytes",
+    "load",
+    "load_gpt2",
+    "read_hf_json",
+    "read_sentencepiece",
+    "read_tiktoken",
+    "tiktoken_bytes",
+    "to_rules",
+    "unicode_to_bytes",
+    "write_gpt2",
+    "write_hf_json",
+    "write_tiktoken",
+]

@@ -88,13 +88,13 @@ def parse_json(path: str | os.PathLike[str], data: bytes) -> JSON:
     """The JSON value in ``data`` (UTF-8); bad JSON and duplicate keys raise ``FormatError``."""
     text = decode_utf8(path, data)
     try:
-        return json.loads(
-            text, object_pairs_hook=_no_duplicate_keys(path), parse_constant=_reject_constant(path)
-        )
+        return json.loads(text, object_pairs_hook=_no_duplicate_keys(path), parse_constant=_reject_constant(path))
     except json.JSONDecodeError as exc:
         raise FormatError(path, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}") from exc
     except RecursionError as exc:
         raise FormatError(path, None, "JSON nested too deeply") from exc
+    except ValueError as exc:  # e.g. an integer of more digits than Python converts
+        raise FormatError(path, None, f"invalid JSON: {exc}") from exc
 
 
 def _atomic_write(path: str | os.PathLike[str], data: bytes) -> None:

@@ -12,9 +12,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
-from spec.types import ALPHABET_SIZE, Rule
-
 from impl.formats.errors import FormatError
+from spec.types import ALPHABET_SIZE, Rule
 
 #: The pre-tokenization pattern of GPT-2 (r50k_base), which Hugging Face's ``ByteLevel``
 #: pre-tokenizer applies when ``use_regex`` is true.
@@ -214,7 +213,7 @@ def _new_ids(vocab: Vocab, byte_ids: set[int]) -> dict[int, int]:
     """
     special_ids = set(vocab.specials.values())
     mapping: dict[int, int] = {}
-    fresh = max([ALPHABET_SIZE - 1, *vocab.tokens]) + 1
+    fresh = max([ALPHABET_SIZE - 1, *vocab.tokens, *special_ids]) + 1
     for token_id in sorted(vocab.tokens):
         if token_id in byte_ids or token_id in special_ids:
             continue
@@ -239,9 +238,7 @@ def convert(vocab: Vocab) -> Conversion:
     and byte values no token stands for are reported.
     """
     special_ids = set(vocab.specials.values())
-    byte_ids = {
-        token_id for token_id, data in vocab.tokens.items() if len(data) == 1 and token_id not in special_ids
-    }
+    byte_ids = {token_id for token_id, data in vocab.tokens.items() if len(data) == 1 and token_id not in special_ids}
     id_map: dict[int, int] = {token_id: vocab.tokens[token_id][0] for token_id in byte_ids}
     new_ids = _new_ids(vocab, byte_ids)
     built: dict[int, int] = {}  # file id of a built token -> index of the merge that built it

@@ -49,6 +49,8 @@ def parse_tiktoken(path: str | os.PathLike[str], data: bytes) -> dict[bytes, int
             raise FormatError(path, where, "the token is empty")
         if not _RANK.fullmatch(rank_text):
             raise FormatError(path, where, f"the rank {rank_text[:40]!r} is not a non-negative integer")
+        if len(rank_text) > 30:
+            raise FormatError(path, where, f"the rank {rank_text[:40]}… is too large")
         rank = int(rank_text)
         if rank in line_of_rank:
             raise FormatError(path, where, f"rank {rank} already given on line {line_of_rank[rank]}")

@@ -1,0 +1,361 @@
+"""Hugging Face ``tokenizer.json`` files with a BPE model, plain or gzip-compressed.
+
+Reads the model's vocabulary (token string → id) and merges (``"a b"``
+strings or ``["a", "b"]`` pairs: both occur in published files), the
+``ignore_merges`` and ``byte_fallback`` flags, ``added_tokens`` as special
+tokens, and the pre-tokenizer: a ``Sequence`` is recorded step by step, and
+the regex is extracted when exactly one step splits the text.
+
+In a byte-level file (a ``ByteLevel`` pre-tokenizer or decoder) each
+character of a token string stands for one byte by GPT-2's table; otherwise
+token strings are UTF-8 text, and with ``byte_fallback`` the tokens
+``<0x00>``…``<0xFF>`` stand for single bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Sequence
+
+from impl.formats._io import _atomic_write, compress_if_gz, parse_json, read_bytes
+from impl.formats._json_access import JsonReader
+from impl.formats.errors import FormatError
+from impl.formats.model import (
+    GPT2_PATTERN,
+    PreTokenizerStep,
+    Vocab,
+    bytes_to_token_string,
+    token_string_to_bytes,
+)
+
+_BYTE_TOKEN = re.compile(r"<0x([0-9A-Fa-f]{2})>")
+
+# ---------------------------------------------------------------------------
+# Shared with the GPT-2 reader
+# ---------------------------------------------------------------------------
+
+
+def resolve_merges(
+    path: str | os.PathLike[str],
+    pairs: Sequence[tuple[str, str, str]],
+    ids: dict[str, int],
+    vocabulary_path: str | os.PathLike[str] | None = None,
+) -> list[tuple[int, int, int]]:
+    """Ids ``(a, b, c)`` for merges given as token strings ``(left, right, where)``.
+
+    Both parts and their join must be in ``ids``; ``where`` names the line or
+    key in errors.  ``vocabulary_path`` is the file holding ``ids`` when it is
+    not ``path`` (GPT-2's ``encoder.json``); errors then name it too.
+    """
+    vocabulary = f"the vocabulary ({os.fspath(vocabulary_path)})" if vocabulary_path else "the vocabulary"
+    merges: list[tuple[int, int, int]] = []
+    for left, right, where in pairs:
+        for name, part in (("left", left), ("right", right)):
+            if part not in ids:
+                raise FormatError(path, where, f"the {name} part {part!r} of the merge is not in {vocabulary}")
+        joined = left + right
+        if joined not in ids:
+            raise FormatError(path, where, f"the merge result {joined!r} is not in {vocabulary}")
+        merges.append((ids[left], ids[right], ids[joined]))
+    return merges
+
+
+def unmerged_tokens(tokens: dict[int, bytes], merges: Sequence[tuple[int, int, int]], exclude: set[int]) -> list[int]:
+    """Ids of tokens of two or more bytes that no merge makes, other than those in ``exclude``."""
+    made = {merge[2] for merge in merges}
+    return [
+        token_id
+        for token_id in sorted(tokens)
+        if len(tokens[token_id]) >= 2 and token_id not in made and token_id not in exclude
+    ]
+
+
+# ---------------------------------------------------------------------------
+# Reading
+# ---------------------------------------------------------------------------
+
+
+def _canonical(value: object) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _steps(reader: JsonReader, value: object, key: str) -> list[PreTokenizerStep]:
+    """The pre-tokenizer ``value`` as a flat list of steps (``Sequence`` steps are expanded)."""
+    if value is None:
+        return []
+    step = reader.obj(value, key)
+    kind = reader.string(reader.member(step, "type", key), f"{key}.type")
+    if kind == "Sequence":
+        children = reader.lst(reader.member(step, "pretokenizers", key), f"{key}.pretokenizers")
+        out: list[PreTokenizerStep] = []
+        for index, child in enumerate(children):
+            out.extend(_steps(reader, child, f"{key}.pretokenizers[{index}]"))
+        return out
+    if kind == "Split":
+        pattern_obj = reader.obj(reader.member(step, "pattern", key), f"{key}.pattern")
+        if "Regex" in pattern_obj:
+            pattern = reader.string(pattern_obj["Regex"], f"{key}.pattern.Regex")
+        elif "String" in pattern_obj:
+            pattern = re.escape(reader.string(pattern_obj["String"], f"{key}.pattern.String"))
+        else:
+            raise reader.fail(f"{key}.pattern", "expected a 'Regex' or 'String' member")
+        behavior = reader.string(reader.member(step, "behavior", key), f"{key}.behavior")
+        invert = reader.optional_bool(step, "invert", key, False)
+        return [PreTokenizerStep("Split", _canonical(step), pattern, behavior, invert)]
+    if kind == "ByteLevel":
+        use_regex = reader.optional_bool(step, "use_regex", key, True)
+        add_prefix_space = reader.optional_bool(step, "add_prefix_space", key, True)
+        return [
+            PreTokenizerStep(
+                "ByteLevel",
+                _canonical(step),
+                GPT2_PATTERN if use_regex else None,
+                add_prefix_space=add_prefix_space,
+                use_regex=use_regex,
+            )
+        ]
+    return [PreTokenizerStep(kind, _canonical(step))]
+
+
+def pattern_of(steps: Sequence[PreTokenizerStep]) -> str | None:
+    """The one regex that splits the text, when exactly one step splits it by an isolated regex match.
+
+    A ``ByteLevel`` step without ``use_regex`` only maps bytes and does not
+    count.  Several splitting steps (as in DeepSeek's files) give None: a
+    sequence of splits is not one regex; the steps are in ``pre_tokenizers``.
+    """
+    splitting = [step for step in steps if not (step.type == "ByteLevel" and not step.use_regex)]
+    if len(splitting) != 1:
+        return None
+    step = splitting[0]
+    if step.type == "ByteLevel" or (step.type == "Split" and step.behavior == "Isolated" and not step.invert):
+        return step.pattern
+    return None
+
+
+def _is_byte_level(root: dict[str, object], steps: Sequence[PreTokenizerStep]) -> bool:
+    decoder = root.get("decoder")
+    decoders = [decoder]
+    if isinstance(decoder, dict) and decoder.get("type") == "Sequence" and isinstance(decoder.get("decoders"), list):
+        decoders = list(decoder["decoders"])
+    return any(step.type == "ByteLevel" for step in steps) or any(
+        isinstance(item, dict) and item.get("type") == "ByteLevel" for item in decoders
+    )
+
+
+def _token_bytes(reader: JsonReader, text: str, byte_level: bool, byte_fallback: bool) -> bytes:
+    where = f"model.vocab[{text[:40]!r}]"
+    if not text:
+        raise reader.fail(where, "an empty token")
+    if byte_level:
+        data = token_string_to_bytes(text)
+        if data is None:
+            raise reader.fail(where, "the token has a character that is not in the byte-level table")
+        return data
+    match = _BYTE_TOKEN.fullmatch(text)
+    if byte_fallback and match:
+        return bytes([int(match.group(1), 16)])
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise reader.fail(where, "the token is not valid Unicode text") from exc
+
+
+def _merge_pairs(reader: JsonReader, merges: list[object]) -> list[tuple[str, str, str]]:
+    pairs: list[tuple[str, str, str]] = []
+    for index, item in enumerate(merges):
+        key = f"model.merges[{index}]"
+        where = f"key {key}"
+        if isinstance(item, str):
+            parts = item.split(" ")
+            if len(parts) != 2 or not parts[0] or not parts[1]:
+                raise reader.fail(key, f"expected 'left right', found {item[:60]!r}")
+            pairs.append((parts[0], parts[1], where))
+        elif isinstance(item, list):
+            if len(item) != 2:
+                raise reader.fail(key, f"expected a pair of token strings, found {len(item)} items")
+            pairs.append((reader.string(item[0], f"{key}[0]"), reader.string(item[1], f"{key}[1]"), where))
+        else:
+            raise reader.fail(key, "expected a 'left right' string or a [left, right] pair")
+    return pairs
+
+
+def _is_utf8_text(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def parse_hf_json(path: str | os.PathLike[str], data: bytes) -> Vocab:
+    """The ``Vocab`` in the tokenizer.json content ``data`` (already decompressed)."""
+    try:
+        return _parse_hf_json(path, data)
+    except RecursionError as exc:
+        raise FormatError(path, "pre_tokenizer", "nested too deeply") from exc
+
+
+def _parse_hf_json(path: str | os.PathLike[str], data: bytes) -> Vocab:
+    reader = JsonReader(path)
+    root = reader.obj(parse_json(path, data), "(top level)")
+    model = reader.obj(reader.member(root, "model", ""), "model")
+    model_type = model.get("type", "BPE")
+    if model_type != "BPE":
+        raise reader.fail("model.type", f"the model is {model_type!r}, not 'BPE'")
+    ignore_merges = reader.optional_bool(model, "ignore_merges", "model", False)
+    byte_fallback = reader.optional_bool(model, "byte_fallback", "model", False)
+    steps = tuple(_steps(reader, root.get("pre_tokenizer"), "pre_tokenizer"))
+    byte_level = _is_byte_level(root, steps)
+
+    specials: dict[str, int] = {}
+    added = root.get("added_tokens")
+    for index, item in enumerate(reader.lst(added, "added_tokens") if added is not None else []):
+        key = f"added_tokens[{index}]"
+        entry = reader.obj(item, key)
+        content = reader.string(reader.member(entry, "content", key), f"{key}.content")
+        token_id = reader.integer(reader.member(entry, "id", key), f"{key}.id")
+        if content in specials:
+            raise reader.fail(f"{key}.content", f"{content[:40]!r} is already an added token")
+        if not _is_utf8_text(content):
+            raise reader.fail(f"{key}.content", "the text holds a lone surrogate, which is not Unicode text")
+        specials[content] = token_id
+
+    vocab_obj = reader.obj(reader.member(model, "vocab", "model"), "model.vocab")
+    ids: dict[str, int] = {}
+    tokens: dict[int, bytes] = {}
+    for text, value in vocab_obj.items():
+        token_id = reader.integer(value, f"model.vocab[{text[:40]!r}]")
+        if token_id in tokens:
+            raise reader.fail(f"model.vocab[{text[:40]!r}]", f"the id {token_id} is given to two tokens")
+        if text in specials and text:
+            tokens[token_id] = text.encode("utf-8")
+        else:
+            tokens[token_id] = _token_bytes(reader, text, byte_level, byte_fallback)
+        ids[text] = token_id
+    merges = resolve_merges(path, _merge_pairs(reader, reader.lst(model.get("merges", []), "model.merges")), ids)
+
+    tokens = dict(sorted(tokens.items()))
+    return Vocab(
+        tokens=tokens,
+        merges=merges,
+        specials=specials,
+        pattern=pattern_of(steps),
+        kind="hf-bpe",
+        source=os.fspath(path),
+        ignore_merges=ignore_merges,
+        byte_fallback=byte_fallback,
+        unsplit=unmerged_tokens(tokens, merges, set(specials.values())),
+        pre_tokenizers=steps,
+    )
+
+
+def read_hf_json(path: str | os.PathLike[str]) -> Vocab:
+    """Read a Hugging Face ``tokenizer.json`` with a BPE model (``.gz`` or gzip content is decompressed)."""
+    return parse_hf_json(path, read_bytes(path))
+
+
+# ---------------------------------------------------------------------------
+# Writing
+# ---------------------------------------------------------------------------
+
+
+def _byte_level_step(use_regex: bool) -> dict[str, object]:
+    return {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": use_regex}
+
+
+def _pre_tokenizer(vocab: Vocab) -> dict[str, object]:
+    """The pre-tokenizer to write: the recorded steps (with a ``ByteLevel`` step added if none), or one built
+    from ``vocab.pattern`` (``ByteLevel`` alone for GPT-2's pattern or none, else ``Split`` then ``ByteLevel``)."""
+    if vocab.pre_tokenizers:
+        steps: list[object] = [json.loads(step.raw) for step in vocab.pre_tokenizers]
+        if not any(step.type == "ByteLevel" for step in vocab.pre_tokenizers):
+            steps.append(_byte_level_step(False))
+    elif vocab.pattern is None or vocab.pattern == GPT2_PATTERN:
+        steps = [_byte_level_step(True)]
+    else:
+        split = {"type": "Split", "pattern": {"Regex": vocab.pattern}, "behavior": "Isolated", "invert": False}
+        steps = [split, _byte_level_step(False)]
+    if len(steps) == 1:
+        only = steps[0]
+        assert isinstance(only, dict)
+        return only
+    return {"type": "Sequence", "pretokenizers": steps}
+
+
+def hf_json_bytes(vocab: Vocab) -> bytes:
+    """The ``tokenizer.json`` content for ``vocab``: a byte-level BPE model that ``tokenizers`` loads.
+
+    Raises ``FormatError`` when the model cannot be written: two tokens with
+    the same bytes (the vocabulary maps strings to ids), an empty token, or a
+    merge whose result is not the join of its parts (the file names only the
+    parts).
+    """
+    source = vocab.source or "<in memory>"
+    strings: dict[str, int] = {}
+    special_text = {token_id: content for content, token_id in vocab.specials.items()}
+    for token_id in sorted(vocab.tokens):
+        data = vocab.tokens[token_id]
+        if not data:
+            raise FormatError(source, f"token {token_id}", "an empty token cannot be written")
+        if token_id < 0:
+            raise FormatError(source, f"token {token_id}", "a token id cannot be negative")
+        text = special_text.get(token_id, "")
+        if text.encode("utf-8") != data:
+            # an added token in the model's vocabulary is spelled as its text; every other token byte-level
+            text = bytes_to_token_string(data)
+        if text in strings:
+            raise FormatError(
+                source, f"token {token_id}", f"stands for the same bytes {data!r} as token {strings[text]}"
+            )
+        strings[text] = token_id
+    merges: list[str] = []
+    for index, (a, b, c) in enumerate(vocab.merges):
+        if a not in vocab.tokens or b not in vocab.tokens or c not in vocab.tokens:
+            raise FormatError(source, f"merge {index}", f"{(a, b, c)} names an id that is not a token")
+        if vocab.tokens[a] + vocab.tokens[b] != vocab.tokens[c]:
+            raise FormatError(source, f"merge {index}", f"{(a, b, c)}: token {c} is not the join of tokens {a} and {b}")
+        merges.append(f"{bytes_to_token_string(vocab.tokens[a])} {bytes_to_token_string(vocab.tokens[b])}")
+    added = [
+        {
+            "id": token_id,
+            "content": content,
+            "single_word": False,
+            "lstrip": False,
+            "rstrip": False,
+            "normalized": False,
+            "special": True,
+        }
+        for content, token_id in sorted(vocab.specials.items(), key=lambda item: (item[1], item[0]))
+    ]
+    document = {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": added,
+        "normalizer": None,
+        "pre_tokenizer": _pre_tokenizer(vocab),
+        "post_processor": None,
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+        "model": {
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": None,
+            "continuing_subword_prefix": None,
+            "end_of_word_suffix": None,
+            "fuse_unk": False,
+            "byte_fallback": vocab.byte_fallback,
+            "ignore_merges": vocab.ignore_merges,
+            "vocab": strings,
+            "merges": merges,
+        },
+    }
+    return (json.dumps(document, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+
+def write_hf_json(vocab: Vocab, path: str | os.PathLike[str]) -> None:
+    """Write ``vocab`` as a Hugging Face ``tokenizer.json``, gzip-compressed when ``path`` ends in ``.gz``,
+    atomically."""
+    _atomic_write(path, compress_if_gz(path, hf_json_bytes(vocab)))

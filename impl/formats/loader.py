@@ -1,0 +1,103 @@
+"""``load``: read any supported tokenizer file, choosing the reader from the name or the content."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from impl.formats._io import GZIP_MAGIC, decompress, read_raw
+from impl.formats.errors import FormatError
+from impl.formats.gpt2 import load_gpt2, merges_path_for
+from impl.formats.hf_json import parse_hf_json
+from impl.formats.model import Vocab
+from impl.formats.sentencepiece_model import parse_model_proto, vocab_from_proto
+from impl.formats.tiktoken_file import parse_tiktoken, vocab_from_ranks
+
+#: Names of the files ``load`` looks for in a directory, in order.
+_DIRECTORY_FILES = (
+    "tokenizer.json",
+    "tokenizer.json.gz",
+    "encoder.json",
+    "encoder.json.gz",
+    "tokenizer.model",
+)
+
+
+def _format_of(path: Path, data: bytes) -> str:
+    """``tiktoken``, ``hf-bpe``, ``gpt2`` or ``sentencepiece-bpe`` for a file, by name first, then content."""
+    name = path.name.lower()
+    if ".tiktoken" in name:
+        return "tiktoken"
+    if re.search(r"\.model(\.|$)", name):
+        return "sentencepiece-bpe"
+    if "encoder" in name and ".json" in name:
+        return "gpt2"
+    if ".json" in name:
+        return "hf-bpe"
+    if name.endswith((".bpe", ".bpe.gz")):
+        return "gpt2"
+    head = data[:4096].lstrip()
+    if head.startswith(b"{"):
+        return "hf-bpe" if b'"model"' in data[: 1 << 20] or b'"version"' in head else "gpt2"
+    if re.match(rb"[A-Za-z0-9+/=]+ [0-9]+\r?\n", head):
+        return "tiktoken"
+    if data[:1] == b"\x0a":  # ModelProto field 1 (pieces), wire type 2: a sentencepiece model
+        return "sentencepiece-bpe"
+    raise FormatError(path, None, "cannot tell the format from the name or the content")
+
+
+def load(path: str | os.PathLike[str], *, pattern: str | None = None) -> Vocab:
+    """Read a tokenizer file of any supported format into a ``Vocab``.
+
+    - ``*.tiktoken`` / ``*.tiktoken.gz``: tiktoken rank file (``pattern``, if
+      given, is recorded: rank files do not hold one);
+    - ``*.model``, ``*.model.*``: sentencepiece BPE model;
+    - ``*encoder*.json[.gz]`` or ``*.bpe[.gz]``: GPT-2's pair of files — the
+      other one is looked up next to it (``encoder.json`` ↔ ``vocab.bpe``,
+      keeping any prefix such as ``gpt2_``);
+    - other ``*.json[.gz]``: Hugging Face ``tokenizer.json``;
+    - a directory: the first of ``tokenizer.json``, ``encoder.json`` (with
+      ``vocab.bpe``), ``tokenizer.model`` in it (each optionally ``.gz``);
+    - any other name: decided by the content.
+
+    Every problem raises ``FormatError``.
+    """
+    target = Path(path)
+    if target.is_dir():
+        for name in _DIRECTORY_FILES:
+            if (target / name).is_file():
+                return load(target / name, pattern=pattern)
+        raise FormatError(path, None, f"the directory holds none of {', '.join(_DIRECTORY_FILES)}")
+    raw = read_raw(target)
+    data = decompress(target, raw)
+    kind = _format_of(target, data if raw.startswith(GZIP_MAGIC) else raw)
+    if kind == "tiktoken":
+        return vocab_from_ranks(parse_tiktoken(target, data), source=os.fspath(path), pattern=pattern)
+    if kind == "sentencepiece-bpe":
+        return vocab_from_proto(parse_model_proto(target, data), source=os.fspath(path))
+    if kind == "hf-bpe":
+        return parse_hf_json(target, data)
+    name = target.name.lower()
+    if name.endswith((".bpe", ".bpe.gz")):
+        encoder = _encoder_path_for(target)
+        if encoder is None:
+            raise FormatError(path, None, "no encoder.json found next to this vocab.bpe")
+        return load_gpt2(encoder, target)
+    merges = merges_path_for(target)
+    if merges is None:
+        raise FormatError(path, None, "no vocab.bpe found next to this encoder.json")
+    return load_gpt2(target, merges)
+
+
+def _encoder_path_for(merges_path: Path) -> Path | None:
+    name = merges_path.name
+    candidates: list[str] = []
+    if "vocab.bpe" in name:
+        base = name.replace("vocab.bpe", "encoder.json")
+        candidates += [base, base.removesuffix(".gz") if base.endswith(".gz") else base + ".gz"]
+    candidates += ["encoder.json", "encoder.json.gz"]
+    for candidate in candidates:
+        if (merges_path.parent / candidate).is_file():
+            return merges_path.parent / candidate
+    return None
