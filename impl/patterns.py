@@ -59,7 +59,9 @@ PATTERNS: dict[str, str] = {
 def resolve_pattern(pattern: str) -> str:
     """The regular expression a pattern argument stands for: a name of ``PATTERNS`` or the expression itself."""
     if not isinstance(pattern, str):
-        raise TypeError(f"pattern must be a str (a name of PATTERNS or a regular expression), not {type(pattern).__name__}")
+        raise TypeError(
+            f"pattern must be a str (a name of PATTERNS or a regular expression), not {type(pattern).__name__}"
+        )
     return PATTERNS.get(pattern, pattern)
 
 

@@ -1,0 +1,485 @@
+"""The fast byte-level BPE encoder and decoder: enc_R (def-bpe) and dec (def-alphabet-vocab, def-merge).
+
+The specification applies the rules one after another, each as one left-to-right
+pass M_r over the whole list (def-merge, def-bpe):
+
+    enc_R(s) = M_{r_m}( … M_{r_2}(M_{r_1}(s)) … ).
+
+That costs O(m·n).  This module computes the same list by merging in *rank
+order*: give rule j the rank j, keep for each pair (a, b) the first rule that
+joins it, and repeatedly merge the adjacent pair of lowest rank, the leftmost
+one among equal ranks.  The two agree for every valid rule list:
+
+* A rule r_k only joins ids of V_{k-1} (def-merge).  Every id created later is
+  new, so once rule k has run no adjacency (a_k, b_k) can form again: a merge
+  only creates adjacencies with its new id c_j, and c_j ∉ V_{k-1} for j > k.
+  Hence the pairs present always have ranks ≥ the rank being applied, popped
+  ranks never decrease, and a second rule with the same pair never fires.
+* While rank k is the lowest present, merging its pairs leftmost first is
+  exactly M_{r_k}: new adjacencies involve c_k, whose pairs all have ranks > k,
+  so no new rank-k pair appears; with a = b, (a a a) gives (c a), as the
+  recursion of def-merge does.
+
+Long words use a linked list over positions, one bucket of positions per rank
+and a heap of the ranks that have a bucket; an entry is checked when reached
+and skipped if its pair has changed (lazy invalidation): O(n log n) for any
+rule list, including long runs a a a a … under (a, a ↦ c).  Words of at most
+``SHORT_WORD`` ids use a flat list scanned with C-level ``min``; its quadratic
+cost is bounded by a constant there.
+
+A *whole-token shortcut* returns (t) directly for a word whose bytes are ⟨⟨t⟩⟩,
+but only after proving enc_R(⟨⟨t⟩⟩) = (t) for that token (see
+``Encoder.is_reachable``); the verdict is computed once and cached.
+
+Only ``spec.types`` is imported from the specification: the tests check this
+module against ``spec.enc`` and ``spec.dec``, which would be void if it called them.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable, Sequence
+from itertools import islice, pairwise
+
+from spec.types import ALPHABET_SIZE, BPETypeError, InvalidRuleError, InvalidTokenError, Rule, RuleTriple
+
+__all__ = ["SHORT_WORD", "Encoder", "check_rules", "dec", "enc"]
+
+#: Words of at most this many ids are merged with the flat-list method; longer ones with the heap.
+SHORT_WORD = 40
+
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_rules(rules: Sequence[RuleTriple]) -> list[Rule]:
+    """Check that ``rules`` is a valid rule list r_1..r_m, r_j over V_{j-1} (def-merge, def-bpe).
+
+    Raises the same error classes as ``spec.validate_rules`` for the same inputs,
+    naming the rule by its index (from 0): ``BPETypeError`` for a value that is
+    not a sequence of int triples, ``InvalidRuleError`` for a part outside
+    V_{j-1}, a negative new id, or a new id already in V_{j-1}.
+    """
+    if isinstance(rules, (str, bytes)) or not isinstance(rules, Sequence):
+        raise BPETypeError(f"rules must be a sequence of (a, b, c) triples, not {type(rules).__name__}")
+    known = set(range(ALPHABET_SIZE))
+    checked: list[Rule] = []
+    for index, rule in enumerate(rules):
+        if not isinstance(rule, tuple) or len(rule) != 3:
+            raise BPETypeError(f"rule {index} must be an (a, b, c) triple of ints, not {rule!r}")
+        if not (_is_int(rule[0]) and _is_int(rule[1]) and _is_int(rule[2])):
+            raise BPETypeError(f"rule {index} {tuple(rule)!r} must hold three ints")
+        a, b, c = int(rule[0]), int(rule[1]), int(rule[2])
+        if a not in known:
+            raise InvalidRuleError(f"rule {index} {(a, b, c)!r}: part a = {a} is not in the vocabulary"
+                                   f" built by the rules before it")
+        if b not in known:
+            raise InvalidRuleError(f"rule {index} {(a, b, c)!r}: part b = {b} is not in the vocabulary"
+                                   f" built by the rules before it")
+        if c < 0:
+            raise InvalidRuleError(f"rule {index} {(a, b, c)!r}: new id c = {c} is negative")
+        if c in known:
+            raise InvalidRuleError(f"rule {index} {(a, b, c)!r}: new id c = {c} is already in the vocabulary")
+        known.add(c)
+        checked.append(Rule(a, b, c))
+    return checked
+
+
+class Encoder:
+    """A compiled rule list R: enc_R and dec with a bounded word cache (def-bpe, def-alphabet-vocab).
+
+    ``encode(data)`` is enc_R on ``data`` as one sequence, exactly ``spec.enc``;
+    ``encode_word(word)`` is the same value for one pre-token, cached by the
+    word's bytes (the cache belongs to this rule list, so the bytes are the
+    whole key).  ``decode`` is dec over V_m.
+    """
+
+    __slots__ = (
+        "_by_bytes",
+        "_bytes",
+        "_cache",
+        "_cache_size",
+        "_duplicates",
+        "_merges",
+        "_no_merge",
+        "_parts",
+        "_rank",
+        "_reachable",
+        "_rules",
+        "_stride",
+    )
+
+    def __init__(self, rules: Sequence[RuleTriple], *, cache_size: int = 1 << 16) -> None:
+        """Check and compile ``rules``; ``cache_size`` bounds the number of cached words (0 disables the cache)."""
+        if not _is_int(cache_size) or cache_size < 0:
+            raise BPETypeError(f"cache_size must be a non-negative int, not {cache_size!r}")
+        checked = check_rules(rules)
+        self._rules: tuple[Rule, ...] = tuple(checked)
+        largest = max((rule.c for rule in checked), default=ALPHABET_SIZE - 1)
+        # A pair (a, b) is keyed by the single int a·stride + b, cheaper to hash than a tuple, and its first
+        # rule (rank k, new id c) is stored as the code k·stride + c: codes compare as ranks do, and
+        # code % stride is c.  stride exceeds every id.
+        self._stride = max(largest, ALPHABET_SIZE - 1) + 1
+        stride = self._stride
+        merges: dict[int, int] = {}
+        parts: dict[int, tuple[int, int]] = {}
+        rank: dict[int, int] = {}
+        token_bytes: dict[int, bytes] = {byte: bytes([byte]) for byte in range(ALPHABET_SIZE)}
+        for index, (a, b, c) in enumerate(checked):
+            # The first rule joining a pair is the only one that can fire (see the module docstring).
+            merges.setdefault(a * stride + b, index * stride + c)
+            parts[c] = (a, b)
+            rank[c] = index
+            token_bytes[c] = token_bytes[a] + token_bytes[b]
+        self._merges = merges
+        self._no_merge = (len(checked) + 1) * stride  # a code above every real code
+        self._parts = parts
+        self._rank = rank
+        self._bytes = token_bytes
+        self._by_bytes: dict[bytes, int] | None = None
+        self._duplicates: dict[bytes, list[int]] = {}
+        self._reachable: dict[int, bool] = {}
+        self._cache: dict[bytes, tuple[int, ...]] = {}
+        self._cache_size = cache_size
+
+    # -- the vocabulary (def-alphabet-vocab, def-merge, prop-bpe-vocab-size) ----------------------------
+
+    @property
+    def rules(self) -> tuple[Rule, ...]:
+        """The rule list r_1..r_m, in order."""
+        return self._rules
+
+    @property
+    def vocabulary_size(self) -> int:
+        """|V_m| = 256 + m (prop-bpe-vocab-size)."""
+        return ALPHABET_SIZE + len(self._rules)
+
+    def __contains__(self, token: object) -> bool:
+        return _is_int(token) and token in self._bytes
+
+    def token_bytes(self, token: int) -> bytes:
+        """⟨⟨t⟩⟩ (def-alphabet-vocab): the bytes a token stands for."""
+        if not _is_int(token):
+            raise BPETypeError(f"token must be an int, not {type(token).__name__}")
+        try:
+            return self._bytes[token]
+        except KeyError:
+            raise InvalidTokenError(f"token {token} is not in the vocabulary of the rules") from None
+
+    def token_table(self) -> dict[int, bytes]:
+        """t ↦ ⟨⟨t⟩⟩ for every t in V_m (a copy)."""
+        return dict(self._bytes)
+
+    def parts(self, token: int) -> tuple[int, int] | None:
+        """(a, b) for the rule (a, b ↦ token), or None for a byte of V0."""
+        self.token_bytes(token)
+        return self._parts.get(token)
+
+    # -- dec (def-alphabet-vocab) ---------------------------------------------------------------------------
+
+    def decode(self, tokens: Iterable[int]) -> bytes:
+        """dec(x) = ⟨⟨t1⟩⟩⟨⟨t2⟩⟩…⟨⟨tn⟩⟩ (def-alphabet-vocab), joined once.
+
+        ``BPETypeError`` for an item that is not an int, ``InvalidTokenError``
+        (naming its index) for an id outside V_m.
+        """
+        if isinstance(tokens, (str, bytes)):
+            raise BPETypeError(f"tokens must be a list of ints, not {type(tokens).__name__}")
+        items = tokens if isinstance(tokens, (list, tuple)) else list(tokens)
+        if not set(map(type, items)) <= {int}:
+            for index, token in enumerate(items):
+                if not _is_int(token):
+                    raise BPETypeError(f"tokens[{index}] must be an int, not {type(token).__name__}")
+            items = [int(token) for token in items]
+        try:
+            return b"".join(map(self._bytes.__getitem__, items))
+        except KeyError:
+            for index, token in enumerate(items):
+                if token not in self._bytes:
+                    raise InvalidTokenError(
+                        f"tokens[{index}] = {token} is not in the vocabulary of the rules"
+                    ) from None
+            raise  # pragma: no cover - every KeyError comes from some token
+
+    # -- enc (def-bpe) --------------------------------------------------------------------------------------
+
+    def encode(self, data: bytes | bytearray) -> list[int]:
+        """enc_R(s) on ``data`` as one sequence (def-bpe): the value of ``spec.enc``, in O(n log n)."""
+        if not isinstance(data, (bytes, bytearray)):
+            raise BPETypeError(f"data must be bytes, not {type(data).__name__}")
+        return list(self.encode_word_uncached(bytes(data)))
+
+    def encode_word(self, word: bytes | bytearray) -> tuple[int, ...]:
+        """enc_R(w) for one pre-token, served from the word cache when the word was seen before."""
+        if not isinstance(word, bytes):
+            if not isinstance(word, bytearray):
+                raise BPETypeError(f"word must be bytes, not {type(word).__name__}")
+            word = bytes(word)
+        cached = self._cache.get(word)
+        if cached is not None:
+            return cached
+        result = self.encode_word_uncached(word)
+        if self._cache_size:
+            cache = self._cache
+            if len(cache) >= self._cache_size:
+                # Dicts keep insertion order: drop the older half, keeping the cost amortised O(1).
+                for key in list(islice(cache, max(1, len(cache) // 2))):
+                    cache.pop(key, None)
+            cache[word] = result
+        return result
+
+    def clear_cache(self) -> None:
+        """Forget every cached word (the reachability verdicts are facts about R and stay)."""
+        self._cache.clear()
+
+    def encode_word_uncached(self, word: bytes) -> tuple[int, ...]:
+        """enc_R(w) without the word cache: the whole-token shortcut where proven, else rank-order merging."""
+        token = self.whole_token(word)
+        if token is not None:
+            return (token,)
+        ids = list(word)
+        if len(ids) <= SHORT_WORD:
+            return tuple(self._merge_short(ids))
+        return tuple(self._merge_long(ids))
+
+    def whole_token(self, word: bytes) -> int | None:
+        """The token t with ⟨⟨t⟩⟩ = word and enc_R(word) = (t), or None when there is none."""
+        by_bytes = self._by_bytes
+        if by_bytes is None:
+            by_bytes = self._index_bytes()
+        token = by_bytes.get(word)
+        if token is None:
+            return None
+        if self.is_reachable(token):
+            return token
+        for other in self._duplicates.get(word, ()):
+            if self.is_reachable(other):
+                return other
+        return None
+
+    def _index_bytes(self) -> dict[bytes, int]:
+        by_bytes: dict[bytes, int] = {}
+        duplicates = self._duplicates
+        for token, data in self._bytes.items():
+            first = by_bytes.setdefault(data, token)
+            if first != token:
+                # Several ids may stand for one string (ex-same-string); at most one is enc_R of it.
+                duplicates.setdefault(data, []).append(token)
+        self._by_bytes = by_bytes
+        return by_bytes
+
+    # -- rank-order merging ---------------------------------------------------------------------------------
+
+    def _merge_short(self, ids: list[int]) -> list[int]:
+        """Merge the lowest-rank pair, leftmost first, until none is left; ``min``/``index`` run in C."""
+        if len(ids) < 2:
+            return ids
+        get = self._merges.get
+        stride = self._stride
+        none = self._no_merge
+        found = [get(x * stride + y, none) for x, y in pairwise(ids)]
+        while found:
+            best = min(found)
+            if best == none:
+                break
+            i = found.index(best)  # the leftmost pair of the lowest rank
+            c = best % stride
+            ids[i] = c
+            del ids[i + 1]
+            del found[i]
+            if i > 0:
+                found[i - 1] = get(ids[i - 1] * stride + c, none)
+            if i < len(found):
+                found[i] = get(c * stride + ids[i + 1], none)
+        return ids
+
+    def _merge_long(self, ids: list[int]) -> list[int]:
+        """Rank-order merging over a linked list of positions, with lazily invalidated buckets: O(n log n).
+
+        Position i holds tok[i] (−1 once merged into its left neighbour); an
+        entry i in the bucket of rank r stands for the pair (tok[i], tok[nxt[i]])
+        and is skipped when reached if that pair no longer has rank r.  A heap
+        holds the ranks that have a bucket.  Applying rank k never creates a new
+        rank-k pair (module docstring), so its bucket is complete when popped;
+        sorting it (positions keep their original order) applies the merges
+        leftmost first, which is M_{r_k}.  Every position enters a bucket at
+        most once per merge next to it, so the work is O(n log n).
+        """
+        n = len(ids)
+        if n < 2:
+            return ids
+        get = self._merges.get
+        stride = self._stride
+        tok = ids
+        nxt = list(range(1, n + 1))
+        prv = list(range(-1, n - 1))
+        # Buckets are keyed by the rule's code, which orders as its rank does.
+        buckets: dict[int, list[int]] = {}
+        found_all = list(map(get, [x * stride + y for x, y in pairwise(tok)]))
+        for i, found in enumerate(found_all):
+            if found is not None:
+                bucket = buckets.get(found)
+                if bucket is None:
+                    buckets[found] = [i]
+                else:
+                    bucket.append(i)
+        del found_all
+        codes = list(buckets)
+        heapq.heapify(codes)
+        pop = heapq.heappop
+        push = heapq.heappush
+        while codes:
+            code = pop(codes)
+            positions = buckets.pop(code)
+            positions.sort()
+            c = code % stride
+            for i in positions:
+                left = tok[i]
+                if left < 0:
+                    continue
+                j = nxt[i]
+                if j >= n or get(left * stride + tok[j]) != code:
+                    continue
+                tok[i] = c
+                tok[j] = -1
+                k = nxt[j]
+                nxt[i] = k
+                if k < n:
+                    prv[k] = i
+                    after = get(c * stride + tok[k])
+                    if after is not None:
+                        bucket = buckets.get(after)
+                        if bucket is None:
+                            buckets[after] = [i]
+                            push(codes, after)
+                        else:
+                            bucket.append(i)
+                p = prv[i]
+                if p >= 0:
+                    before = get(tok[p] * stride + c)
+                    if before is not None:
+                        bucket = buckets.get(before)
+                        if bucket is None:
+                            buckets[before] = [p]
+                            push(codes, before)
+                        else:
+                            bucket.append(p)
+        return [t for t in tok if t >= 0]
+
+    # -- the whole-token shortcut: which tokens are their own encoding ---------------------------------------
+
+    def is_reachable(self, token: int) -> bool:
+        """Whether enc_R(⟨⟨t⟩⟩) = (t): the token is what BPE makes of its own bytes.
+
+        A byte is.  A token c made by rule k = (a, b ↦ c) is exactly when
+        (1) rule k is the first rule joining (a, b) (a later one never fires),
+        (2) a and b are each reachable, and (3) encoding ⟨⟨a⟩⟩⟨⟨b⟩⟩ with the
+        rules before k never merges across the boundary between them.  Given
+        (2), before any cross merge the left part evolves as enc of ⟨⟨a⟩⟩ alone,
+        so its last token runs up a's right spine: a spine node x (made at rank
+        cx, merged into its parent at rank ex) ends the left part during the
+        passes cx < r ≤ ex; likewise b's left spine heads the right part.  In
+        pass r a cross merge happens iff the first rule joining the boundary
+        pair (x, y) has rank r, x is not consumed on its left in that pass
+        (r < ex: within one pass M_r works left to right), and y is present
+        (cy < r ≤ ey; a merge of y with its right neighbour in the same pass
+        comes later in the scan).  The check walks both spines in time order:
+        O(depth(a) + depth(b)).  Verdicts are cached.
+        """
+        memo = self._reachable
+        known = memo.get(token)
+        if known is not None:
+            return known
+        self.token_bytes(token)
+        parts = self._parts
+        stack = [token]
+        while stack:
+            current = stack[-1]
+            if current in memo:
+                stack.pop()
+                continue
+            split = parts.get(current)
+            if split is None:
+                memo[current] = True
+                stack.pop()
+                continue
+            a, b = split
+            pending = [part for part in (a, b) if part not in memo]
+            if pending:
+                stack.extend(pending)
+                continue
+            stack.pop()
+            rank = self._rank[current]
+            memo[current] = (
+                self._merges[a * self._stride + b] % self._stride == current
+                and memo[a]
+                and memo[b]
+                and self._no_cross_merge(a, b, rank)
+            )
+        return memo[token]
+
+    def _spine(self, token: int, end: int, side: int) -> list[tuple[int, int, int]]:
+        """The right (side 1) or left (side 0) spine of a token's merge tree, bottom up, as (id, made, merged)."""
+        spine: list[tuple[int, int, int]] = []
+        parts = self._parts
+        rank = self._rank
+        current = token
+        while True:
+            made = rank.get(current, -1)
+            spine.append((current, made, end))
+            split = parts.get(current)
+            if split is None:
+                break
+            end = made
+            current = split[side]
+        spine.reverse()
+        return spine
+
+    def _no_cross_merge(self, a: int, b: int, k: int) -> bool:
+        """Condition (3) of ``is_reachable``: no rule before k joins ⟨⟨a⟩⟩'s end to ⟨⟨b⟩⟩'s start."""
+        lefts = self._spine(a, k, 1)
+        rights = self._spine(b, k, 0)
+        get = self._merges.get
+        stride = self._stride
+        i = j = 0
+        while i < len(lefts) and j < len(rights):
+            x, made_x, end_x = lefts[i]
+            y, made_y, end_y = rights[j]
+            found = get(x * stride + y)
+            if found is not None:
+                r = found // stride
+                if made_x < r < end_x and made_y < r <= end_y:
+                    return False
+            if end_x < end_y:
+                i += 1
+            elif end_y < end_x:
+                j += 1
+            else:
+                i += 1
+                j += 1
+        return True
+
+
+def enc(rules: Sequence[RuleTriple], data: bytes | bytearray) -> list[int]:
+    """enc_R(s) (def-bpe): the rules applied in list order to ``data`` as one sequence; equal to ``spec.enc``.
+
+    Unlike the specification it has no length limit and runs in O(n log n).
+    Errors: ``BPETypeError`` / ``InvalidRuleError`` for the rules (as
+    ``check_rules``), ``BPETypeError`` when ``data`` is not bytes.
+    """
+    encoder = Encoder(rules, cache_size=0)
+    return encoder.encode(data)
+
+
+def dec(rules: Sequence[RuleTriple], tokens: Sequence[int]) -> bytes:
+    """dec over V_m (def-alphabet-vocab); equal to ``spec.dec``, without its length limit.
+
+    Errors: as ``check_rules`` for the rules, ``BPETypeError`` for ``tokens``
+    that are not a sequence of ints, ``InvalidTokenError`` for an id outside V_m.
+    """
+    encoder = Encoder(rules, cache_size=0)
+    if isinstance(tokens, (str, bytes)) or not isinstance(tokens, Sequence):
+        raise BPETypeError(f"tokens must be a list of ints, not {type(tokens).__name__}")
+    return encoder.decode(tokens)

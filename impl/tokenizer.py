@@ -1,0 +1,668 @@
+"""The user-facing tokenizer: pre-tokenization, byte-level BPE per word, special tokens, decoding, files.
+
+A ``Tokenizer`` is a rule list R (def-merge, def-bpe), a pre-tokenization
+pattern (``impl.patterns``) and special tokens (def-utf8).  Encoding a text
+cuts it into words with the pattern, takes each word's UTF-8 bytes (def-utf8)
+and encodes each word on its own with enc_R (def-bpe) — the composition
+``spec.text.encode_text`` describes.  Decoding joins the bytes of all tokens
+first and decodes UTF-8 once, never token by token, because a token boundary
+may fall inside a character (prop-utf8-boundary).
+
+Token ids.  Internally the bytes are the ids 0..255 of V0 (def-alphabet-vocab).
+A tokenizer may present the bytes under other ids (``byte_ids``, a permutation
+of 0..255): tiktoken's rank files do, giving byte 0x21 "!" the id 0 and so on.
+Merged tokens keep their rule ids c, which are ≥ 256 in every valid rule list.
+
+File format (``save`` / ``load``), one UTF-8 JSON object::
+
+    {
+      "format": "bpeproof-tokenizer",   # always this string
+      "version": 1,                      # this module reads version 1
+      "pattern": "<regular expression>", # the regex-module source used for pre-tokenization
+      "pattern_name": "cl100k" | null,   # its name in impl.patterns.PATTERNS, if it has one
+      "rules": [[a, b, c], ...],         # r_1..r_m in order, each over V_{j-1}
+      "special_tokens": {"<name>": id},  # ids outside V_m, distinct, names non-empty
+      "byte_ids": null | [256 ints]      # external id of each byte 0..255 (a permutation); null = identity
+    }
+
+Every key is required and no other key is allowed; the loader raises
+``FormatError`` naming the file and the key for anything else.
+"""
+
+from __future__ import annotations
+
+import base64
+import codecs
+import json
+import os
+from collections.abc import Callable, Collection, Container, Iterable, Mapping, Sequence
+from itertools import chain, islice
+from pathlib import Path
+from typing import Any, Literal
+
+from impl.atomic import FormatError, atomic_write_text
+from impl.encoder import Encoder, check_rules
+from impl.patterns import PATTERNS, compile_pattern, pattern_name, resolve_pattern
+from spec.types import (
+    ALPHABET_SIZE,
+    BPETypeError,
+    BPEValueError,
+    InvalidTextError,
+    InvalidTokenError,
+    Rule,
+    RuleTriple,
+)
+
+__all__ = [
+    "FORMAT_NAME",
+    "FORMAT_VERSION",
+    "AllowedSpecial",
+    "FormatError",
+    "StreamDecoder",
+    "Tokenizer",
+    "check_special_tokens",
+    "load_tiktoken_ranks",
+    "tiktoken_rules",
+]
+
+FORMAT_NAME = "bpeproof-tokenizer"
+FORMAT_VERSION = 1
+_KEYS = ("format", "version", "pattern", "pattern_name", "rules", "special_tokens", "byte_ids")
+
+#: What ``encode`` may treat as special tokens: all of them, the named ones, or none (None / empty).
+AllowedSpecial = Literal["all"] | Collection[str] | None
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+class _PieceCache(dict[str, tuple[int, ...]]):
+    """word → token ids, computed on a miss by ``dict.__missing__`` so that hits stay in C; bounded."""
+
+    __slots__ = ("_compute", "_limit")
+
+    def __init__(self, compute: Callable[[str], tuple[int, ...]], limit: int) -> None:
+        super().__init__()
+        self._compute = compute
+        self._limit = limit
+
+    def __missing__(self, piece: str) -> tuple[int, ...]:
+        value = self._compute(piece)
+        if self._limit:
+            if len(self) >= self._limit:
+                # Insertion order: drop the older half; amortised O(1) per word.
+                for key in list(islice(self, max(1, len(self) // 2))):
+                    self.pop(key, None)
+            self[piece] = value
+        return value
+
+
+class StreamDecoder:
+    """Turns token ids into text as they arrive, holding back a character cut by a token boundary (prop-utf8-boundary).
+
+    ``feed(ids)`` returns the text completed so far; the bytes of a character
+    whose UTF-8 form (def-utf8) is not complete yet wait for the next call.
+    ``finish()`` returns the rest.  With ``errors="strict"`` invalid UTF-8
+    raises ``InvalidTextError`` naming the byte offset in the whole stream;
+    with ``"replace"`` it becomes U+FFFD exactly as decoding the joined bytes would.
+    """
+
+    def __init__(self, decode_bytes: Callable[[Iterable[int]], bytes], errors: str = "strict") -> None:
+        self._decode_bytes = decode_bytes
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors)
+        self._errors = errors
+        self._offset = 0  # bytes handed to the UTF-8 decoder so far
+
+    def feed(self, ids: Iterable[int]) -> str:
+        """The text the bytes of ``ids`` complete; an incomplete last character is kept."""
+        return self._run(self._decode_bytes(ids), final=False)
+
+    def finish(self) -> str:
+        """The remaining text; a character still incomplete is an error (strict) or U+FFFD (replace)."""
+        return self._run(b"", final=True)
+
+    def _run(self, data: bytes, final: bool) -> str:
+        pending = len(self._decoder.getstate()[0])
+        try:
+            text = self._decoder.decode(data, final)
+        except UnicodeDecodeError as error:
+            start = self._offset - pending + error.start
+            self._decoder.reset()
+            raise InvalidTextError(f"the token stream is not valid UTF-8 at byte {start}: {error.reason}") from None
+        self._offset += len(data)
+        return text
+
+
+class Tokenizer:
+    """Byte-level BPE on text: pre-tokenize, enc_R each word, join (def-bpe, def-utf8).
+
+    ``rules``: a valid rule list (def-merge).  ``pattern``: a name of
+    ``impl.patterns.PATTERNS`` ("r50k", "cl100k", "o200k", "words") or a raw
+    regular expression for the ``regex`` module.  ``special_tokens``: name →
+    id, ids outside V_m and distinct (def-utf8); plain encoding never produces
+    them.  ``byte_ids``: the external id of each byte (a permutation of
+    0..255), None for the identity.  ``cache_size`` bounds the word cache.
+    """
+
+    def __init__(
+        self,
+        rules: Sequence[RuleTriple],
+        pattern: str = "words",
+        special_tokens: Mapping[str, int] | None = None,
+        *,
+        byte_ids: Sequence[int] | None = None,
+        cache_size: int = 1 << 18,
+    ) -> None:
+        if not _is_int(cache_size) or cache_size < 0:
+            raise BPETypeError(f"cache_size must be a non-negative int, not {cache_size!r}")
+        self._encoder = Encoder(rules, cache_size=0)
+        self._pattern_source = resolve_pattern(pattern)
+        self._regex = compile_pattern(self._pattern_source)
+        self._byte_ids = self._check_byte_ids(byte_ids)
+        self._specials = check_special_tokens(special_tokens, self._encoder)
+        self._special_bytes: dict[int, bytes] = {token: name.encode("utf-8") for name, token in self._specials.items()}
+        to_external = self._byte_ids
+        table: dict[int, bytes] = {}
+        for token, data in self._encoder.token_table().items():
+            table[to_external[token] if token < ALPHABET_SIZE and to_external is not None else token] = data
+        table.update(self._special_bytes)
+        self._table = table
+        self._cache = _PieceCache(self._encode_piece, cache_size)
+        self._special_splitters: dict[frozenset[str], Any] = {}
+
+    def __repr__(self) -> str:
+        pattern = self.pattern_name or repr(self._pattern_source)
+        return (
+            f"Tokenizer(rules={len(self.rules)}, pattern={pattern}, special_tokens={len(self._specials)},"
+            f" vocab_size={self.vocab_size})"
+        )
+
+    # -- construction checks ----------------------------------------------------------------------------
+
+    @staticmethod
+    def _check_byte_ids(byte_ids: Sequence[int] | None) -> tuple[int, ...] | None:
+        if byte_ids is None:
+            return None
+        if isinstance(byte_ids, (str, bytes)) or not isinstance(byte_ids, Sequence):
+            raise BPETypeError(f"byte_ids must be a sequence of 256 ints, not {type(byte_ids).__name__}")
+        if len(byte_ids) != ALPHABET_SIZE or not all(_is_int(x) for x in byte_ids):
+            raise BPETypeError("byte_ids must hold exactly 256 ints")
+        if sorted(byte_ids) != list(range(ALPHABET_SIZE)):
+            raise BPEValueError("byte_ids must be a permutation of 0..255 (merged ids are always >= 256)")
+        values = tuple(int(x) for x in byte_ids)
+        return None if values == tuple(range(ALPHABET_SIZE)) else values
+
+    # -- properties -------------------------------------------------------------------------------------
+
+    @property
+    def rules(self) -> tuple[Rule, ...]:
+        """The rule list r_1..r_m (internal ids: bytes are 0..255)."""
+        return self._encoder.rules
+
+    @property
+    def pattern(self) -> str:
+        """The pre-tokenization regular expression."""
+        return self._pattern_source
+
+    @property
+    def pattern_name(self) -> str | None:
+        """The name of the pattern in ``impl.patterns.PATTERNS``, or None for a raw expression."""
+        return pattern_name(self._pattern_source)
+
+    @property
+    def special_tokens(self) -> dict[str, int]:
+        """A copy of the special tokens, name → id."""
+        return dict(self._specials)
+
+    @property
+    def byte_ids(self) -> tuple[int, ...]:
+        """The external id of each byte 0..255."""
+        return self._byte_ids if self._byte_ids is not None else tuple(range(ALPHABET_SIZE))
+
+    @property
+    def vocab_size(self) -> int:
+        """The number of ids: |V_m| = 256 + m (prop-bpe-vocab-size) plus the special tokens."""
+        return self._encoder.vocabulary_size + len(self._specials)
+
+    @property
+    def encoder(self) -> Encoder:
+        """The compiled rule list (internal ids)."""
+        return self._encoder
+
+    def token_bytes(self, token: int) -> bytes:
+        """⟨⟨t⟩⟩ for an id of V_m, or the UTF-8 bytes of a special token's name (def-alphabet-vocab, def-utf8)."""
+        if not _is_int(token):
+            raise BPETypeError(f"token must be an int, not {type(token).__name__}")
+        try:
+            return self._table[token]
+        except KeyError:
+            raise InvalidTokenError(f"token {token} is not in the vocabulary of this tokenizer") from None
+
+    def clear_cache(self) -> None:
+        """Forget every cached word."""
+        self._cache.clear()
+
+    # -- encoding (def-bpe, def-utf8) -------------------------------------------------------------------
+
+    def _encode_piece(self, piece: str) -> tuple[int, ...]:
+        """enc_R of one word's bytes, in external ids; the word cache calls this on a miss."""
+        ids = self._encoder.encode_word_uncached(piece.encode("utf-8", "surrogateescape"))
+        to_external = self._byte_ids
+        if to_external is None:
+            return ids
+        return tuple(to_external[t] if t < ALPHABET_SIZE else t for t in ids)
+
+    def _ordinary(self, text: str) -> list[int]:
+        """Pre-tokenize with the pattern and encode every word through the cache."""
+        regex = self._regex
+        pieces = [match.group() for match in regex.finditer(text)] if regex.groups else regex.findall(text)
+        if sum(map(len, pieces)) != len(text):
+            self._raise_uncovered(text)
+        return list(chain.from_iterable(map(self._cache.__getitem__, pieces)))
+
+    def _raise_uncovered(self, text: str) -> None:
+        position = 0
+        for match in self._regex.finditer(text):
+            if match.start() != position:
+                break
+            position = match.end()
+        raise BPEValueError(
+            f"the pre-tokenization pattern leaves the text at character {position} unmatched;"
+            " a pattern must cover the whole text"
+        )
+
+    def _splitter(self, allowed_special: AllowedSpecial) -> Any:
+        if allowed_special is None or not self._specials:
+            return None
+        if allowed_special == "all":
+            names = frozenset(self._specials)
+        elif isinstance(allowed_special, str):
+            raise BPETypeError('allowed_special must be "all", a collection of special token names, or None')
+        else:
+            names = frozenset(allowed_special)
+            unknown = sorted(name for name in names if name not in self._specials)
+            if unknown:
+                raise BPEValueError(f"allowed_special names unknown special tokens: {unknown!r}")
+        if not names:
+            return None
+        splitter = self._special_splitters.get(names)
+        if splitter is None:
+            import regex
+
+            # Alternatives longest first: at the leftmost match position the longest name wins.
+            ordered = sorted(names, key=lambda name: (-len(name), name))
+            splitter = regex.compile("|".join(regex.escape(name) for name in ordered))
+            self._special_splitters[names] = splitter
+        return splitter
+
+    def _encode_text(self, text: str, allowed_special: AllowedSpecial) -> list[int]:
+        splitter = self._splitter(allowed_special)
+        if splitter is None:
+            return self._ordinary(text)
+        out: list[int] = []
+        start = 0
+        for match in splitter.finditer(text):
+            out += self._ordinary(text[start : match.start()])
+            out.append(self._specials[match.group()])
+            start = match.end()
+        out += self._ordinary(text[start:])
+        return out
+
+    def encode(self, text: str, *, allowed_special: AllowedSpecial = None) -> list[int]:
+        """Encode a text: cut at the allowed special tokens, pre-tokenize the rest, enc_R each word (def-bpe, def-utf8).
+
+        ``allowed_special``: "all", a collection of names, or None (the
+        default: special tokens' strings are encoded as ordinary text).
+        Where several names start at the leftmost occurrence the longest wins.
+        A text that is not encodable as UTF-8 (lone surrogates) raises ``InvalidTextError``.
+        """
+        if not isinstance(text, str):
+            raise BPETypeError(f"text must be str, not {type(text).__name__}")
+        if not text.isascii():
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as error:
+                raise InvalidTextError(
+                    f"the text is not encodable as UTF-8 at character {error.start}: {error.reason}"
+                ) from None
+        return self._encode_text(text, allowed_special)
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """``encode`` with no special tokens."""
+        return self.encode(text, allowed_special=None)
+
+    def encode_bytes(self, data: bytes, *, allowed_special: AllowedSpecial = None) -> list[int]:
+        """Encode arbitrary bytes (def-utf8: byte-level BPE is total on Σ*, thm-bpe-roundtrip).
+
+        Invalid UTF-8 is carried through pre-tokenization as the
+        ``surrogateescape`` code points U+DC80..U+DCFF (neither letters, digits
+        nor spaces), so ``decode_bytes(encode_bytes(b)) == b`` for every b, and
+        valid UTF-8 encodes exactly as ``encode`` does.
+        """
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise BPETypeError(f"data must be bytes, not {type(data).__name__}")
+        return self._encode_text(bytes(data).decode("utf-8", "surrogateescape"), allowed_special)
+
+    # -- decoding (def-alphabet-vocab, prop-utf8-boundary) ----------------------------------------------
+
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        """The joined bytes of the tokens (dec, def-alphabet-vocab), special tokens as their names' UTF-8."""
+        if isinstance(ids, (str, bytes)):
+            raise BPETypeError(f"ids must be a list of ints, not {type(ids).__name__}")
+        items = ids if isinstance(ids, (list, tuple)) else list(ids)
+        if not set(map(type, items)) <= {int}:
+            for index, token in enumerate(items):
+                if not _is_int(token):
+                    raise BPETypeError(f"ids[{index}] must be an int, not {type(token).__name__}")
+            items = [int(token) for token in items]
+        table = self._table
+        try:
+            return b"".join(map(table.__getitem__, items))
+        except KeyError:
+            for index, token in enumerate(items):
+                if token not in table:
+                    raise InvalidTokenError(
+                        f"ids[{index}] = {token} is not in the vocabulary of this tokenizer"
+                    ) from None
+            raise  # pragma: no cover
+
+    def decode(self, ids: Iterable[int], errors: str = "strict") -> str:
+        """The text of the tokens: their bytes joined, then UTF-8 decoded once (prop-utf8-boundary).
+
+        ``errors="strict"`` raises ``InvalidTextError`` naming the first bad
+        byte; ``"replace"`` (or any other codec error handler) is passed to ``bytes.decode``.
+        """
+        data = self.decode_bytes(ids)
+        try:
+            return data.decode("utf-8", errors)
+        except UnicodeDecodeError as error:
+            raise InvalidTextError(
+                f"the decoded bytes are not valid UTF-8 at byte {error.start}: {error.reason}"
+            ) from None
+
+    def stream_decoder(self, errors: str = "strict") -> StreamDecoder:
+        """A decoder for tokens arriving in pieces that never shows half a character (prop-utf8-boundary)."""
+        codecs.lookup_error(errors)
+        return StreamDecoder(self.decode_bytes, errors)
+
+    # -- files ------------------------------------------------------------------------------------------
+
+    def to_json(self) -> str:
+        """The tokenizer in the project's file format (see the module docstring); one rule per line."""
+        header = {
+            "format": FORMAT_NAME,
+            "version": FORMAT_VERSION,
+            "pattern": self._pattern_source,
+            "pattern_name": self.pattern_name,
+            "special_tokens": dict(self._specials),
+            "byte_ids": list(self._byte_ids) if self._byte_ids is not None else None,
+        }
+        lines = [f"{json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}" for key, value in header.items()]
+        rules = ",\n".join(f"[{a},{b},{c}]" for a, b, c in self.rules)
+        lines.append(f'"rules": [\n{rules}\n]')
+        return "{\n" + ",\n".join(lines) + "\n}\n"
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the tokenizer to ``path`` atomically (temporary file, fsync, ``os.replace``)."""
+        atomic_write_text(path, self.to_json())
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Tokenizer:
+        """Read a file written by ``save``.
+
+        Any malformed content raises ``FormatError`` naming the file and the key
+        ("(file)" for the document as a whole); a file that cannot be read at
+        all raises the ``OSError`` of reading it.
+        """
+        data = Path(path).read_bytes()
+        return cls.from_json(data, path)
+
+    @classmethod
+    def from_json(cls, data: bytes | str, path: str | os.PathLike[str] = "<string>") -> Tokenizer:
+        """Parse the file format; ``path`` only names the source in error messages."""
+        if isinstance(data, (bytes, bytearray)):
+            try:
+                text = bytes(data).decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise FormatError(path, "(file)", f"not UTF-8 at byte {error.start}") from None
+        else:
+            text = data
+        document = _parse_json(text, path)
+        if not isinstance(document, dict):
+            raise FormatError(path, "(file)", f"the top level must be a JSON object, not {_json_type(document)}")
+        for key in _KEYS:
+            if key not in document:
+                raise FormatError(path, key, "missing")
+        for key in document:
+            if key not in _KEYS:
+                raise FormatError(path, key, "unknown key")
+        if document["format"] != FORMAT_NAME:
+            raise FormatError(path, "format", f"must be {FORMAT_NAME!r}, not {_short(document['format'])}")
+        version = document["version"]
+        if not _is_int(version) or version != FORMAT_VERSION:
+            problem = f"this reader understands version {FORMAT_VERSION}, not {_short(version)}"
+            raise FormatError(path, "version", problem)
+        pattern = document["pattern"]
+        if not isinstance(pattern, str):
+            raise FormatError(path, "pattern", f"must be a string, not {_json_type(pattern)}")
+        name = document["pattern_name"]
+        if name is not None:
+            if not isinstance(name, str) or name not in PATTERNS:
+                problem = f"must be null or one of {sorted(PATTERNS)}, not {_short(name)}"
+                raise FormatError(path, "pattern_name", problem)
+            if PATTERNS[name] != pattern:
+                raise FormatError(path, "pattern_name", f"{name!r} names a different expression than 'pattern'")
+        try:
+            compile_pattern(pattern if name is None else PATTERNS[name])
+        except ValueError as error:
+            raise FormatError(path, "pattern", str(error)) from None
+        rules = _rules_from_json(document["rules"], path)
+        specials = document["special_tokens"]
+        if not isinstance(specials, dict):
+            raise FormatError(path, "special_tokens", f"must be an object, not {_json_type(specials)}")
+        for key, value in specials.items():
+            if not _is_int(value) or value < 0:
+                problem = f"must be a non-negative integer, not {_short(value)}"
+                raise FormatError(path, f"special_tokens[{key!r}]", problem)
+        vocabulary = set(range(ALPHABET_SIZE)).union(rule.c for rule in rules)
+        try:
+            check_special_tokens(specials, vocabulary)
+        except (BPEValueError, BPETypeError) as error:
+            raise FormatError(path, "special_tokens", str(error)) from None
+        byte_ids = document["byte_ids"]
+        if byte_ids is not None:
+            if not isinstance(byte_ids, list):
+                raise FormatError(
+                    path, "byte_ids", f"must be null or an array of 256 integers, not {_json_type(byte_ids)}"
+                )
+            try:
+                Tokenizer._check_byte_ids(byte_ids)
+            except (BPEValueError, BPETypeError) as error:
+                raise FormatError(path, "byte_ids", str(error)) from None
+        return cls(rules, pattern, specials, byte_ids=byte_ids)
+
+    # -- tiktoken rank files ----------------------------------------------------------------------------
+
+    @classmethod
+    def from_tiktoken_ranks(
+        cls,
+        ranks: Mapping[bytes, int],
+        pattern: str,
+        special_tokens: Mapping[str, int] | None = None,
+        *,
+        cache_size: int = 1 << 18,
+    ) -> Tokenizer:
+        """Recover the merge list from a tiktoken rank file (token bytes → rank = id).
+
+        The single bytes must hold the ranks 0..255 (they do in r50k, cl100k
+        and o200k); they become ``byte_ids``.  Every longer token t, in rank
+        order, becomes the rule (x, y ↦ rank(t)) where ⟨⟨x⟩⟩⟨⟨y⟩⟩ = t is the
+        split tiktoken's own merge would form last: the split into two tokens
+        of lower rank if there is one, else the two parts left by merging t's
+        bytes by rank with the tokens of lower rank only.  A token that this
+        merge does not bring down to two parts (tiktoken itself never produces
+        it from its own bytes) takes the split whose larger rank is smallest.
+        """
+        rules, byte_ids = tiktoken_rules(ranks)
+        return cls(rules, pattern, special_tokens, byte_ids=byte_ids, cache_size=cache_size)
+
+
+def check_special_tokens(special_tokens: Mapping[str, int] | None, vocabulary: Container[int]) -> dict[str, int]:
+    """Special tokens are ids apart from the rules: outside V_m, distinct, named by non-empty strings (def-utf8)."""
+    if special_tokens is None:
+        return {}
+    if not isinstance(special_tokens, Mapping):
+        raise BPETypeError(f"special_tokens must be a mapping of str to int, not {type(special_tokens).__name__}")
+    seen: dict[int, str] = {}
+    for name, token in special_tokens.items():
+        if not isinstance(name, str) or not name:
+            raise BPETypeError(f"special token name {name!r} must be a non-empty str")
+        if not _is_int(token):
+            raise BPETypeError(f"special token {name!r} must have an int id, not {token!r}")
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError:
+            raise BPEValueError(f"special token name {name!r} is not encodable as UTF-8") from None
+        if token in vocabulary:
+            raise InvalidTokenError(f"special token {name!r} = {token} is already an id of the rules' vocabulary")
+        if token in seen:
+            raise InvalidTokenError(f"special tokens {seen[token]!r} and {name!r} share the id {token}")
+        seen[token] = name
+    return {name: int(token) for name, token in special_tokens.items()}
+
+
+def _short(value: object, limit: int = 80) -> str:
+    """``repr(value)``, cut to ``limit`` characters for error messages."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _parse_json(text: str, path: str | os.PathLike[str]) -> Any:
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise FormatError(path, "(file)", "JSON nested too deeply") from None
+    except ValueError as error:
+        raise FormatError(path, "(file)", f"not valid JSON: {error}") from None
+
+
+def _rules_from_json(value: object, path: str | os.PathLike[str]) -> list[Rule]:
+    if not isinstance(value, list):
+        raise FormatError(path, "rules", f"must be an array of [a, b, c] triples, not {_json_type(value)}")
+    rules: list[Rule] = []
+    for index, item in enumerate(value):
+        if not isinstance(item, list) or len(item) != 3 or not all(_is_int(x) for x in item):
+            raise FormatError(path, f"rules[{index}]", f"must be an array of three integers, not {_short(item)}")
+        rules.append(Rule(item[0], item[1], item[2]))
+    try:
+        check_rules(rules)
+    except BPEValueError as error:
+        raise FormatError(path, "rules", str(error)) from None
+    return rules
+
+
+def tiktoken_rules(ranks: Mapping[bytes, int]) -> tuple[list[Rule], tuple[int, ...]]:
+    """The rule list and byte ids equivalent to a tiktoken rank file (see ``Tokenizer.from_tiktoken_ranks``)."""
+    if not isinstance(ranks, Mapping):
+        raise BPETypeError(f"ranks must be a mapping of bytes to int, not {type(ranks).__name__}")
+    for token, rank in ranks.items():
+        if not isinstance(token, bytes) or not token:
+            raise BPETypeError(f"rank file token {token!r} must be non-empty bytes")
+        if not _is_int(rank) or rank < 0:
+            raise BPETypeError(f"rank of {token!r} must be a non-negative int, not {rank!r}")
+    if len(set(ranks.values())) != len(ranks):
+        raise BPEValueError("two tokens of the rank file share a rank")
+    byte_ids = [-1] * ALPHABET_SIZE
+    for byte in range(ALPHABET_SIZE):
+        byte_rank = ranks.get(bytes([byte]))
+        if byte_rank is None:
+            raise BPEValueError(f"the rank file has no token for byte {byte}")
+        if byte_rank >= ALPHABET_SIZE:
+            raise BPEValueError(
+                f"byte {byte} has rank {byte_rank}: the single bytes must hold the ranks 0..255 for the ids to carry"
+                " over"
+            )
+        byte_ids[byte] = byte_rank
+
+    def internal(token: bytes) -> int:
+        return token[0] if len(token) == 1 else ranks[token]
+
+    rules: list[Rule] = []
+    for token, rank in sorted(((t, r) for t, r in ranks.items() if len(t) > 1), key=lambda item: item[1]):
+        split = _last_split(ranks, token, rank)
+        if split is None:
+            raise BPEValueError(f"token {token!r} of rank {rank} is not two tokens of lower rank joined")
+        rules.append(Rule(internal(token[:split]), internal(token[split:]), rank))
+    return rules, tuple(byte_ids)
+
+
+def _last_split(ranks: Mapping[bytes, int], token: bytes, rank: int) -> int | None:
+    """Where tiktoken's merge of ``token``'s bytes, restricted to ranks below ``rank``, leaves its two parts."""
+    get = ranks.get
+    candidates: list[tuple[int, int]] = []
+    for i in range(1, len(token)):
+        left = get(token[:i])
+        if left is None or left >= rank:
+            continue
+        right = get(token[i:])
+        if right is not None and right < rank:
+            candidates.append((max(left, right), i))
+    if len(candidates) <= 1:
+        return candidates[0][1] if candidates else None
+    # tiktoken's merge on the bytes, lowest rank first (leftmost among equals), ranks >= ``rank`` excluded.
+    parts = [token[i : i + 1] for i in range(len(token))]
+    found = [get(parts[i] + parts[i + 1], rank) for i in range(len(parts) - 1)]
+    while len(parts) > 2:
+        best = min(found)
+        if best >= rank:
+            break
+        i = found.index(best)
+        parts[i : i + 2] = [parts[i] + parts[i + 1]]
+        del found[i]
+        if i > 0:
+            found[i - 1] = get(parts[i - 1] + parts[i], rank)
+        if i < len(found):
+            found[i] = get(parts[i] + parts[i + 1], rank)
+    if len(parts) == 2:
+        return len(parts[0])
+    return min(candidates)[1]
+
+
+def load_tiktoken_ranks(path: str | os.PathLike[str]) -> dict[bytes, int]:
+    """Read a tiktoken rank file (``base64(token) rank`` per line), gzip-compressed if its name ends in .gz."""
+    import gzip
+
+    raw = Path(path).read_bytes()
+    if os.fspath(path).endswith(".gz"):
+        raw = gzip.decompress(raw)
+    ranks: dict[bytes, int] = {}
+    for number, line in enumerate(raw.splitlines(), start=1):
+        if not line.strip():
+            continue
+        fields = line.split()
+        if len(fields) != 2:
+            raise FormatError(path, f"line {number}", "expected 'base64-token rank'")
+        try:
+            ranks[base64.b64decode(fields[0], validate=True)] = int(fields[1])
+        except ValueError as error:
+            raise FormatError(path, f"line {number}", str(error)) from None
+    return ranks
