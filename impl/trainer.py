@@ -29,9 +29,21 @@ Nothing here depends on the iteration order of a set or a dict, so the rules do
 not depend on ``PYTHONHASHSEED``.  Training stops after at most N − K merges
 (prop-bpe-training-termination).
 
-Ids above U+10FFFF cannot be characters; a run that could create them (more than
-1,113,856 merges) uses the list-based trainer ``_train_lists`` instead, which
-recomputes the pairs of each changed word.
+The same algorithm is written three times, and the tests check all three against
+the specification:
+
+* ``impl/_fastbpe.c`` (``_train_c``), the merge loop in C, used whenever the
+  extension is built.  It works one level finer: words are linked lists of
+  positions, a pair lists the positions where it starts, and a merge visits
+  those in increasing order (the left-to-right order of M_r); each position
+  knows its pair, so no pair is ever looked up.  A merge costs O(occurrences),
+  and all of training O(N log N).  In Python the same loop spends about a
+  microsecond per changed pair, twenty times more than C;
+* ``_train_strings``, the pure-Python version described above, used when the
+  extension is missing;
+* ``_train_lists``, for ids above U+10FFFF, which cannot be characters (more
+  than 1,113,856 merges, and no extension): words are lists of ids and a
+  changed word has all its pairs recomputed.
 """
 
 from __future__ import annotations
@@ -40,13 +52,23 @@ import heapq
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from itertools import chain, islice, repeat
+from itertools import chain, islice, pairwise, repeat
 from operator import add, itemgetter
 from typing import Protocol
 
 from spec.types import ALPHABET_SIZE, BPETypeError, InvalidCorpusError, InvalidTextError, Rule
 
+try:
+    from impl import _fastbpe  # type: ignore[attr-defined]
+except ImportError:  # the C extension is optional: the pure-Python trainer gives the same rules
+    _fastbpe = None
+
+#: Whether the C merge loop (``impl/_fastbpe.c``) is built and used.
+HAVE_C_LOOP: bool = _fastbpe is not None
+
 __all__ = [
+    "BACKENDS",
+    "HAVE_C_LOOP",
     "Pretokenizer",
     "count_words",
     "train",
@@ -62,10 +84,6 @@ _MAX_CODE_POINT = 0x10FFFF
 
 #: Items read at a time from a stream of texts or words (bounds the memory of ``count_words``).
 _CHUNK_ITEMS = 4096
-
-#: A run shows a progress bar on its own (``progress=None``) when stderr is a terminal and it is at least this long.
-_LONG_RUN_MERGES = 1000
-_LONG_RUN_SYMBOLS = 1 << 20
 
 
 class _Bar(Protocol):
@@ -105,32 +123,33 @@ def _first_bad_word(corpus: Sequence[object]) -> None:
 
 def _corpus_counts(corpus: Sequence[bytes]) -> Counter[bytes]:
     """The distinct words of a checked corpus (w_1, …, w_K) with their frequencies (def-bpe, rem-faster-training)."""
-    if isinstance(corpus, (str, bytes, bytearray)) or not isinstance(corpus, Sequence):
+    if isinstance(corpus, (str, bytes)) or not isinstance(corpus, Sequence):
         raise BPETypeError(f"corpus must be a sequence of bytes words, not {type(corpus).__name__}")
     if len(corpus) == 0:
         raise InvalidCorpusError("corpus is empty: def-bpe needs K >= 1 words")
     try:
         counts: Counter[object] = Counter(corpus)
-    except TypeError:  # an unhashable word, such as a bytearray
-        _first_bad_word([w for w in corpus if not isinstance(w, bytearray)] if False else corpus)
+    except TypeError:  # an unhashable word: a bytearray (accepted) or something that is not a word
+        _first_bad_word(corpus)
         counts = Counter(bytes(w) for w in corpus)
-    for word in counts:
-        if type(word) is not bytes or not word:
-            _first_bad_word(corpus)
-            break
-    words: Counter[bytes] = Counter()
-    for word, count in counts.items():
-        key = word if type(word) is bytes else bytes(word)  # type: ignore[arg-type]
-        words[key] += count
-    return words
+    if set(map(type, counts)) != {bytes} or b"" in counts:
+        _first_bad_word(corpus)
+    return counts  # type: ignore[return-value]  # every key is a non-empty bytes
 
 
-def _check_counts(counts: Mapping[bytes, int]) -> Counter[bytes]:
+def _check_counts(counts: Mapping[bytes, int]) -> Mapping[bytes, int]:
     """A word-count table: distinct words in Σ⁺ with frequencies f ≥ 1, at least one word (def-bpe)."""
     if not isinstance(counts, Mapping):
         raise BPETypeError(f"counts must be a mapping from bytes words to ints, not {type(counts).__name__}")
     if len(counts) == 0:
         raise InvalidCorpusError("counts is empty: def-bpe needs K >= 1 words")
+    if (
+        set(map(type, counts)) == {bytes}
+        and set(map(type, counts.values())) == {int}
+        and b"" not in counts
+        and min(counts.values()) >= 1
+    ):
+        return counts  # every check below passes (tested with C-level operations only)
     checked: Counter[bytes] = Counter()
     for word, count in counts.items():
         if not isinstance(word, (bytes, bytearray)):
@@ -150,6 +169,9 @@ def _check_counts(counts: Mapping[bytes, int]) -> Counter[bytes]:
 # ---------------------------------------------------------------------------
 
 
+_encode_utf8: Callable[[object], bytes] = str.encode  # type: ignore[assignment]
+
+
 def _as_text(item: object, index: int) -> str:
     if isinstance(item, str):
         return item
@@ -166,15 +188,12 @@ def _count_chunk(
 ) -> None:
     """Add the words of one chunk of items (items ``start``, ``start + 1``, …) to ``counter``."""
     if pretokenize is None:
-        try:
-            counter.update(chunk)
-        except TypeError:  # unhashable items: bytearray (accepted) or something that is not a word
+        if not set(map(type, chunk)) <= {str, bytes}:
             for offset, item in enumerate(chunk):
                 if not isinstance(item, (str, bytes, bytearray)):
-                    raise BPETypeError(
-                        f"word {start + offset} must be bytes or str, not {type(item).__name__}"
-                    ) from None
-            counter.update(bytes(w) if isinstance(w, bytearray) else w for w in chunk)
+                    raise BPETypeError(f"word {start + offset} must be bytes or str, not {type(item).__name__}")
+            chunk = [bytes(w) if isinstance(w, bytearray) else w for w in chunk]
+        counter.update(chunk)
         if not all(chunk):
             offset = next(i for i, item in enumerate(chunk) if not item)
             raise InvalidCorpusError(f"word {start + offset} is empty: words must be in Σ⁺")
@@ -188,11 +207,14 @@ def _count_chunk(
         counter.update(joined.split())
         return
     for offset, item in enumerate(chunk):
-        counter.update(pretokenize(_as_text(item, start + offset)))
+        try:
+            counter.update(pretokenize(_as_text(item, start + offset)))
+        except TypeError as error:
+            raise BPETypeError(f"the pre-tokenizer's pieces of text {start + offset} must be str: {error}") from None
 
 
 def count_words(
-    items: Iterable[bytes | str], *, pretokenize: Pretokenizer | None = None
+    items: Iterable[bytes | str], *, pretokenize: Pretokenizer | None = None, progress: bool | None = False
 ) -> Counter[bytes]:
     """The distinct words of a stream with their frequencies: the corpus of def-bpe as rem-faster-training keeps it.
 
@@ -202,6 +224,8 @@ def count_words(
     empty pieces are dropped.  ``str.split`` is recognised and run on many texts
     at once.  Memory is bounded by the distinct words (and one chunk of items):
     strings are counted first and each distinct one is encoded once.
+    ``progress`` shows a tqdm bar of the items read (None: if stderr is a
+    terminal and counting takes more than a second).
     """
     if pretokenize is not None and not callable(pretokenize):
         raise BPETypeError(f"pretokenize must be callable or None, not {type(pretokenize).__name__}")
@@ -210,9 +234,28 @@ def count_words(
     counter: Counter[object] = Counter()
     iterator: Iterator[object] = iter(items)
     start = 0
-    while chunk := list(islice(iterator, _CHUNK_ITEMS)):
-        _count_chunk(counter, chunk, start, pretokenize)
-        start += len(chunk)
+    bar = _progress_bar(None, progress, "item", "counting words")
+    try:
+        while chunk := list(islice(iterator, _CHUNK_ITEMS)):
+            _count_chunk(counter, chunk, start, pretokenize)
+            start += len(chunk)
+            if bar is not None:
+                bar.update(len(chunk))
+    finally:
+        if bar is not None:
+            bar.close()
+    kinds = set(map(type, counter))
+    if kinds <= {str} or kinds <= {bytes}:
+        # The usual cases, with C-level loops only.  UTF-8 is injective on str, so the encoded
+        # words stay distinct; an error falls through to the loop below, which names the word.
+        try:
+            keys = map(_encode_utf8, counter) if kinds == {str} else counter
+            fast: Counter[bytes] = Counter(dict(zip(keys, counter.values(), strict=True)))  # type: ignore[arg-type]
+        except UnicodeEncodeError:
+            pass
+        else:
+            fast.pop(b"", None)
+            return fast
     words: Counter[bytes] = Counter()
     for word, count in counter.items():
         if isinstance(word, str):
@@ -235,14 +278,18 @@ def count_words(
 # ---------------------------------------------------------------------------
 
 
-def _progress_bar(total: int, symbols: int, progress: bool | None) -> _Bar | None:
+def _progress_bar(total: int | None, progress: bool | None, unit: str, desc: str) -> _Bar | None:
+    """A tqdm bar when ``progress`` is True; with None, one that appears after a second if stderr is a terminal."""
     if progress is None:
-        progress = total >= _LONG_RUN_MERGES and symbols >= _LONG_RUN_SYMBOLS and sys.stderr.isatty()
+        progress = sys.stderr.isatty()
+        delay = 1.0
+    else:
+        delay = 0.0
     if not progress:
         return None
     from tqdm import tqdm
 
-    bar: _Bar = tqdm(total=total, unit="merge", desc="BPE training", leave=False)
+    bar: _Bar = tqdm(total=total, unit=unit, desc=desc, leave=False, delay=delay)
     return bar
 
 
@@ -312,15 +359,12 @@ def _train_strings(words: list[bytes], freqs: list[int], merges: int, bar: _Bar 
                     counts[old] -= freq
                     new = merged[j - 1 : j + 1]
                     counts[new] = counts_get(new, 0) + freq
-                    if new not in created:
+                    occurs = where_get(new)
+                    if occurs is None:
+                        where[new] = [index]
                         created.add(new)
-                        occurs = where_get(new)
-                        if occurs is None:
-                            where[new] = [index]
-                        else:
-                            occurs.append(index)
-                    elif where[new][-1] != index:
-                        where[new].append(index)
+                    elif occurs[-1] != index:
+                        occurs.append(index)
                 if j < last and merged[j + 1] != c:
                     # The right neighbour y: (b, y) becomes (c, y).  When y is merged too, the pair
                     # between the two merges is handled as that merge's left neighbour.
@@ -328,15 +372,12 @@ def _train_strings(words: list[bytes], freqs: list[int], merges: int, bar: _Bar 
                     counts[old] -= freq
                     new = merged[j : j + 2]
                     counts[new] = counts_get(new, 0) + freq
-                    if new not in created:
+                    occurs = where_get(new)
+                    if occurs is None:
+                        where[new] = [index]
                         created.add(new)
-                        occurs = where_get(new)
-                        if occurs is None:
-                            where[new] = [index]
-                        else:
-                            occurs.append(index)
-                    elif where[new][-1] != index:
-                        where[new].append(index)
+                    elif occurs[-1] != index:
+                        occurs.append(index)
                 shift += 1
                 j = merged.find(c, j + 1)
         del counts[pair]  # M_r leaves no (a, b) behind: its count is now 0
@@ -349,7 +390,7 @@ def _train_strings(words: list[bytes], freqs: list[int], merges: int, bar: _Bar 
 
 
 def _word_pairs(tokens: list[int]) -> list[tuple[int, int]]:
-    return list(zip(tokens, tokens[1:], strict=False))
+    return list(pairwise(tokens))
 
 
 def _merge_list(tokens: list[int], a: int, b: int, c: int) -> list[int]:
@@ -424,11 +465,44 @@ def _train_lists(words: list[bytes], freqs: list[int], merges: int, bar: _Bar | 
     return rules
 
 
-#: Runs that may create an id above this one use ``_train_lists`` (a variable so that tests can lower it).
-_STRING_ID_LIMIT = _MAX_CODE_POINT
+def _train_c(words: list[bytes], freqs: list[int], merges: int, bar: _Bar | None) -> list[Rule]:
+    """rem-faster-training with the merge loop of ``impl/_fastbpe.c``."""
+    assert _fastbpe is not None
+    rules = [Rule(a, b, c) for a, b, c in _fastbpe.train(words, freqs, merges)]
+    if bar is not None:
+        bar.update(len(rules))
+    return rules
 
 
-def _train_distinct(counts: Mapping[bytes, int], bound: int | None, progress: bool | None) -> list[Rule]:
+#: The ways to run the merge loop, fastest first; see the module docstring.
+BACKENDS: dict[str, Callable[[list[bytes], list[int], int, _Bar | None], list[Rule]]] = {
+    "c": _train_c,
+    "strings": _train_strings,
+    "lists": _train_lists,
+}
+
+#: Limits of the C loop: 32-bit positions and ids, 64-bit counts.
+_C_INDEX_LIMIT = 2**31 - 1
+_C_COUNT_LIMIT = 2**62
+
+
+def _backend(words: list[bytes], freqs: list[int], symbols: int, merges: int) -> str:
+    """The fastest backend that can run this training."""
+    if (
+        _fastbpe is not None
+        and symbols <= _C_INDEX_LIMIT
+        and ALPHABET_SIZE + merges <= _C_INDEX_LIMIT
+        and sum(freqs) * max(map(len, words)) < _C_COUNT_LIMIT
+    ):
+        return "c"
+    if ALPHABET_SIZE + merges - 1 <= _MAX_CODE_POINT:
+        return "strings"
+    return "lists"
+
+
+def _train_distinct(
+    counts: Mapping[bytes, int], bound: int | None, progress: bool | None, backend: str | None = None
+) -> list[Rule]:
     """def-bpe on the corpus in which word w occurs counts[w] times (rem-faster-training)."""
     words = list(counts.keys())
     freqs = list(counts.values())
@@ -437,11 +511,10 @@ def _train_distinct(counts: Mapping[bytes, int], bound: int | None, progress: bo
     # and a word never has fewer than one, so there are at most Σ (|w| − 1) merges.
     most = symbols - len(words)
     merges = most if bound is None else min(bound, most)
-    bar = _progress_bar(merges, symbols, progress)
+    run = BACKENDS[backend or _backend(words, freqs, symbols, merges)]
+    bar = _progress_bar(merges, progress, "merge", "BPE merges")
     try:
-        if ALPHABET_SIZE + merges - 1 > _STRING_ID_LIMIT:
-            return _train_lists(words, freqs, merges, bar)
-        return _train_strings(words, freqs, merges, bar)
+        return run(words, freqs, merges, bar)
     finally:
         if bar is not None:
             bar.close()
@@ -454,7 +527,8 @@ def train(corpus: Sequence[bytes], num_merges: int | None, *, progress: bool | N
     m ≥ 0, or None for no bound, in which case training ends when no word has
     two tokens left, after at most N − K merges (prop-bpe-training-termination).
     Computed as rem-faster-training describes; equal to ``spec.bpe.train``.
-    ``progress`` shows a tqdm bar (None: only on long runs with stderr a terminal).
+    ``progress`` shows a tqdm bar of the merges (None: one that appears after a
+    second, and only when stderr is a terminal).
     """
     counts = _corpus_counts(corpus)
     bound = _check_num_merges(num_merges)
@@ -487,7 +561,7 @@ def train_iter(
     ``count_words``.  ``num_merges`` is checked before the stream is read.
     """
     bound = _check_num_merges(num_merges)
-    counts = count_words(items, pretokenize=pretokenize)
+    counts = count_words(items, pretokenize=pretokenize, progress=progress)
     if not counts:
         raise InvalidCorpusError("the stream holds no words: def-bpe needs K >= 1 words")
     return _train_distinct(counts, bound, progress)

@@ -1,0 +1,5 @@
+"""Build the optional C inner loops; without a compiler the pure-Python engine is used."""
+
+from setuptools import Extension, setup
+
+setup(ext_modules=[Extension("impl._fastbpe", ["impl/_fastbpe.c"], optional=True)])
