@@ -1,0 +1,1187 @@
+"""``bpeproof audit``: what a real BPE vocabulary file holds, and which BPE its own library computes.
+
+The audit reads a tokenizer file with ``impl.formats``, checks it against the
+article's definitions, runs the file's reference library (tiktoken,
+``tokenizers`` or sentencepiece) and compares it with each BPE variant of
+``spec.variants``:
+
+- the vocabulary: |V| against 256 + m (prop-bpe-vocab-size), missing byte
+  tokens, whether the merge list is proper (each merge over the vocabulary built
+  so far: def-merge, via ``impl.formats.convert``), merges of a pair already
+  merged, tokens that stand for the same bytes (ex-same-string), tokens their
+  own bytes never encode to, tokens whose bytes alone are not UTF-8
+  (prop-utf8-boundary), special tokens (def-utf8);
+- the variant the library follows: the library encodes sampled words (pre-tokens
+  of the corpora, token strings of the vocabulary, generated strings) and each
+  variant encodes them too; the verdict lists the variants that agree on every
+  word.  The variants here are fast versions of ``spec.variants`` (the
+  specification recurses and is for small inputs); for small rule lists the
+  audit also runs the specification's own and counts any difference;
+- compression per corpus (def-utf8's bytes per token) by the library (``tokenizers``
+  in pieces cut at line starts, see ``TokenizersLibrary.count_tokens``), the
+  information bound of prop-token-information (log2 |V| bits per token against
+  8 · bytes/token raw bits per token);
+- the greedy-against-shortest gap of prop-bpe-greedy-not-optimal on sampled words;
+- the project's own ``Tokenizer`` against the library on a sample of the text.
+
+How the variants are run.  On a file the fast variants work in the file's own ids over its own merge list:
+rule-rank takes the first merge of each pair in the file's order (improper merges included, as the libraries
+do), bytes-rank ranks the tokens as the file does (tiktoken: the rank = id; sentencepiece: the score; the
+other formats: the merge that makes the token), whole-word looks the word's bytes up among those tokens, and
+sequential is (i) on the proper merges (``impl.formats.convert``) with the project's ``Encoder``.  Words start
+as bytes, except for sentencepiece, whose units are its one-character pieces (bytes by ``<0xNN>`` fallback),
+and whose words are compared in the library's normalized form (▁ read as a space).  A token is *unreachable*
+under a variant when its own bytes do not encode to it alone: ``sequential`` is (i), ``declared`` is the file's
+merge procedure without a whole-word look-up (bytes-rank for tiktoken and sentencepiece, rule-rank otherwise).
+
+The JSON report (``audit`` returns it as a dict; ``--json FILE`` writes it).  Keys are stable; a key may gain
+siblings, never change meaning.
+
+- ``format``: "bpeproof-audit"; ``version``: 1.
+- ``file``: ``path``, ``kind`` (``impl.formats.KINDS``), ``tokens``, ``merges``, ``specials`` (counts),
+  ``pattern`` (the regex used, or null), ``pattern_name``, ``pattern_source`` ("option", "file", "guessed": a rank
+  file's pattern by its name or size, o200k when neither tells, "library": the library's own pre-tokenizer,
+  "none"), ``ignore_merges``, ``byte_fallback``.
+- ``vocabulary``: ``size`` (ordinary tokens |V|), ``expected_size`` (256 + merges, prop-bpe-vocab-size),
+  ``size_matches``, ``missing_bytes`` (byte values without a token), ``proper`` (no improper merge),
+  ``improper_merges`` {``count``, ``by_kind``, ``examples`` [{``index``, ``merge``, ``kind``, ``detail``}]},
+  ``duplicate_merges`` (pairs merged twice) {``count``, ``examples`` [{``pair``, ``text``, ``merges``}]},
+  ``same_bytes`` (ex-same-string) {``count``, ``examples`` [{``text``, ``hex``, ``ids``}]},
+  ``unreachable`` {``declared_variant``, ``sequential``, ``declared``, ``both``, ``library`` (the library
+  itself on the token's bytes as one pre-token; null when it cannot be asked): each {``count``, ``examples``
+  [{``id``, ``text``, ``hex``}]}}, ``not_utf8`` (prop-utf8-boundary) {``count``,
+  ``single_bytes`` (those of one byte ≥ 0x80), ``examples`` (longer tokens first)}, ``specials`` {``count``,
+  ``examples`` [{``text``, ``id``}]}, ``token_lengths`` {byte length as a string: count},
+  ``max_token_bytes``, ``bits_per_token`` (log2 |V|, prop-token-information).
+- ``library``: ``name`` ("tiktoken", "tokenizers", "sentencepiece"), ``version``, ``available``, ``error``.
+- ``variants``: ``declared`` (the variants the library documents), ``words`` (compared), ``skipped_long``
+  (distinct corpus words over ``MAX_WORD_BYTES``), ``sources`` {``corpus``, ``tokens``, ``generated``},
+  ``results`` {variant: {``compared``, ``agree``, ``disagreements`` [{``word``, ``hex``, ``library``,
+  ``variant``}]}}, ``verdict`` (the variants agreeing on every word), ``follows_declared`` (null when nothing
+  was compared), ``spec_checked`` (words also run through ``spec.variants``: small rule lists only),
+  ``spec_mismatches`` [{``word``, ``variant``, ``ids``}] (a fast variant ≠ the specification; expected empty).
+- ``project``: ``compared``, ``reason`` (how, or why not), ``bytes``, ``library_tokens``, ``project_tokens``,
+  ``agree``, ``first_difference`` {``index``, ``library``, ``project``} or null (all null when not compared).
+- ``corpora``: [{``name``, ``bytes``, ``tokens``, ``bytes_per_token`` (def-utf8's compression rate),
+  ``raw_bits_per_token`` (8 · bytes/token), ``bits_per_token`` (log2 |V|), ``encoded_by``}].
+- ``greedy_gap`` (prop-bpe-greedy-not-optimal, over the sampled corpus words weighted by their counts):
+  ``words``, ``occurrences``, ``bpe_tokens``, ``shortest_tokens``, ``saved_percent``, ``words_shorter``,
+  ``worst`` [{``word``, ``count``, ``bpe``, ``shortest``, ``bpe_pieces``, ``shortest_pieces``}].
+- ``timings``: {phase: seconds} (``unreachable`` is part of ``vocabulary``; ``total`` is the sum of the
+  phases); ``findings``: one-line statements, the most important first.
+
+Words and token bytes are shown as text where they are UTF-8, with ``\\xNN`` escapes elsewhere.
+"""
+
+from __future__ import annotations
+
+import gzip
+import importlib.metadata
+import math
+import random
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from itertools import pairwise
+from pathlib import Path
+from typing import Any, Protocol
+
+import regex
+
+from impl.encoder import Encoder
+from impl.formats import GPT2_PATTERN, Conversion, Vocab, bytes_to_unicode, convert, load
+from impl.patterns import PATTERNS, compile_pattern, pattern_name, resolve_pattern
+from impl.tokenizer import Tokenizer
+from spec.types import ALPHABET_SIZE, RuleTriple
+
+__all__ = [
+    "DEFAULT_SAMPLES",
+    "MAX_WORD_BYTES",
+    "VARIANT_NAMES",
+    "FileView",
+    "Library",
+    "MergeTable",
+    "audit",
+    "fast_variants",
+    "shortest_length",
+    "show",
+]
+
+FORMAT_NAME = "bpeproof-audit"
+FORMAT_VERSION = 1
+
+#: Words longer than this (in bytes) are not compared: the variants run a quadratic merge on them.
+MAX_WORD_BYTES = 50
+#: Distinct corpus words compared by default.
+DEFAULT_SAMPLES = 4000
+#: Examples kept per finding.
+EXAMPLES = 10
+#: Disagreements kept per variant.
+DISAGREEMENTS = 5
+#: Text taken from each corpus for word sampling and for the project comparison, in characters.
+SAMPLE_TEXT_CHARS = 1 << 20
+PROJECT_TEXT_CHARS = 1 << 17
+#: ``tokenizers`` encodes long texts in pieces of about this many characters (see ``count_tokens``), each cut
+#: checked on CUT_WINDOW characters either side.
+CHUNK_CHARS = 1 << 19
+CUT_WINDOW = 256
+_LINE_START = regex.compile(r"\n(?=\S)")
+#: Rule lists up to this size are also run through the specification's variants (recursive, slow), on at most
+#: SPEC_WORDS words of at most SPEC_WORD_BYTES bytes: a few seconds at most.
+SPEC_RULES_LIMIT = 64
+SPEC_WORDS = 200
+SPEC_WORD_BYTES = 16
+
+#: The variants of ``spec.variants``, by the names it uses.
+VARIANT_NAMES = ("sequential", "rule-rank", "bytes-rank", "whole-word+rule-rank", "whole-word+bytes-rank")
+
+#: What each file kind's library is documented to compute.
+DECLARED: dict[str, tuple[str, ...]] = {
+    "tiktoken": ("bytes-rank", "whole-word+bytes-rank"),
+    "hf-bpe": ("rule-rank", "sequential"),
+    "gpt2": ("rule-rank", "sequential"),
+    "sentencepiece-bpe": ("bytes-rank",),
+}
+
+
+def declared_variants(vocab: Vocab) -> tuple[str, ...]:
+    """The variants a file's library is documented to compute: ``DECLARED`` by kind; a Hugging Face file with
+    ``ignore_merges`` looks a whole pre-token up first."""
+    if vocab.kind == "hf-bpe" and vocab.ignore_merges:
+        return ("whole-word+rule-rank",)
+    return DECLARED[vocab.kind]
+
+
+def show(data: bytes, limit: int = 60) -> str:
+    """Bytes as readable text: UTF-8 where valid, ``\\xNN`` elsewhere; newlines and tabs escaped."""
+    text = data.decode("utf-8", errors="backslashreplace")
+    text = text.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# ---------------------------------------------------------------------------
+# Fast versions of the variants of spec.variants
+# ---------------------------------------------------------------------------
+
+
+class MergeTable:
+    """The tables the fast variants need: token bytes, the first rule of each pair, the earliest token of each
+    string, and how a word is cut into units.
+
+    ``merges`` are ``(a, b, c)`` in priority order; ``order`` lists the joinable tokens by priority for the
+    bytes-rank variant (by default the merge results in merge order).  ``units`` cuts a word into its initial
+    ids (by default one id per byte, the byte itself).
+    """
+
+    def __init__(
+        self,
+        token_bytes: Mapping[int, bytes],
+        merges: Sequence[RuleTriple],
+        *,
+        order: Sequence[int] | None = None,
+        units: Callable[[bytes], list[int]] | None = None,
+    ) -> None:
+        self.token_bytes: dict[int, bytes] = dict(token_bytes)
+        self.pairs: dict[tuple[int, int], tuple[int, int]] = {}
+        for rank, (a, b, c) in enumerate(merges):
+            self.pairs.setdefault((a, b), (rank, c))
+        self.earliest: dict[bytes, tuple[int, int]] = {}
+        for rank, token in enumerate(order if order is not None else [c for _, _, c in merges]):
+            data = self.token_bytes.get(token)
+            if data is not None and len(data) >= 2:
+                self.earliest.setdefault(data, (rank, token))
+        self.units: Callable[[bytes], list[int]] = units if units is not None else list
+
+    @classmethod
+    def from_rules(cls, rules: Sequence[RuleTriple]) -> MergeTable:
+        """The table of a valid rule list in the specification's convention (bytes are ids 0..255)."""
+        token_bytes = {byte: bytes([byte]) for byte in range(ALPHABET_SIZE)}
+        for a, b, c in rules:
+            token_bytes[c] = token_bytes[a] + token_bytes[b]
+        return cls(token_bytes, rules)
+
+    def rule_rank(self, word: bytes) -> list[int]:
+        """(ii): merge the pair of the earliest rule, leftmost among equals, until none is left."""
+        ids = self.units(word)
+        get = self.pairs.get
+        while len(ids) > 1:
+            best: tuple[int, int] | None = None
+            at = 0
+            for i in range(len(ids) - 1):
+                found = get((ids[i], ids[i + 1]))
+                if found is not None and (best is None or found[0] < best[0]):
+                    best, at = found, i
+            if best is None:
+                break
+            ids[at : at + 2] = [best[1]]
+        return ids
+
+    def bytes_rank(self, word: bytes) -> list[int]:
+        """(iii): join the two adjacent parts whose joined bytes are the earliest token, leftmost among equals."""
+        ids = self.units(word)
+        parts = [self.token_bytes[token] for token in ids]
+        get = self.earliest.get
+        while len(parts) > 1:
+            best: tuple[int, int] | None = None
+            at = 0
+            for i in range(len(parts) - 1):
+                found = get(parts[i] + parts[i + 1])
+                if found is not None and (best is None or found[0] < best[0]):
+                    best, at = found, i
+            if best is None:
+                break
+            parts[at : at + 2] = [parts[at] + parts[at + 1]]
+            ids[at : at + 2] = [best[1]]
+        return ids
+
+    def whole_word(self, word: bytes) -> int | None:
+        """The earliest token whose bytes are the whole word (a single unit is its own token), or None."""
+        found = self.earliest.get(word)
+        if found is not None:
+            return found[1]
+        units = self.units(word)
+        return units[0] if len(units) == 1 else None
+
+
+def fast_variants(rules: Sequence[RuleTriple]) -> dict[str, Callable[[bytes], list[int]]]:
+    """The variants of ``spec.variants.VARIANTS`` for a valid rule list, fast: same names, same values."""
+    table = MergeTable.from_rules(rules)
+    encoder = Encoder(rules, cache_size=0)
+
+    def whole(fallback: Callable[[bytes], list[int]]) -> Callable[[bytes], list[int]]:
+        def run(word: bytes) -> list[int]:
+            token = table.whole_word(word) if word else None
+            return [token] if token is not None else fallback(word)
+
+        return run
+
+    return {
+        "sequential": encoder.encode,
+        "rule-rank": table.rule_rank,
+        "bytes-rank": table.bytes_rank,
+        "whole-word+rule-rank": whole(table.rule_rank),
+        "whole-word+bytes-rank": whole(table.bytes_rank),
+    }
+
+
+def shortest_length(lengths_at: Mapping[bytes, int], longest: int, word: bytes) -> tuple[int, list[bytes]]:
+    """prop-bpe-greedy-not-optimal's dynamic programme: the fewest tokens whose bytes join to ``word``.
+
+    ``lengths_at`` holds every token string (the value is unused); ``longest`` is ℓmax.  Returns the length and
+    one shortest segmentation; (len(word) + 1, []) when no segmentation exists (a byte without a token).
+    """
+    n = len(word)
+    infinity = n + 1
+    f = [0] + [infinity] * n
+    last = [0] * (n + 1)
+    for i in range(1, n + 1):
+        for length in range(1, min(longest, i) + 1):
+            if f[i - length] + 1 < f[i] and word[i - length : i] in lengths_at:
+                f[i] = f[i - length] + 1
+                last[i] = length
+    if f[n] >= infinity:
+        return infinity, []
+    pieces: list[bytes] = []
+    i = n
+    while i > 0:
+        pieces.append(word[i - last[i] : i])
+        i -= last[i]
+    return f[n], pieces[::-1]
+
+
+# ---------------------------------------------------------------------------
+# The reference libraries
+# ---------------------------------------------------------------------------
+
+
+class Library(Protocol):
+    """A file's reference library, as the audit runs it."""
+
+    name: str
+    version: str
+
+    def encode_word(self, word: bytes) -> list[int] | None:
+        """The ids of one pre-token, without pre-tokenization; None when the library cannot take it."""
+
+    def encode_text(self, text: str) -> list[int]:
+        """The ids of a whole text, as the library's users get them (no special tokens)."""
+
+    def count_tokens(self, text: str) -> int:
+        """How many tokens ``encode_text`` gives for ``text`` (perhaps without holding them all at once)."""
+
+    def pretokenize(self, text: str) -> list[bytes]:
+        """The pre-tokens of a text, as the library cuts it."""
+
+
+def _version(package: str) -> str:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+class TiktokenLibrary:
+    """tiktoken, built from the rank file's tokens and the pattern (no special tokens)."""
+
+    name = "tiktoken"
+
+    def __init__(self, vocab: Vocab, pattern: str) -> None:
+        import tiktoken
+
+        self.version = _version("tiktoken")
+        ranks = {data: token for token, data in vocab.tokens.items()}
+        self._encoding = tiktoken.Encoding(
+            name=Path(vocab.source).name or "audit", pat_str=pattern, mergeable_ranks=ranks, special_tokens={}
+        )
+        self._regex = regex.compile(pattern)
+
+    def encode_word(self, word: bytes) -> list[int] | None:
+        return list(self._encoding._encode_single_piece(word))
+
+    def encode_text(self, text: str) -> list[int]:
+        return list(self._encoding.encode_ordinary(text))
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._encoding.encode_ordinary(text))
+
+    def pretokenize(self, text: str) -> list[bytes]:
+        return [match.group().encode("utf-8") for match in self._regex.finditer(text)]
+
+
+class TokenizersLibrary:
+    """Hugging Face ``tokenizers``: the tokenizer.json as the library reads it, or a BPE model built from GPT-2's
+    files with a byte-level pre-tokenizer.  Words go straight to the model (``model.tokenize``)."""
+
+    name = "tokenizers"
+
+    def __init__(self, vocab: Vocab, pattern: str | None = None) -> None:
+        import tokenizers
+
+        self.version = _version("tokenizers")
+        table = bytes_to_unicode()
+        self._table = table
+        if vocab.kind == "hf-bpe":
+            raw = Path(vocab.source).read_bytes()
+            if raw[:2] == b"\x1f\x8b":
+                raw = gzip.decompress(raw)
+            self._tokenizer = tokenizers.Tokenizer.from_str(raw.decode("utf-8"))
+        else:
+            def spell(data: bytes) -> str:
+                return "".join(table[byte] for byte in data)
+
+            strings = {spell(data): token for token, data in vocab.tokens.items()}
+            merges = [(spell(vocab.tokens[a]), spell(vocab.tokens[b])) for a, b, _ in vocab.merges]
+            model = tokenizers.models.BPE(vocab=strings, merges=merges)
+            tokenizer = tokenizers.Tokenizer(model)
+            if pattern is None or pattern == GPT2_PATTERN:
+                tokenizer.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+            else:
+                tokenizer.pre_tokenizer = tokenizers.pre_tokenizers.Sequence([
+                    tokenizers.pre_tokenizers.Split(tokenizers.Regex(pattern), behavior="isolated"),
+                    tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+                ])
+            tokenizer.decoder = tokenizers.decoders.ByteLevel()
+            self._tokenizer = tokenizer
+        self._model = self._tokenizer.model
+        self._byte_level = vocab.kind == "gpt2" or any(step.type == "ByteLevel" for step in vocab.pre_tokenizers)
+        self._reverse = {char: byte for byte, char in table.items()}
+
+    def _spell(self, word: bytes) -> str | None:
+        if self._byte_level:
+            return "".join(self._table[byte] for byte in word)
+        try:
+            return word.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+
+    def encode_word(self, word: bytes) -> list[int] | None:
+        spelled = self._spell(word)
+        if spelled is None:
+            return None
+        return [token.id for token in self._model.tokenize(spelled)]
+
+    def encode_text(self, text: str) -> list[int]:
+        return list(self._tokenizer.encode(text, add_special_tokens=False).ids)
+
+    def count_tokens(self, text: str) -> int:
+        """The token count of ``text``, encoded in pieces of about ``CHUNK_CHARS`` characters, two at a time.
+
+        ``tokenizers`` keeps offsets and strings for every token: a 10 MB text in one call takes gigabytes.
+        The text is cut just after a newline that a non-space character follows, and only when, at every
+        cut, the library's pre-tokenizer cuts the text around it the same way as the two sides apart (so no
+        pre-token spans a cut); otherwise the text is encoded whole.
+        """
+        chunks = line_chunks(text, CHUNK_CHARS)
+        if len(chunks) == 1 or not all(self._same_cut(left, right) for left, right in pairwise(chunks)):
+            return len(self.encode_text(text))
+        total = 0
+        for start in range(0, len(chunks), 2):
+            batch = self._tokenizer.encode_batch(chunks[start : start + 2], add_special_tokens=False)
+            total += sum(len(encoding.ids) for encoding in batch)
+        return total
+
+    def _same_cut(self, left: str, right: str) -> bool:
+        tail, head = left[-CUT_WINDOW:], right[:CUT_WINDOW]
+        return self.pretokenize(tail + head) == self.pretokenize(tail) + self.pretokenize(head)
+
+    def pretokenize(self, text: str) -> list[bytes]:
+        pre = self._tokenizer.pre_tokenizer
+        if pre is None:
+            return [text.encode("utf-8")] if text else []
+        pieces = [piece for piece, _ in pre.pre_tokenize_str(text)]
+        if self._byte_level:
+            reverse = self._reverse
+            return [bytes(reverse[char] for char in piece) for piece in pieces]
+        return [piece.encode("utf-8") for piece in pieces]
+
+
+class SentencepieceLibrary:
+    """sentencepiece: words are given as text; the library adds its dummy prefix and writes spaces as ▁."""
+
+    name = "sentencepiece"
+
+    def __init__(self, vocab: Vocab) -> None:
+        import sentencepiece
+
+        self.version = _version("sentencepiece")
+        self._processor = sentencepiece.SentencePieceProcessor(model_file=vocab.source)
+
+    def normalized(self, word: bytes) -> bytes | None:
+        """The bytes the model's pieces are matched against: the normalized text with ▁ read as a space."""
+        try:
+            text = word.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        return str(self._processor.normalize(text)).replace("\u2581", " ").encode("utf-8")
+
+    def encode_word(self, word: bytes) -> list[int] | None:
+        try:
+            text = word.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        return list(self._processor.encode(text))
+
+    def encode_text(self, text: str) -> list[int]:
+        return list(self._processor.encode(text))
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._processor.encode(text))
+
+    def pretokenize(self, text: str) -> list[bytes]:
+        return [piece.encode("utf-8") for piece in text.split()]
+
+
+def line_chunks(text: str, size: int) -> list[str]:
+    """``text`` cut into pieces of about ``size`` characters, each cut just after a newline followed by a
+    character that is not white space; pieces join back to ``text``."""
+    cuts = [0]
+    finder = _LINE_START
+    while len(text) - cuts[-1] > size:
+        match = finder.search(text, cuts[-1] + size)
+        if match is None:
+            break
+        cuts.append(match.start() + 1)
+    cuts.append(len(text))
+    return [text[start:end] for start, end in pairwise(cuts) if end > start]
+
+
+def open_library(vocab: Vocab, pattern: str | None) -> Library:
+    """The file's reference library; ImportError when it is not installed."""
+    if vocab.kind == "tiktoken":
+        return TiktokenLibrary(vocab, pattern or PATTERNS["o200k"])
+    if vocab.kind in ("hf-bpe", "gpt2"):
+        return TokenizersLibrary(vocab, pattern)
+    return SentencepieceLibrary(vocab)
+
+
+# ---------------------------------------------------------------------------
+# Inputs: pattern, corpora, words
+# ---------------------------------------------------------------------------
+
+#: The built-in sample used when no corpus is given: English, Japanese, code, emoji and a few more scripts.
+BUILTIN_TEXT = """\
+Byte-pair encoding starts from the 256 bytes and learns merges: the most frequent adjacent pair becomes a new
+token, again and again. It's simple, it's fast, and it never loses a byte — every text round-trips.
+The quick brown fox jumps over the lazy dog; 1234567890 numbers, 3.14159 and 2,718 are split by the pattern.
+
+トークン化は、テキストを小さな単位に分ける処理です。バイト対符号化（BPE）は、よく現れる隣り合う組を
+新しいトークンとして登録していきます。日本語の文字は UTF-8 で三バイトなので、トークンの境界が文字の途中に
+来ることもあります。東京、大阪、京都。カタカナ、ひらがな、漢字。
+
+def encode(rules: list[tuple[int, int, int]], data: bytes) -> list[int]:
+    tokens = list(data)
+    for a, b, c in rules:
+        tokens = merge(tokens, a, b, c)  # M_r, left to right
+    return tokens
+
+if __name__ == "__main__":
+    print(encode([(97, 98, 256)], b"abab"))   # [256, 256]
+
+Emoji: 😀 😃 😄 👍🏽 👩‍💻 🇯🇵 🏳️‍🌈 ❤️ — family: 👨‍👩‍👧‍👦.
+Français : « Où est la bibliothèque ? » Deutsch: Größe, Straße, Übermäßig. Español: ¿Dónde está? ¡Olé!
+Русский: Привет, мир! Ελληνικά: Καλημέρα κόσμε. 中文：字节对编码是一种压缩算法。한국어: 안녕하세요 세계.
+العربية: مرحبا بالعالم. हिन्दी: नमस्ते दुनिया।
+\t\tindented\tline   with   spaces\r\nwindows line\n\n\n
+"""
+
+
+def guess_pattern(vocab: Vocab) -> str | None:
+    """The pattern of a rank file by its name (r50k/gpt2, cl100k, o200k) or its size; None when unknown."""
+    name = Path(vocab.source).name.lower()
+    for key, pattern in (("r50k", "r50k"), ("gpt2", "r50k"), ("p50k", "r50k"), ("cl100k", "cl100k"),
+                         ("o200k", "o200k")):
+        if key in name:
+            return pattern
+    by_size = {50256: "r50k", 50257: "r50k", 100256: "cl100k", 199998: "o200k"}
+    return by_size.get(len(vocab.tokens))
+
+
+def read_corpus(path: str) -> str:
+    """A UTF-8 text file, gzip-compressed when it says so; ValueError naming the file when it is not UTF-8."""
+    raw = Path(path).read_bytes()
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path}: not valid UTF-8 at byte {error.start}") from None
+
+
+def sample_text(text: str, limit: int, rng: random.Random) -> str:
+    """At most ``limit`` characters of ``text``: all of it, or a few chunks taken at random places."""
+    if len(text) <= limit:
+        return text
+    chunks = 8
+    size = limit // chunks
+    starts = sorted(rng.sample(range(0, len(text) - size), chunks))
+    return "\n".join(text[start : start + size] for start in starts)
+
+
+def generated_words(table: MergeTable, rng: random.Random, count: int) -> list[bytes]:
+    """Strings that reach unusual merges: two tokens joined, a token repeated, runs, random bytes and text."""
+    tokens = [data for data in table.token_bytes.values() if data]
+    words: list[bytes] = []
+    alphabet = "ab aあ😀é1\n"
+    for index in range(count):
+        kind = index % 5
+        if kind == 0:
+            words.append(rng.choice(tokens) + rng.choice(tokens))
+        elif kind == 1:
+            words.append(rng.choice(tokens) * rng.randint(2, 4))
+        elif kind == 2:
+            words.append(bytes([rng.randrange(97, 100)]) * rng.randint(2, 12))
+        elif kind == 3:
+            words.append(bytes(rng.randrange(256) for _ in range(rng.randint(1, 8))))
+        else:
+            words.append("".join(rng.choice(alphabet) for _ in range(rng.randint(1, 8))).encode("utf-8"))
+    return [word[:MAX_WORD_BYTES] for word in words if word]
+
+
+# ---------------------------------------------------------------------------
+# The audit
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class _Timer:
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[name] = round(self.timings.get(name, 0.0) + time.perf_counter() - start, 3)
+
+
+def _progress(items: Iterable[Any], total: int, description: str, enabled: bool, unit: str = "word") -> Iterable[Any]:
+    """``items``, with a tqdm progress bar on stderr when ``enabled``."""
+    if not enabled:
+        return items
+    from tqdm import tqdm
+
+    return tqdm(items, total=total, desc=description, unit=unit, leave=False, mininterval=0.5)
+
+
+class FileView:
+    """A file's tokens in its own ids, its conversion to rule ids, and the fast variants over its own ids.
+
+    ``variants()`` gives the five variants as the audit runs them on this file (see the module docstring);
+    ``sequential`` is (i) on the proper merges; ``file_ids`` maps rule ids back to the file's ids.
+    """
+
+    def __init__(self, vocab: Vocab, conversion: Conversion) -> None:
+        self.vocab = vocab
+        self.conversion = conversion
+        special_ids = set(vocab.specials.values())
+        self.ordinary: dict[int, bytes] = {
+            token: data for token, data in vocab.tokens.items() if token not in special_ids and data
+        }
+        # rule id -> file id; among several file ids for one byte, the last (sentencepiece lists <0xNN> first)
+        self.to_file: dict[int, int] = {}
+        for file_id, rule_id in sorted(conversion.id_map.items()):
+            self.to_file[rule_id] = file_id
+        byte_token: dict[int, int] = {}
+        for rule_id in range(ALPHABET_SIZE):
+            if rule_id in self.to_file:
+                byte_token[rule_id] = self.to_file[rule_id]
+        self.byte_token = byte_token
+        self.missing_byte_ids = {byte: -1 - byte for byte in range(ALPHABET_SIZE) if byte not in byte_token}
+        token_bytes = dict(self.ordinary)
+        for byte, placeholder in self.missing_byte_ids.items():
+            token_bytes[placeholder] = bytes([byte])
+        if vocab.kind == "tiktoken":
+            order: list[int] = sorted(self.ordinary)
+        elif vocab.kind == "sentencepiece-bpe":
+            scores = vocab.scores
+            order = sorted(self.ordinary, key=lambda token: (-scores.get(token, 0.0), token))
+        else:
+            order = [c for _, _, c in vocab.merges]
+        known = [merge for merge in vocab.merges if all(part in token_bytes for part in merge)]
+        units = self._char_units if vocab.kind == "sentencepiece-bpe" else self._byte_units
+        self.char_token: dict[bytes, int] = {}
+        if vocab.kind == "sentencepiece-bpe":
+            for token, data in sorted(self.ordinary.items()):
+                try:
+                    if len(data.decode("utf-8")) == 1:
+                        self.char_token[data] = token
+                except UnicodeDecodeError:
+                    continue
+        self.table = MergeTable(token_bytes, known, order=order, units=units)
+        self.unk = min(vocab.specials.values(), default=-1)
+        self.encoder = Encoder(conversion.rules, cache_size=1 << 16)
+
+    def _byte_units(self, word: bytes) -> list[int]:
+        table = self.byte_token
+        missing = self.missing_byte_ids
+        return [table[byte] if byte in table else missing[byte] for byte in word]
+
+    def _char_units(self, word: bytes) -> list[int]:
+        out: list[int] = []
+        for char in word.decode("utf-8", errors="surrogateescape"):
+            data = char.encode("utf-8", errors="surrogateescape")
+            token = self.char_token.get(data)
+            if token is not None:
+                out.append(token)
+            elif self.vocab.byte_fallback:
+                out += self._byte_units(data)
+            else:
+                out.append(self.unk)
+        return out
+
+    def file_ids(self, rule_ids: Iterable[int]) -> list[int]:
+        """Rule ids as file ids (a byte without a token keeps its placeholder id, -1 - byte)."""
+        to_file = self.to_file
+        missing = self.missing_byte_ids
+        return [to_file[t] if t in to_file else missing.get(t, t) for t in rule_ids]
+
+    def sequential(self, word: bytes) -> list[int]:
+        """(i) on the proper merges, in file ids."""
+        return self.file_ids(self.encoder.encode_word(word))
+
+    def variants(self) -> dict[str, Callable[[bytes], list[int]]]:
+        table = self.table
+
+        def whole(fallback: Callable[[bytes], list[int]]) -> Callable[[bytes], list[int]]:
+            def run(word: bytes) -> list[int]:
+                token = table.whole_word(word) if word else None
+                return [token] if token is not None else fallback(word)
+
+            return run
+
+        return {
+            "sequential": self.sequential,
+            "rule-rank": table.rule_rank,
+            "bytes-rank": table.bytes_rank,
+            "whole-word+rule-rank": whole(table.rule_rank),
+            "whole-word+bytes-rank": whole(table.bytes_rank),
+        }
+
+
+def _examples(items: Sequence[Any], limit: int = EXAMPLES) -> dict[str, Any]:
+    return {"count": len(items), "examples": list(items[:limit])}
+
+
+def _token_entry(token: int, data: bytes) -> dict[str, Any]:
+    return {"id": token, "text": show(data), "hex": data.hex()}
+
+
+def _vocabulary_section(view: FileView, timer: _Timer, progress: bool) -> dict[str, Any]:
+    vocab = view.vocab
+    conversion = view.conversion
+    size = len(view.ordinary)
+    improper = conversion.improper
+    by_kind = Counter(problem.kind for problem in improper)
+    pair_seen: dict[tuple[int, int], list[int]] = {}
+    for index, (a, b, _) in enumerate(vocab.merges):
+        pair_seen.setdefault((a, b), []).append(index)
+    duplicate_pairs = [
+        {"pair": [a, b], "text": [show(vocab.tokens.get(a, b"")), show(vocab.tokens.get(b, b""))], "merges": indices}
+        for (a, b), indices in pair_seen.items()
+        if len(indices) > 1
+    ]
+    by_bytes: dict[bytes, list[int]] = {}
+    for token, data in view.ordinary.items():
+        by_bytes.setdefault(data, []).append(token)
+    same = [{"text": show(data), "hex": data.hex(), "ids": ids} for data, ids in by_bytes.items() if len(ids) > 1]
+    not_utf8: list[dict[str, Any]] = []
+    single = 0
+    for token, data in sorted(view.ordinary.items(), key=lambda item: (len(item[1]) < 2, item[0])):
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            not_utf8.append(_token_entry(token, data))
+            single += len(data) == 1
+    lengths = Counter(len(data) for data in view.ordinary.values())
+
+    with timer.phase("unreachable"):
+        declared = "bytes-rank" if "bytes-rank" in DECLARED[vocab.kind] else "rule-rank"
+        table = view.table
+        encode = table.bytes_rank if declared == "bytes-rank" else table.rule_rank
+        unreachable_sequential: list[int] = []
+        unreachable_declared: list[int] = []
+        encoder = view.encoder
+        to_rule = conversion.id_map
+        items = sorted(view.ordinary.items())
+        for token, data in _progress(items, len(items), "unreachable tokens", progress, "token"):
+            if len(data) < 2:
+                continue
+            rule_id = to_rule.get(token)
+            if rule_id is None or not encoder.is_reachable(rule_id):
+                unreachable_sequential.append(token)
+            if encode(data) != [token]:
+                unreachable_declared.append(token)
+        both = sorted(set(unreachable_sequential) & set(unreachable_declared))
+
+    def entries(tokens: Sequence[int]) -> list[dict[str, Any]]:
+        return [_token_entry(token, view.ordinary[token]) for token in tokens[:EXAMPLES]]
+
+    return {
+        "size": size,
+        "expected_size": ALPHABET_SIZE + len(vocab.merges),
+        "size_matches": size == ALPHABET_SIZE + len(vocab.merges),
+        "missing_bytes": sorted(view.missing_byte_ids),
+        "proper": not improper,
+        "improper_merges": {
+            "count": len(improper),
+            "by_kind": dict(sorted(by_kind.items())),
+            "examples": [
+                {"index": problem.index, "merge": list(problem.merge or ()), "kind": problem.kind,
+                 "detail": problem.detail}
+                for problem in improper[:EXAMPLES]
+            ],
+        },
+        "duplicate_merges": _examples(duplicate_pairs),
+        "same_bytes": _examples(same),
+        "unreachable": {
+            "declared_variant": declared,
+            "sequential": {"count": len(unreachable_sequential), "examples": entries(unreachable_sequential)},
+            "declared": {"count": len(unreachable_declared), "examples": entries(unreachable_declared)},
+            "both": {"count": len(both), "examples": entries(both)},
+        },
+        "not_utf8": {**_examples(not_utf8), "single_bytes": single},
+        "specials": _examples([{"text": text, "id": token} for text, token in sorted(vocab.specials.items(),
+                                                                                     key=lambda item: item[1])]),
+        "token_lengths": {str(length): lengths[length] for length in sorted(lengths)},
+        "max_token_bytes": max(lengths, default=0),
+        "bits_per_token": math.log2(size) if size >= 2 else 0.0,
+    }
+
+
+def _library_unreachable(view: FileView, library: Library | None) -> dict[str, Any] | None:
+    """The tokens of two or more bytes that the library itself, given their bytes as one pre-token, does not
+    encode to them alone; None when it cannot be asked (no library; sentencepiece always adds its dummy prefix)."""
+    if library is None or isinstance(library, SentencepieceLibrary):
+        return None
+    missing = frozenset(view.missing_byte_ids)
+    found: list[int] = []
+    for token, data in sorted(view.ordinary.items()):
+        if len(data) >= 2 and missing.isdisjoint(data) and library.encode_word(data) != [token]:
+            found.append(token)
+    return {"count": len(found), "examples": [_token_entry(token, view.ordinary[token]) for token in found[:EXAMPLES]]}
+
+
+def _sample_words(counts: Counter[bytes], samples: int, rng: random.Random) -> list[bytes]:
+    """Half the most frequent distinct words, half drawn at random from the rest, all of at most MAX_WORD_BYTES."""
+    eligible = [word for word, _ in counts.most_common() if 0 < len(word) <= MAX_WORD_BYTES]
+    top = eligible[: samples // 2]
+    rest = eligible[samples // 2 :]
+    drawn = rng.sample(rest, min(len(rest), samples - len(top)))
+    return top + drawn
+
+
+def _compare(
+    library: Library,
+    variants: Mapping[str, Callable[[bytes], list[int]]],
+    words: Sequence[bytes],
+    progress: bool,
+    library_input: Callable[[bytes], bytes | None] | None = None,
+) -> tuple[dict[str, dict[str, Any]], dict[bytes, list[int]]]:
+    results: dict[str, dict[str, Any]] = {
+        name: {"compared": 0, "agree": 0, "disagreements": []} for name in variants
+    }
+    library_ids: dict[bytes, list[int]] = {}
+    for word in _progress(words, len(words), "variants", progress):
+        target = library_input(word) if library_input is not None else word
+        if target is None:
+            continue
+        expected = library.encode_word(word)
+        if expected is None:
+            continue
+        library_ids[word] = expected
+        for name, encode in variants.items():
+            got = encode(target)
+            entry = results[name]
+            entry["compared"] += 1
+            if got == expected:
+                entry["agree"] += 1
+            elif len(entry["disagreements"]) < DISAGREEMENTS:
+                entry["disagreements"].append({"word": show(word), "hex": word.hex(), "library": expected,
+                                               "variant": got})
+    return results, library_ids
+
+
+def _spec_check(view: FileView, words: Sequence[bytes]) -> tuple[int, list[dict[str, Any]]]:
+    """Run the specification's variants on the words and list where a fast variant differs.
+
+    Checked: ``fast_variants`` on the converted rules (rule ids), and, when the merge list is proper, the
+    variants the audit reports (file ids, over the file's own merge list and ranks) against the specification's
+    results mapped to file ids — when the rules hold every token of the file (no improper merge, no token that
+    no merge builds), so that both describe the same vocabulary.
+    """
+    from spec.variants import VARIANTS
+
+    rules = view.conversion.rules
+    fast = fast_variants(rules)
+    complete = not any(problem.kind != "missing-byte" for problem in view.conversion.problems)
+    on_file = view.variants() if complete else {}
+    checked = 0
+    mismatches: list[dict[str, Any]] = []
+    for word in words:
+        checked += 1
+        for name, slow in VARIANTS.items():
+            expected = slow(rules, word)
+            if fast[name](word) != expected:
+                mismatches.append({"word": show(word), "variant": name, "ids": "rule"})
+            if name in on_file and on_file[name](word) != view.file_ids(expected):
+                mismatches.append({"word": show(word), "variant": name, "ids": "file"})
+    return checked, mismatches
+
+
+def _not_compared(reason: str) -> dict[str, Any]:
+    return {"compared": False, "reason": reason, "bytes": 0, "library_tokens": None, "project_tokens": None,
+            "agree": None, "first_difference": None}
+
+
+def _project_section(
+    view: FileView, library: Library, texts: Sequence[str], pattern: str | None
+) -> dict[str, Any]:
+    """The project's Tokenizer (or its encoder on the library's pre-tokens) against the library on sample text."""
+    if view.vocab.kind == "sentencepiece-bpe":
+        return _not_compared("sentencepiece works on characters, the project's encoder on bytes")
+    if view.missing_byte_ids:
+        return _not_compared("the vocabulary lacks byte tokens")
+    text = "".join(texts)
+    expected = library.encode_text(text)
+    to_file = view.to_file
+    if pattern is not None:
+        tokenizer = Tokenizer(view.conversion.rules, pattern, cache_size=1 << 16)
+        internal = tokenizer.encode_ordinary(text)
+        how = "Tokenizer with the pattern"
+    else:
+        internal = []
+        for word in library.pretokenize(text):
+            internal += view.encoder.encode_word(word)
+        how = "the project's encoder on the library's pre-tokens"
+    got = [to_file.get(t, t) for t in internal]
+    first: dict[str, Any] | None = None
+    if got != expected:
+        at = next((i for i, (x, y) in enumerate(zip(got, expected, strict=False)) if x != y),
+                  min(len(got), len(expected)))
+        first = {"index": at, "library": expected[at : at + 5], "project": got[at : at + 5]}
+    return {
+        "compared": True,
+        "reason": how,
+        "bytes": len(text.encode("utf-8")),
+        "library_tokens": len(expected),
+        "project_tokens": len(got),
+        "agree": got == expected,
+        "first_difference": first,
+    }
+
+
+def audit(
+    path: str,
+    *,
+    pattern: str | None = None,
+    corpora: Sequence[str] = (),
+    samples: int = DEFAULT_SAMPLES,
+    seed: int = 0,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Audit a tokenizer file; returns the JSON report described in the module docstring.
+
+    ``pattern``: a name of ``impl.patterns.PATTERNS`` or a regex (rank files hold none; by default it is
+    guessed from the name).  ``corpora``: UTF-8 text files (``.gz`` allowed); none = the built-in sample.
+    ``samples``: distinct corpus words compared.  Bad files raise ``FormatError`` / ``OSError``.
+    """
+    timer = _Timer()
+    rng = random.Random(seed)
+    with timer.phase("load"):
+        source = "option" if pattern is not None else "file"
+        resolved = resolve_pattern(pattern) if pattern is not None else None
+        vocab = load(path, pattern=resolved)
+        if resolved is None and vocab.pattern is not None:
+            resolved = vocab.pattern
+        if resolved is None and vocab.kind == "tiktoken":
+            guessed = guess_pattern(vocab)
+            resolved = PATTERNS[guessed] if guessed else PATTERNS["o200k"]
+            source = "guessed"
+        if resolved is None:
+            source = "library" if vocab.kind in ("hf-bpe", "sentencepiece-bpe") else "none"
+        if resolved is not None:
+            compile_pattern(resolved)
+        if pattern is not None and vocab.kind in ("hf-bpe", "sentencepiece-bpe"):
+            raise ValueError(f"{path}: --pattern applies to rank files and GPT-2 files; this {vocab.kind} file"
+                             " carries its own pre-tokenization")
+        conversion = convert(vocab)
+        view = FileView(vocab, conversion)
+    report: dict[str, Any] = {"format": FORMAT_NAME, "version": FORMAT_VERSION}
+    report["file"] = {
+        "path": str(path),
+        "kind": vocab.kind,
+        "tokens": len(vocab.tokens),
+        "merges": len(vocab.merges),
+        "specials": len(vocab.specials),
+        "pattern": resolved,
+        "pattern_name": pattern_name(resolved) if resolved is not None else None,
+        "pattern_source": source,
+        "ignore_merges": vocab.ignore_merges,
+        "byte_fallback": vocab.byte_fallback,
+    }
+    with timer.phase("vocabulary"):
+        report["vocabulary"] = _vocabulary_section(view, timer, progress)
+
+    with timer.phase("library"):
+        library: Library | None
+        try:
+            library = open_library(vocab, resolved)
+            report["library"] = {"name": library.name, "version": library.version, "available": True, "error": None}
+        except ImportError as error:
+            library = None
+            report["library"] = {"name": None, "version": None, "available": False, "error": str(error)}
+        except Exception as error:  # the library refuses a file the project's readers accept: a finding
+            library = None
+            report["library"] = {"name": None, "version": None, "available": False,
+                                 "error": f"the library cannot load the file: {type(error).__name__}: {error}"}
+        report["vocabulary"]["unreachable"]["library"] = _library_unreachable(view, library)
+
+    with timer.phase("corpora"):
+        if corpora:
+            texts = [(Path(name).name, read_corpus(name)) for name in corpora]
+        else:
+            texts = [("built-in sample", BUILTIN_TEXT)]
+
+    with timer.phase("words"):
+        counts: Counter[bytes] = Counter()
+        for _, text in texts:
+            part = sample_text(text, SAMPLE_TEXT_CHARS, rng)
+            if library is not None:
+                counts.update(library.pretokenize(part))
+            else:
+                counts.update(_pieces(resolved, part))
+        corpus_words = _sample_words(counts, samples, rng)
+        token_words = [view.ordinary[token] for token in
+                       rng.sample(sorted(view.ordinary), min(len(view.ordinary), max(samples // 4, 1)))]
+        unreachable = report["vocabulary"]["unreachable"]
+        token_words += [bytes.fromhex(entry["hex"]) for key in ("sequential", "declared")
+                        for entry in unreachable[key]["examples"]]
+        token_words = [word for word in token_words if len(word) <= MAX_WORD_BYTES]
+        generated = generated_words(view.table, rng, max(samples // 8, 20))
+        words = list(dict.fromkeys(corpus_words + token_words + generated))
+
+    with timer.phase("variants"):
+        variants_report: dict[str, Any] = {
+            "declared": list(declared_variants(vocab)),
+            "words": 0,
+            "skipped_long": sum(1 for word in counts if len(word) > MAX_WORD_BYTES),
+            "sources": {"corpus": len(corpus_words), "tokens": len(token_words), "generated": len(generated)},
+            "results": {},
+            "verdict": [],
+            "follows_declared": None,
+            "spec_checked": 0,
+            "spec_mismatches": [],
+        }
+        library_ids: dict[bytes, list[int]] = {}
+        library_input = _input_function(view, library)
+        if library is not None:
+            results, library_ids = _compare(library, view.variants(), words, progress, library_input)
+            variants_report["results"] = results
+            compared = max((entry["compared"] for entry in results.values()), default=0)
+            variants_report["words"] = compared
+            verdict = [name for name, entry in results.items() if compared and entry["agree"] == entry["compared"]]
+            variants_report["verdict"] = verdict
+            declared = set(declared_variants(vocab))
+            variants_report["follows_declared"] = bool(set(verdict) & declared) if compared else None
+        if len(conversion.rules) <= SPEC_RULES_LIMIT and vocab.kind != "sentencepiece-bpe":
+            checked, mismatches = _spec_check(view, [w for w in words if len(w) <= SPEC_WORD_BYTES][:SPEC_WORDS])
+            variants_report["spec_checked"] = checked
+            variants_report["spec_mismatches"] = mismatches[:EXAMPLES]
+        report["variants"] = variants_report
+
+    with timer.phase("project"):
+        if library is None:
+            report["project"] = _not_compared("the library did not run")
+        else:
+            project_texts = [sample_text(text, PROJECT_TEXT_CHARS // len(texts), rng) for _, text in texts]
+            own_pattern = resolved if vocab.kind in ("tiktoken", "gpt2") else None
+            report["project"] = _project_section(view, library, project_texts, own_pattern)
+
+    with timer.phase("compression"):
+        capacity = report["vocabulary"]["bits_per_token"]
+        rows: list[dict[str, Any]] = []
+        missing = frozenset(view.missing_byte_ids)
+        for name, text in _progress(texts, len(texts), "compression", progress and len(texts) > 1, "corpus"):
+            data = text.encode("utf-8")
+            if library is not None and missing.isdisjoint(data):
+                tokens = library.count_tokens(text)
+                encoded_by = library.name
+            else:
+                # no library, or bytes it has no token for: the project's encoder, which takes every byte
+                tokens = sum(len(view.encoder.encode_word(piece)) for piece in _pieces(resolved, text))
+                encoded_by = "project"
+            size = len(data)
+            rate = size / tokens if tokens else 0.0
+            rows.append({"name": name, "bytes": size, "tokens": tokens, "bytes_per_token": rate,
+                         "raw_bits_per_token": 8 * rate, "bits_per_token": capacity, "encoded_by": encoded_by})
+        report["corpora"] = rows
+
+    with timer.phase("greedy_gap"):
+        report["greedy_gap"] = _greedy_gap(view, corpus_words, counts, library_ids, library_input)
+
+    report["timings"] = dict(timer.timings)
+    report["timings"]["total"] = round(sum(value for key, value in timer.timings.items() if key != "unreachable"), 3)
+    report["findings"] = findings(report)
+    return report
+
+
+def _pieces(pattern: str | None, text: str) -> list[bytes]:
+    """The pre-tokens of ``text`` under ``pattern`` (the specification's word pattern when None), as bytes."""
+    compiled = compile_pattern(pattern if pattern is not None else PATTERNS["words"])
+    return [match.group().encode("utf-8") for match in compiled.finditer(text)]
+
+
+def _input_function(view: FileView, library: Library | None) -> Callable[[bytes], bytes | None]:
+    """What the variants encode for a word the library is given: sentencepiece's normalized form, else the word;
+    None for a word with a byte that has no token (the library cannot encode it)."""
+    normalize = library.normalized if isinstance(library, SentencepieceLibrary) else None
+    missing = frozenset(view.missing_byte_ids)
+
+    def prepare(word: bytes) -> bytes | None:
+        target = normalize(word) if normalize is not None else word
+        if target is None or (missing and not missing.isdisjoint(target)) or not target:
+            return None
+        return target
+
+    return prepare
+
+
+def _greedy_gap(
+    view: FileView,
+    words: Sequence[bytes],
+    counts: Mapping[bytes, int],
+    library_ids: Mapping[bytes, list[int]],
+    library_input: Callable[[bytes], bytes | None],
+) -> dict[str, Any]:
+    """prop-bpe-greedy-not-optimal on the sampled corpus words: BPE's length (the library's where it ran, else
+    (i)) against the shortest segmentation over the vocabulary's strings, weighted by the word counts."""
+    strings = {data: 0 for data in view.table.token_bytes.values()}
+    longest = max((len(data) for data in strings), default=1)
+    bpe_total = shortest_total = occurrences = shorter = 0
+    gaps: list[tuple[int, int, bytes, list[int], list[bytes]]] = []
+    for word in words:
+        target = library_input(word)
+        if target is None:
+            continue
+        ids = library_ids.get(word)
+        if ids is None:
+            ids = view.sequential(target)
+        best, pieces = shortest_length(strings, longest, target)
+        if not pieces:
+            continue
+        count = counts.get(word, 1)
+        occurrences += count
+        bpe_total += len(ids) * count
+        shortest_total += best * count
+        if best < len(ids):
+            shorter += 1
+            gaps.append((len(ids) - best, count, word, ids, pieces))
+    gaps.sort(key=lambda item: (-item[0], -item[1], item[2]))
+    table = view.table.token_bytes
+    worst = [
+        {"word": show(word), "count": count, "bpe": len(ids), "shortest": len(pieces),
+         "bpe_pieces": [show(table.get(t, b"?")) for t in ids], "shortest_pieces": [show(p) for p in pieces]}
+        for _, count, word, ids, pieces in gaps[:EXAMPLES]
+    ]
+    return {
+        "words": len(words),
+        "occurrences": occurrences,
+        "bpe_tokens": bpe_total,
+        "shortest_tokens": shortest_total,
+        "saved_percent": 100.0 * (bpe_total - shortest_total) / bpe_total if bpe_total else 0.0,
+        "words_shorter": shorter,
+        "worst": worst,
+    }
+
+
+def findings(report: Mapping[str, Any]) -> list[str]:
+    """The report's main statements, one line each, the most important first."""
+    out: list[str] = []
+    vocabulary = report["vocabulary"]
+    variants = report["variants"]
+    library = report["library"]
+    if library["available"] and variants["words"]:
+        verdict = variants["verdict"]
+        if verdict:
+            out.append(f"{library['name']} follows {', '.join(verdict)} on all {variants['words']} words compared")
+        else:
+            out.append(f"no variant agrees with {library['name']} on all {variants['words']} words compared")
+        if set(verdict) == set(VARIANT_NAMES):
+            out.append("the five variants give the same ids on every word compared: on these words the file cannot"
+                       " tell them apart")
+        if variants["follows_declared"] is False:
+            out.append(f"{library['name']} disagrees with its declared semantics ({', '.join(variants['declared'])})")
+    elif not library["available"]:
+        out.append(f"the reference library did not run: {library['error']}")
+    if not vocabulary["proper"]:
+        out.append(f"the merge list is not proper: {vocabulary['improper_merges']['count']} improper merges"
+                   f" ({', '.join(f'{k} {v}' for k, v in vocabulary['improper_merges']['by_kind'].items())})")
+        if report["file"]["kind"] == "sentencepiece-bpe":
+            out.append("sentencepiece merges characters, not bytes: a character of several bytes is a unit, so seen"
+                       " byte by byte its merges are not built from bytes; expect (i) to differ on such text")
+    if vocabulary["missing_bytes"]:
+        out.append(f"{len(vocabulary['missing_bytes'])} byte values have no token")
+    if not vocabulary["size_matches"]:
+        out.append(f"|V| = {vocabulary['size']} ordinary tokens, not 256 + {report['file']['merges']} merges"
+                   f" = {vocabulary['expected_size']}")
+    for key, what in (("duplicate_merges", "pairs merged more than once"),
+                      ("same_bytes", "groups of tokens standing for the same bytes (ex-same-string)")):
+        if vocabulary[key]["count"]:
+            out.append(f"{what}: {vocabulary[key]['count']}")
+    unreachable = vocabulary["unreachable"]
+    by_library = unreachable.get("library")
+    out.append(f"unreachable tokens: {unreachable['sequential']['count']} under (i) sequential,"
+               f" {unreachable['declared']['count']} under {unreachable['declared_variant']},"
+               f" {unreachable['both']['count']} under both"
+               + (f", {by_library['count']} by {library['name']} itself" if by_library is not None else ""))
+    out.append(f"{vocabulary['not_utf8']['count']} tokens are not valid UTF-8 alone (prop-utf8-boundary)")
+    if variants["spec_mismatches"]:
+        out.append(f"{len(variants['spec_mismatches'])} words where a fast variant differs from spec.variants")
+    project = report["project"]
+    if project.get("compared"):
+        state = "agrees" if project["agree"] else "DISAGREES"
+        out.append(f"the project's encoder {state} with {library['name']} on {project['bytes']} bytes of text")
+    return out

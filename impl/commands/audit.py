@@ -1,0 +1,114 @@
+"""``bpeproof audit``: check a real vocabulary file and find which BPE variant its own library computes.
+
+Prints a short summary; ``--json FILE`` and ``--html FILE`` write the full report (keys in ``impl.audit``),
+each atomically.  Exit 0 when the audit ran (findings are not errors), 2 for a missing or malformed file, and
+with ``--strict`` 1 when the library follows none of its declared variants or the merge list is not proper.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from impl.atomic import atomic_write_text
+from impl.audit import DEFAULT_SAMPLES, audit
+from impl.audit_html import render
+from impl.commands import EXIT_FOUND, EXIT_OK, UsageError
+from impl.formats import GPT2_PATTERN
+
+
+def summary(report: Mapping[str, Any]) -> str:
+    """The terminal summary: the file, the verdict, the numbers, one line each."""
+    file = report["file"]
+    vocabulary = report["vocabulary"]
+    variants = report["variants"]
+    library = report["library"]
+    gap = report["greedy_gap"]
+    if file["pattern_name"]:
+        pattern = file["pattern_name"]
+    elif file["pattern"] is None:
+        pattern = "(the library's pre-tokenizer)"
+    else:
+        pattern = "GPT-2's regex" if file["pattern"] == GPT2_PATTERN else "custom regex"
+    lines = [
+        f"{file['path']}: {file['kind']}, {vocabulary['size']} tokens, {file['merges']} merges,"
+        f" {file['specials']} special tokens; pattern {pattern} ({file['pattern_source']})",
+    ]
+    if library["available"]:
+        lines.append(f"library: {library['name']} {library['version']}; declared {', '.join(variants['declared'])};"
+                     f" verdict on {variants['words']} words: {', '.join(variants['verdict']) or 'none'}")
+        for name, entry in variants["results"].items():
+            mark = "=" if entry["agree"] == entry["compared"] else "≠"
+            first = ""
+            if entry["disagreements"]:
+                item = entry["disagreements"][0]
+                first = f"  e.g. {item['word']!r}: library {item['library']} vs {item['variant']}"
+            lines.append(f"  {mark} {name:<22} {entry['agree']}/{entry['compared']}{first}")
+    else:
+        lines.append(f"library: not available ({library['error']})")
+    lines += ["findings:"] + [f"  - {line}" for line in report["findings"]]
+    for corpus in report["corpora"]:
+        lines.append(
+            f"corpus {corpus['name']}: {corpus['bytes']} bytes -> {corpus['tokens']} tokens,"
+            f" {corpus['bytes_per_token']:.3f} bytes/token = {corpus['raw_bits_per_token']:.1f} raw bits/token;"
+            f" log2|V| = {corpus['bits_per_token']:.2f}"
+        )
+    lines.append(f"greedy vs shortest on {gap['words']} words: {gap['bpe_tokens']} vs {gap['shortest_tokens']} tokens"
+                 f" ({gap['saved_percent']:.2f}% fewer possible, {gap['words_shorter']} words)")
+    timings = report["timings"]
+    lines.append("time: " + ", ".join(f"{key} {value:.2f}s" for key, value in timings.items()))
+    return "\n".join(lines)
+
+
+def failed_strictly(report: Mapping[str, Any]) -> bool:
+    """``--strict``: the library follows none of its declared variants, or the merge list is not proper."""
+    return report["variants"]["follows_declared"] is False or not report["vocabulary"]["proper"]
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.samples < 1:
+        raise UsageError("--samples must be at least 1")
+    report = audit(
+        args.path,
+        pattern=args.pattern,
+        corpora=args.corpus,
+        samples=args.samples,
+        seed=args.seed,
+        progress=not args.quiet and sys.stderr.isatty(),
+    )
+    if args.json:
+        atomic_write_text(args.json, json.dumps(report, ensure_ascii=False, indent=2) + "\n")
+    if args.html:
+        atomic_write_text(args.html, render(report))
+    if not args.quiet:
+        print(summary(report))
+    return EXIT_FOUND if args.strict and failed_strictly(report) else EXIT_OK
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "audit",
+        help="check a tokenizer file and find which BPE variant its own library computes",
+        description="Read a tokenizer file (tiktoken rank file, tokenizer.json, GPT-2 encoder.json + vocab.bpe,"
+        " sentencepiece BPE .model), check its vocabulary and merge list, run its reference library against each"
+        " BPE variant, and measure compression and the greedy-against-shortest gap.",
+    )
+    parser.add_argument("path", metavar="PATH", help="the tokenizer file (or a directory holding one)")
+    parser.add_argument("--pattern", metavar="NAME|REGEX", default=None,
+                        help="pre-tokenization pattern of a rank file or GPT-2 files: r50k, cl100k, o200k, words,"
+                        " or a regex (rank files hold none: by default it is guessed from the name or size);"
+                        " tokenizer.json and .model files use their own")
+    parser.add_argument("--corpus", action="append", default=[], metavar="FILE",
+                        help="UTF-8 text (.gz allowed); repeat for several; default: a built-in multilingual sample")
+    parser.add_argument("--json", metavar="FILE", help="write the full report as JSON")
+    parser.add_argument("--html", metavar="FILE", help="write the report as one self-contained HTML page")
+    parser.add_argument("--samples", type=int, default=DEFAULT_SAMPLES, metavar="N",
+                        help=f"distinct corpus words compared (default {DEFAULT_SAMPLES})")
+    parser.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the word sample (default 0)")
+    parser.add_argument("--strict", action="store_true",
+                        help="exit 1 when the library follows none of its declared variants or a merge is improper")
+    parser.add_argument("--quiet", action="store_true", help="print nothing (use with --json or --html)")
+    parser.set_defaults(handler=run)

@@ -1,0 +1,411 @@
+"""``bpeproof audit``: the findings on small planted vocabularies, the fast variants against ``spec.variants``,
+the command line, and the real files when ``../shared`` is present.
+
+Each planted vocabulary is written with ``impl.formats``' writers (a tiktoken rank file, a tokenizer.json) or,
+where no writer can hold the flaw (two tokens with the same bytes), as JSON by hand, and each flaw is checked
+to be reported: a missing byte token, an improper merge, a pair merged twice, tokens standing for the same bytes
+(ex-same-string), unreachable tokens, tokens that are not UTF-8 alone (prop-utf8-boundary).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+
+import impl.audit
+import spec
+from impl.audit import FileView, MergeTable, audit, fast_variants, shortest_length
+from impl.audit_html import render
+from impl.cli import main
+from impl.formats import Vocab, convert, load, write_hf_json, write_tiktoken
+from proofs_tests.strategies import rules_and_data
+from spec.types import Rule
+from spec.variants import VARIANTS
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+VOCABS = SHARED / "vocabs"
+CORPORA = SHARED / "corpora"
+
+A, B, C = b"abc"
+X, Y, Z = b"xyz"
+
+# ---------------------------------------------------------------------------
+# The fast variants are the specification's
+# ---------------------------------------------------------------------------
+
+
+@settings(max_examples=300)
+@given(rules_and_data(max_size=24))
+def test_fast_variants_equal_spec_variants(rules_data: tuple[list[Rule], bytes]) -> None:
+    """Every fast variant gives what ``spec.variants`` gives, on hand-written rule lists (repeated pairs,
+    a = b, fresh ids that are not 256, 257, … included)."""
+    rules, data = rules_data
+    fast = fast_variants(rules)
+    assert set(fast) == set(VARIANTS)
+    for name, slow in VARIANTS.items():
+        assert fast[name](data) == slow(rules, data), name
+
+
+def test_fast_variants_differ_where_the_spec_says() -> None:
+    """The smallest divergence of ``spec.variants``: (iii) reaches abc, (i) does not."""
+    rules = [Rule(B, C, 256), Rule(A, B, 257), Rule(257, C, 258)]
+    fast = fast_variants(rules)
+    assert fast["sequential"](b"abc") == fast["rule-rank"](b"abc") == [A, 256]
+    assert fast["bytes-rank"](b"abc") == fast["whole-word+rule-rank"](b"abc") == [258]
+
+
+@settings(max_examples=200)
+@given(rules_and_data(max_size=24))
+def test_file_variants_equal_spec_variants(rules_data: tuple[list[Rule], bytes]) -> None:
+    """The variants the audit runs on a file (file ids, the file's merge order) are the specification's, for a
+    Hugging Face model whose merges are the rule list (same-bytes tokens and repeated pairs included)."""
+    rules, data = rules_data
+    tokens = dict(MergeTable.from_rules(rules).token_bytes)
+    vocab = Vocab(tokens=tokens, merges=[(rule.a, rule.b, rule.c) for rule in rules], kind="hf-bpe")
+    view = FileView(vocab, convert(vocab))
+    assert view.conversion.rules == rules
+    on_file = view.variants()
+    for name, slow in VARIANTS.items():
+        assert on_file[name](data) == view.file_ids(slow(rules, data)) == slow(rules, data), name
+
+
+@settings(max_examples=200)
+@given(rules_and_data(max_size=24))
+def test_shortest_length_is_the_spec_dynamic_programme(rules_data: tuple[list[Rule], bytes]) -> None:
+    """prop-bpe-greedy-not-optimal: the audit's DP finds segmentations as short as ``spec.shortest``'s."""
+    rules, data = rules_data
+    table = MergeTable.from_rules(rules)
+    strings = {token: 0 for token in table.token_bytes.values()}
+    longest = max(len(token) for token in strings)
+    length, pieces = shortest_length(strings, longest, data)
+    assert length == len(spec.shortest(rules, data))
+    assert b"".join(pieces) == data and len(pieces) == length
+    assert length <= len(spec.enc(rules, data))
+
+
+# ---------------------------------------------------------------------------
+# Planted vocabularies
+# ---------------------------------------------------------------------------
+
+
+def _byte_tokens(skip: frozenset[int] = frozenset()) -> dict[int, bytes]:
+    return {byte: bytes([byte]) for byte in range(256) if byte not in skip}
+
+
+def _tiktoken_file(tmp_path: Path) -> Path:
+    """A rank file missing the byte 0xFF, with a token of no split (xyz) and a token that is not UTF-8."""
+    tokens = _byte_tokens(frozenset({0xFF}))
+    tokens.update({256: b"ab", 257: b"xyz", 258: b"\xe3\x81", 259: b"abc"})
+    path = tmp_path / "planted.tiktoken"
+    write_tiktoken(Vocab(tokens=tokens, merges=[]), path)
+    return path
+
+
+def _hf_file(tmp_path: Path) -> Path:
+    """tokenizer.json: abc unreachable under (i) and rule-rank, an improper merge (xy + z before x + y),
+    the pair a b merged twice, and a token \\xe3\\x81 that is not UTF-8 alone."""
+    tokens = _byte_tokens()
+    tokens.update({256: b"bc", 257: b"ab", 258: b"abc", 259: b"xyz", 260: b"xy", 261: b"\xe3\x81"})
+    merges = [(B, C, 256), (A, B, 257), (257, C, 258), (260, Z, 259), (X, Y, 260), (0xE3, 0x81, 261), (A, B, 257)]
+    path = tmp_path / "planted.json"
+    write_hf_json(Vocab(tokens=tokens, merges=merges, kind="hf-bpe"), path)
+    return path
+
+
+def _same_bytes_file(tmp_path: Path) -> Path:
+    """A non-byte-level tokenizer.json with byte fallback: <0x61> and "a" stand for the same byte (ex-same-string).
+
+    No writer of ``impl.formats`` can hold two tokens with the same bytes, so the JSON is written here.
+    """
+    vocab = {f"<0x{byte:02X}>": byte for byte in range(256)}
+    vocab.update({"a": 256, "b": 257, "ab": 258})
+    document: dict[str, Any] = {
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": None,
+        "pre_tokenizer": {"type": "WhitespaceSplit"}, "post_processor": None, "decoder": None,
+        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                  "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": True, "ignore_merges": False,
+                  "vocab": vocab, "merges": ["a b"]},
+    }
+    path = tmp_path / "same.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return path
+
+
+def _texts(entries: list[dict[str, Any]]) -> set[str]:
+    return {entry["text"] for entry in entries}
+
+
+def test_planted_rank_file_findings(tmp_path: Path) -> None:
+    pytest.importorskip("tiktoken")
+    report = audit(str(_tiktoken_file(tmp_path)), pattern="words", samples=200)
+    vocabulary = report["vocabulary"]
+    assert vocabulary["missing_bytes"] == [0xFF]
+    assert vocabulary["size"] == 259 and vocabulary["expected_size"] == 256 + report["file"]["merges"]
+    unreachable = vocabulary["unreachable"]
+    assert _texts(unreachable["both"]["examples"]) == {"xyz"}
+    assert _texts(unreachable["sequential"]["examples"]) == {"xyz"}
+    assert unreachable["library"]["count"] == 0  # tiktoken looks the whole piece up first
+    assert vocabulary["not_utf8"]["count"] == 127 + 1  # the bytes 0x80..0xFE and \xe3\x81 (0xFF is missing)
+    assert vocabulary["not_utf8"]["single_bytes"] == 127
+    assert vocabulary["not_utf8"]["examples"][0]["hex"] == "e381"
+    assert report["library"]["name"] == "tiktoken"
+    variants = report["variants"]
+    assert variants["words"] > 50
+    # tiktoken looks a whole pre-token up first: xyz, which no merge reaches, comes out as one token
+    assert variants["verdict"] == ["whole-word+rule-rank", "whole-word+bytes-rank"]
+    assert variants["follows_declared"] is True
+    assert any(item["word"] == "xyz" and item["library"] == [257] for item in
+               variants["results"]["bytes-rank"]["disagreements"])
+    assert variants["spec_checked"] > 0 and variants["spec_mismatches"] == []
+    assert report["project"]["compared"] is False  # a byte without a token
+
+
+def test_planted_tokenizer_json_findings(tmp_path: Path) -> None:
+    pytest.importorskip("tokenizers")
+    report = audit(str(_hf_file(tmp_path)), samples=200)
+    vocabulary = report["vocabulary"]
+    assert vocabulary["missing_bytes"] == []
+    assert vocabulary["proper"] is False
+    kinds = {entry["kind"]: entry["index"] for entry in vocabulary["improper_merges"]["examples"]}
+    assert kinds == {"part-not-built": 3, "duplicate-result": 6}
+    assert vocabulary["duplicate_merges"]["count"] == 1
+    assert vocabulary["duplicate_merges"]["examples"][0]["merges"] == [1, 6]
+    unreachable = vocabulary["unreachable"]
+    assert unreachable["declared_variant"] == "rule-rank"
+    assert "abc" in _texts(unreachable["both"]["examples"])
+    assert _texts(unreachable["library"]["examples"]) == {"abc"}  # tokenizers reaches xyz by the improper merge
+    assert vocabulary["not_utf8"]["examples"][0]["hex"] == "e381"
+    assert vocabulary["not_utf8"]["count"] == 128 + 1 and vocabulary["not_utf8"]["single_bytes"] == 128
+    variants = report["variants"]
+    # tokenizers merges by rule rank over the file's own list: (xy, z) counts although it is improper, so
+    # sequential (which drops it) differs on xyz, and bytes-rank differs on abc
+    assert variants["verdict"] == ["rule-rank"]
+    results = variants["results"]
+    assert any(item["word"] == "abc" for item in results["bytes-rank"]["disagreements"])
+    assert any(item["word"] == "xyz" for item in results["sequential"]["disagreements"])
+    assert variants["follows_declared"] is True
+    assert variants["spec_mismatches"] == []
+
+
+@pytest.mark.parametrize("ignore_merges", [False, True])
+def test_ignore_merges_means_whole_word_first(tmp_path: Path, ignore_merges: bool) -> None:
+    """A proper rule list with abc unreachable: tokenizers gives (a, bc) for abc, or (abc) with ignore_merges."""
+    pytest.importorskip("tokenizers")
+    tokens = _byte_tokens()
+    tokens.update({256: b"bc", 257: b"ab", 258: b"abc"})
+    merges = [(B, C, 256), (A, B, 257), (257, C, 258)]
+    path = tmp_path / "tokenizer.json"
+    write_hf_json(Vocab(tokens=tokens, merges=merges, kind="hf-bpe", ignore_merges=ignore_merges), path)
+    report = audit(str(path), samples=100)
+    assert report["vocabulary"]["proper"] is True
+    variants = report["variants"]
+    if ignore_merges:
+        assert variants["declared"] == ["whole-word+rule-rank"]
+        assert "whole-word+rule-rank" in variants["verdict"] and "rule-rank" not in variants["verdict"]
+    else:
+        assert variants["verdict"] == ["sequential", "rule-rank"]
+    assert variants["follows_declared"] is True
+    assert variants["spec_checked"] > 0 and variants["spec_mismatches"] == []
+
+
+def test_same_bytes_tokens_are_reported(tmp_path: Path) -> None:
+    pytest.importorskip("tokenizers")
+    report = audit(str(_same_bytes_file(tmp_path)), samples=100)
+    same = report["vocabulary"]["same_bytes"]
+    assert same["count"] == 2
+    assert {tuple(entry["ids"]) for entry in same["examples"]} == {(0x61, 256), (0x62, 257)}
+    assert report["vocabulary"]["size_matches"] is False  # 259 tokens, 256 + 1 merge
+    assert "rule-rank" in report["variants"]["verdict"]
+
+
+def test_without_the_library_the_audit_still_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No reference library: no verdict, and compression by the project's encoder on the same pre-tokens."""
+
+    def missing(*args: object) -> None:
+        raise ImportError("No module named 'tiktoken'")
+
+    monkeypatch.setattr(impl.audit, "open_library", missing)
+    report = audit(str(_tiktoken_file(tmp_path)), pattern="words", samples=50)
+    assert report["library"]["available"] is False and "tiktoken" in report["library"]["error"]
+    assert report["variants"]["words"] == 0 and report["variants"]["verdict"] == []
+    assert report["variants"]["follows_declared"] is None
+    assert report["project"]["compared"] is False and set(report["project"]) == SECTION_KEYS["project"]
+    row = report["corpora"][0]
+    assert row["encoded_by"] == "project" and row["tokens"] == len(spec.encode_text(
+        [Rule(A, B, 256), Rule(256, C, 259), Rule(0xE3, 0x81, 258)], impl.audit.BUILTIN_TEXT))
+    assert any("did not run" in line and "tiktoken" in line for line in report["findings"])
+    assert "The library is not available" in render(report)
+
+
+def test_line_chunks_join_back_and_cut_at_line_starts() -> None:
+    text = "one\n two\nthree\n\n\nfour five\nsix" * 7
+    chunks = impl.audit.line_chunks(text, 10)
+    assert "".join(chunks) == text and len(chunks) > 5
+    for chunk in chunks[:-1]:
+        assert chunk.endswith("\n")
+    assert all(not chunk[0].isspace() for chunk in chunks[1:])
+    assert impl.audit.line_chunks("no newline " * 9, 10) == ["no newline " * 9]
+
+
+@pytest.mark.parametrize("pre_tokenizer", [True, False])
+def test_tokenizers_counts_in_chunks_as_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              pre_tokenizer: bool) -> None:
+    """Counting in pieces gives the count of one whole encode, with or without a pre-tokenizer to cut at."""
+    pytest.importorskip("tokenizers")
+    path = _hf_file(tmp_path)
+    if not pre_tokenizer:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        document["pre_tokenizer"] = None
+        path.write_text(json.dumps(document), encoding="utf-8")
+    library = impl.audit.TokenizersLibrary(load(path))
+    monkeypatch.setattr(impl.audit, "CHUNK_CHARS", 40)
+    text = "abc xyz\n  abcabc\nbc\n\nxyzab c\n" * 40
+    assert library.count_tokens(text) == len(library.encode_text(text))
+
+
+# ---------------------------------------------------------------------------
+# The command line
+# ---------------------------------------------------------------------------
+
+TOP_KEYS = {"format", "version", "file", "vocabulary", "library", "variants", "project", "corpora", "greedy_gap",
+            "timings", "findings"}
+#: The keys ``impl.audit``'s docstring documents, section by section.
+SECTION_KEYS = {
+    "file": {"path", "kind", "tokens", "merges", "specials", "pattern", "pattern_name", "pattern_source",
+             "ignore_merges", "byte_fallback"},
+    "vocabulary": {"size", "expected_size", "size_matches", "missing_bytes", "proper", "improper_merges",
+                   "duplicate_merges", "same_bytes", "unreachable", "not_utf8", "specials", "token_lengths",
+                   "max_token_bytes", "bits_per_token"},
+    "library": {"name", "version", "available", "error"},
+    "variants": {"declared", "words", "skipped_long", "sources", "results", "verdict", "follows_declared",
+                 "spec_checked", "spec_mismatches"},
+    "project": {"compared", "reason", "bytes", "library_tokens", "project_tokens", "agree", "first_difference"},
+    "greedy_gap": {"words", "occurrences", "bpe_tokens", "shortest_tokens", "saved_percent", "words_shorter",
+                   "worst"},
+}
+CORPUS_KEYS = {"name", "bytes", "tokens", "bytes_per_token", "raw_bits_per_token", "bits_per_token", "encoded_by"}
+
+
+def test_cli_json_html_and_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("tokenizers")
+    path = _hf_file(tmp_path)
+    corpus = tmp_path / "corpus.txt.gz"
+    corpus.write_bytes(gzip.compress("abc xyz ab bc abcabc あい\n".encode() * 20))
+    out_json, out_html = tmp_path / "report.json", tmp_path / "report.html"
+    code = main(["audit", str(path), "--corpus", str(corpus), "--json", str(out_json), "--html", str(out_html),
+                 "--samples", "50", "--seed", "3"])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "verdict" in printed and "rule-rank" in printed
+    report = json.loads(out_json.read_text(encoding="utf-8"))
+    assert set(report) == TOP_KEYS
+    assert report["format"] == "bpeproof-audit" and report["version"] == 1
+    for section, keys in SECTION_KEYS.items():
+        assert set(report[section]) == keys, section
+    assert set(report["vocabulary"]["unreachable"]) == {"declared_variant", "sequential", "declared", "both",
+                                                        "library"}
+    assert set(report["variants"]["results"]) == set(VARIANTS)
+    for entry in report["variants"]["results"].values():
+        assert set(entry) == {"compared", "agree", "disagreements"}
+        assert all(set(item) == {"word", "hex", "library", "variant"} for item in entry["disagreements"])
+    assert [set(row) for row in report["corpora"]] == [CORPUS_KEYS]
+    assert report["corpora"][0]["name"] == "corpus.txt.gz" and report["corpora"][0]["tokens"] > 0
+    # the file's improper merge (xy + z) makes tokenizers give xyz where (i) on the proper merges gives xy, z
+    assert report["project"]["compared"] is True and report["project"]["agree"] is False
+    page = out_html.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and "<svg" in page and "</html>" in page
+    assert not list(tmp_path.glob(".*.tmp"))  # the atomic writes left no temporary file
+    assert main(["audit", str(path), "--strict", "--quiet", "--samples", "20"]) == 1  # improper merges
+
+
+def test_cli_bad_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", str(tmp_path / "absent.tiktoken")]) == 2
+    bad = tmp_path / "bad.tiktoken"
+    bad.write_text("not a rank file\n", encoding="utf-8")
+    assert main(["audit", str(bad)]) == 2
+    errors = capsys.readouterr().err.strip().splitlines()
+    assert len(errors) == 2 and all(line.startswith("bpeproof: error: ") for line in errors)
+    assert "bad.tiktoken" in errors[1]
+    good = _tiktoken_file(tmp_path)
+    assert main(["audit", str(good), "--samples", "0"]) == 2
+    assert main(["audit", str(good), "--pattern", "(unclosed"]) == 2
+    not_text = tmp_path / "corpus.bin"
+    not_text.write_bytes(b"\xff\xfe")
+    assert main(["audit", str(good), "--corpus", str(not_text)]) == 2
+
+
+def test_strict_passes_on_a_proper_file(tmp_path: Path) -> None:
+    pytest.importorskip("tiktoken")
+    tokens = _byte_tokens()
+    tokens.update({256: b"ab", 257: b"abc", 258: b" a"})
+    path = tmp_path / "proper.tiktoken"
+    write_tiktoken(Vocab(tokens=tokens, merges=[]), path)
+    assert main(["audit", str(path), "--strict", "--quiet", "--pattern", "r50k", "--samples", "50"]) == 0
+
+
+# ---------------------------------------------------------------------------
+# The real files (skipped when ../shared is absent)
+# ---------------------------------------------------------------------------
+
+
+def _real(name: str) -> Path:
+    path = VOCABS / name
+    if not path.is_file():
+        pytest.skip(f"{path} is not present (the shared vocabularies are not part of the project)")
+    return path
+
+
+def _small_corpus(tmp_path: Path) -> Path:
+    """About 60 KB of English and Japanese from the shared corpora."""
+    parts = []
+    for name in ("en_shakespeare.txt.gz", "ja_manpages.txt.gz"):
+        path = CORPORA / name
+        if not path.is_file():
+            pytest.skip(f"{path} is not present (the shared corpora are not part of the project)")
+        with gzip.open(path, "rt", encoding="utf-8") as handle:
+            parts.append(handle.read(30_000))
+    out = tmp_path / "sample.txt"
+    out.write_text("\n".join(parts), encoding="utf-8")
+    return out
+
+
+def test_r50k_tiktoken_follows_bytes_rank(tmp_path: Path) -> None:
+    pytest.importorskip("tiktoken")
+    report = audit(str(_real("r50k_base.tiktoken.gz")), corpora=[str(_small_corpus(tmp_path))], samples=1500)
+    assert report["file"]["pattern_name"] == "r50k"
+    assert report["vocabulary"]["size"] == 50256 and report["vocabulary"]["size_matches"]
+    assert report["vocabulary"]["missing_bytes"] == [] and report["vocabulary"]["proper"]
+    variants = report["variants"]
+    assert variants["words"] >= 1500
+    assert "bytes-rank" in variants["verdict"] and variants["follows_declared"] is True
+    project = report["project"]
+    assert project["compared"] and project["agree"], project
+    corpus = report["corpora"][0]
+    assert 2.0 < corpus["bytes_per_token"] < 6.0
+
+
+def test_mistral_model_audits_through_sentencepiece() -> None:
+    """sentencepiece merges characters by piece score: bytes-rank over its units; its <0xNN> byte pieces stand
+    for the same bytes as one-character pieces (ex-same-string)."""
+    pytest.importorskip("sentencepiece")
+    report = audit(str(_real("mistral_tokenizer.model.v1")), samples=300)
+    assert report["library"]["name"] == "sentencepiece"
+    assert "bytes-rank" in report["variants"]["verdict"] and report["variants"]["follows_declared"] is True
+    assert report["vocabulary"]["same_bytes"]["count"] > 0
+    assert report["vocabulary"]["specials"]["examples"][:3] == [
+        {"text": "<unk>", "id": 0}, {"text": "<s>", "id": 1}, {"text": "</s>", "id": 2}]
+
+
+def test_gpt2_files_audit_through_tokenizers(tmp_path: Path) -> None:
+    pytest.importorskip("tokenizers")
+    _real("gpt2_vocab.bpe.gz")
+    report = audit(str(_real("gpt2_encoder.json.gz")), corpora=[str(_small_corpus(tmp_path))], samples=800)
+    assert report["library"]["name"] == "tokenizers"
+    assert report["vocabulary"]["specials"]["examples"] == [{"text": "<|endoftext|>", "id": 50256}]
+    assert "rule-rank" in report["variants"]["verdict"]
+    assert report["project"]["compared"] and report["project"]["agree"], report["project"]
