@@ -56,7 +56,7 @@ from itertools import chain, islice, pairwise, repeat
 from operator import add, itemgetter
 from typing import Protocol
 
-from spec.types import ALPHABET_SIZE, BPETypeError, InvalidCorpusError, InvalidTextError, Rule
+from spec.types import ALPHABET_SIZE, BPETypeError, InvalidCorpusError, InvalidTextError, Rule, RuleTriple
 
 try:
     from impl import _fastbpe  # type: ignore[attr-defined]
@@ -405,6 +405,22 @@ def _merge_list(tokens: list[int], a: int, b: int, c: int) -> list[int]:
             out.append(tokens[i])
             i += 1
     return out
+
+
+def apply_rule(rule: RuleTriple, tokens: Sequence[int]) -> list[int]:
+    """M_r(x) (def-merge), the merge step every training iteration applies to each word; equal to ``spec.apply_rule``.
+
+    Iterative, so without the specification's length limit.
+    """
+    if not isinstance(rule, tuple) or len(rule) != 3 or not all(_is_int(part) for part in rule):
+        raise BPETypeError(f"rule must be an (a, b, c) triple of ints, not {rule!r}")
+    if isinstance(tokens, (str, bytes)) or not isinstance(tokens, Sequence):
+        raise BPETypeError(f"tokens must be a list of ints, not {type(tokens).__name__}")
+    for index, token in enumerate(tokens):
+        if not _is_int(token):
+            raise BPETypeError(f"tokens[{index}] must be an int, not {type(token).__name__}")
+    a, b, c = rule
+    return _merge_list(list(tokens), a, b, c)
 
 
 def _train_lists(words: list[bytes], freqs: list[int], merges: int, bar: _Bar | None) -> list[Rule]:

@@ -27,12 +27,9 @@ def condition_lines(module_file: Path) -> set[int]:
     return {number for number, line in enumerate(lines, start=1) if re.match(r"\s*post(\[\])?:", line)}
 
 
-def run_gate(*modules: str) -> subprocess.CompletedProcess[str]:
+def run_gate(*modules: str, timeout: int = PER_CONDITION_TIMEOUT) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [
-            sys.executable, "-m", "crosshair", "check", "--report_all",
-            f"--per_condition_timeout={PER_CONDITION_TIMEOUT}", *modules,
-        ],
+        [sys.executable, "-m", "crosshair", "check", "--report_all", f"--per_condition_timeout={timeout}", *modules],
         capture_output=True,
         text=True,
         timeout=1800,
