@@ -1,0 +1,91 @@
+"""Opening a vocabulary file of any supported format as a ``Tokenizer`` for the command line."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+from impl import formats
+from impl.commands import UsageError
+from impl.patterns import PATTERNS
+from impl.tokenizer import FORMAT_NAME, Tokenizer
+
+
+def _is_project_file(path: Path) -> bool:
+    try:
+        opener = gzip.open if path.name.endswith(".gz") else open
+        with opener(path, "rb") as handle:
+            head = handle.read(4096)
+    except (OSError, EOFError):
+        return False
+    return b'"format"' in head and FORMAT_NAME.encode() in head
+
+
+def guess_pattern(vocab: formats.Vocab) -> str | None:
+    """A rank file's pattern by its name (r50k/gpt2, cl100k, o200k) or its size; None when neither tells."""
+    name = Path(vocab.source).name.lower()
+    for key, pattern in (("r50k", "r50k"), ("gpt2", "r50k"), ("cl100k", "cl100k"), ("o200k", "o200k")):
+        if key in name:
+            return pattern
+    return {50256: "r50k", 50257: "r50k", 100256: "cl100k", 199998: "o200k"}.get(len(vocab.tokens))
+
+
+def load_tokenizer(path: str, pattern: str | None = None) -> Tokenizer:
+    """The project's tokenizer file, or a tiktoken rank file, ``tokenizer.json`` or GPT-2 pair, as a Tokenizer.
+
+    Ids are the file's own: its byte tokens keep their ids (``byte_ids``), and so do its merged tokens.
+    """
+    file = Path(path)
+    if not file.exists():
+        raise UsageError(f"{path}: no such file")
+    if _is_project_file(file):
+        tokenizer = Tokenizer.load(file)
+        return tokenizer if pattern is None else Tokenizer(tokenizer.rules, pattern, tokenizer.special_tokens,
+                                                           byte_ids=tokenizer.byte_ids)
+    vocab = formats.load(file, pattern=pattern)
+    if vocab.kind == "sentencepiece-bpe":
+        raise UsageError(f"{path}: sentencepiece models merge characters, not bytes; use 'bpeproof audit' on them")
+    conversion = formats.convert(vocab)
+    if conversion.improper:
+        first = conversion.improper[0]
+        raise UsageError(f"{path}: the merge list is not proper ({len(conversion.improper)} problems; first:"
+                         f" {first.detail}); 'bpeproof audit' lists them")
+    byte_ids = [-1] * 256
+    for file_id, rule_id in sorted(conversion.id_map.items(), reverse=True):
+        if rule_id < 256:
+            byte_ids[rule_id] = file_id
+    if -1 in byte_ids:
+        raise UsageError(f"{path}: byte {byte_ids.index(-1)} has no token; 'bpeproof audit' shows what is missing")
+    if sorted(byte_ids) != list(range(256)):
+        raise UsageError(f"{path}: its byte tokens are not the ids 0..255 (the encoder needs that); 'bpeproof audit'"
+                         " reads such files")
+    renumbered = [f for f, r in conversion.id_map.items() if r >= 256 and f != r]
+    if renumbered:
+        raise UsageError(f"{path}: token {renumbered[0]} would need a new id; only files whose merged ids are >= 256"
+                         " can be used for encoding")
+    chosen = pattern or vocab.pattern or guess_pattern(vocab)
+    if chosen is None:
+        raise UsageError(f"{path}: its pre-tokenizer is not one regular expression; pass --pattern"
+                         f" ({', '.join(PATTERNS)} or a regex)")
+    return Tokenizer(conversion.rules, chosen, vocab.specials, byte_ids=byte_ids)
+
+
+def parse_ids(words: list[str], source: str) -> list[int]:
+    """Token ids from text: integers separated by spaces or commas, or a JSON list."""
+    text = " ".join(words).strip()
+    if text.startswith("["):
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise UsageError(f"{source}: not a JSON list of ids: {error.msg}") from None
+        items = value if isinstance(value, list) else [value]
+    else:
+        items = text.replace(",", " ").split()
+    ids: list[int] = []
+    for item in items:
+        try:
+            ids.append(int(item))
+        except (TypeError, ValueError):
+            raise UsageError(f"{source}: {item!r} is not a token id") from None
+    return ids
