@@ -4,7 +4,7 @@ For one word, enc_R applies the rules in list order (def-bpe); only the rules
 that change something are shown, each as one step that replaces every
 occurrence of its pair, left to right (def-merge).  The tree is the article's
 figure for "slowest": the word's bytes at the bottom, every merge a node
-labelled with its token and its rule's position in the list, the final
+labelled with its token and its rule's number r_k (1-based, as the article numbers them), the final
 tokens highlighted.
 """
 
@@ -132,8 +132,8 @@ def render_text(explanation: Explanation) -> str:
         start = " ".join(show(bytes([b])) for b in word.word)
         lines.append(f"{show(word.word)!r}: {start}")
         for step in word.steps:
-            lines.append(f"  rule {step.rank}: ({step.pair[0]}, {step.pair[1]}) -> {step.token:<10}"
-                         f" {' '.join(step.tokens)}")
+            rule = f"r{step.rank + 1}: ({step.pair[0]}, {step.pair[1]}) -> {step.token}"
+            lines.append(f"  {rule:<30} {' '.join(step.tokens)}")
         lines.append(f"  = {word.ids}")
     lines.append(f"ids: {explanation.ids}")
     return "\n".join(lines)
@@ -170,7 +170,7 @@ def render_svg(explanation: Explanation) -> str:
             y = float(bottom - _height(node) * _LEVEL)
             for cx, cy in ((lx, ly), (rx, ry)):
                 shapes.append(f'<line x1="{cx:.1f}" y1="{cy:.1f}" x2="{x:.1f}" y2="{y + _BOX_H:.1f}" />')
-        label = node.text if node.rank is None else f"{node.text} ({node.rank})"
+        label = node.text if node.rank is None else f"{node.text} ({node.rank + 1})"
         box_w = max(40, 9 * len(label) + 14)
         colour = ' class="final"' if is_root else ""
         shapes.append(f'<rect{colour} x="{x - box_w / 2:.1f}" y="{y:.1f}" width="{box_w}" height="{_BOX_H}" rx="5" />')

@@ -48,7 +48,7 @@ def test_explain_shows_the_article_steps(vocab: Path, tmp_path: Path, capsys: py
         "s lo w e s t", "s low e s t", "s low es t", "slow es t", "slow est"]
     assert word["tokens"] == ["slow", "est"]
     picture = svg.read_text(encoding="utf-8")
-    assert picture.startswith("<svg") and "slow (3)" in picture and "est (4)" in picture
+    assert picture.startswith("<svg") and "slow (4)" in picture and "est (5)" in picture
 
 
 def test_errors_are_one_line(vocab: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
