@@ -15,7 +15,14 @@ from collections.abc import Sequence
 from impl.commands import EXIT_OK, EXIT_USAGE, Handler, UsageError
 
 #: One module per subcommand, each with ``register(commands)``; the order is the order of ``--help``.
-COMMAND_MODULES = ["impl.commands.demo", "impl.commands.trace"]
+COMMAND_MODULES = [
+    "impl.commands.demo",
+    "impl.commands.train",
+    "impl.commands.tokens",
+    "impl.commands.trace",
+    "impl.commands.check",
+    "impl.commands.audit",
+]
 
 
 def build_parser() -> argparse.ArgumentParser:
