@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -49,3 +50,47 @@ def test_first_command_in_a_fresh_environment(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     assert "roundtrip ok: 2000" in result.stdout
     assert "whole: あ" in result.stdout
+
+
+def section(title: str) -> str:
+    return README.read_text(encoding="utf-8").split(f"## {title}", 1)[1].split("\n## ", 1)[0]
+
+
+def run_lines(block: str, cwd: Path) -> list[subprocess.CompletedProcess[str]]:
+    """Each line of a shell block, run as a user would, with this environment's ``bpeproof`` on the PATH."""
+    environment = dict(os.environ)
+    environment["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{environment.get('PATH', '')}"
+    environment["PYTHONPATH"] = str(ROOT)
+    return [
+        subprocess.run(line, shell=True, cwd=cwd, capture_output=True, text=True, timeout=600, env=environment,
+                       check=False)
+        for line in block.splitlines()
+        if line.strip()
+    ]
+
+
+def text_blocks(markdown: str) -> list[str]:
+    return [block.strip() for block in re.findall(r"```text\n(.*?)```", markdown, flags=re.DOTALL)]
+
+
+def _no_timing(text: str) -> str:
+    return re.sub(r"in \d+\.\d+ s", "in … s", text)
+
+
+def test_command_line_examples_print_what_the_readme_shows(tmp_path: Path) -> None:
+    text = section("Command line")
+    for block, expected in zip(shell_blocks(text), text_blocks(text), strict=True):
+        results = run_lines(block, tmp_path)
+        for result in results:
+            assert result.returncode == 0, result.args + "\n" + result.stdout + result.stderr
+        printed = "".join(result.stdout.rstrip("\n") + "\n" for result in results if result.stdout)
+        assert _no_timing(printed.strip()) == _no_timing(expected)
+    assert (tmp_path / "slowest.svg").read_text(encoding="utf-8").startswith("<svg")
+
+
+def test_checker_examples_behave_as_the_readme_says(tmp_path: Path) -> None:
+    (block,) = shell_blocks(section("Check your own implementation"))
+    correct, buggy = run_lines(block, tmp_path)
+    assert correct.returncode == 0 and "no difference found" in correct.stdout, correct.stdout + correct.stderr
+    assert buggy.returncode == 1 and "FOUND a difference in enc" in buggy.stdout, buggy.stdout + buggy.stderr
+    assert "claim    : def-bpe" in buggy.stdout
