@@ -2,8 +2,8 @@
 
 The audit reads a tokenizer file with ``impl.formats``, checks it against the
 article's definitions, runs the file's reference library (tiktoken,
-``tokenizers`` or sentencepiece) and compares it with each BPE variant of
-``spec.variants``:
+``tokenizers``, sentencepiece, or for the project's own file its ``Tokenizer``)
+and compares it with each BPE variant of ``spec.variants``:
 
 - the vocabulary: |V| against 256 + m (prop-bpe-vocab-size), missing byte
   tokens, whether the merge list is proper (each merge over the vocabulary built
@@ -53,7 +53,7 @@ siblings, never change meaning.
   ``single_bytes`` (those of one byte ≥ 0x80), ``examples`` (longer tokens first)}, ``specials`` {``count``,
   ``examples`` [{``text``, ``id``}]}, ``token_lengths`` {byte length as a string: count},
   ``max_token_bytes``, ``bits_per_token`` (log2 |V|, prop-token-information).
-- ``library``: ``name`` ("tiktoken", "tokenizers", "sentencepiece"), ``version``, ``available``, ``error``.
+- ``library``: ``name`` ("tiktoken", "tokenizers", "sentencepiece", "bpeproof"), ``version``, ``available``, ``error``.
 - ``variants``: ``declared`` (the variants the library documents), ``words`` (compared), ``skipped_long``
   (distinct corpus words over ``MAX_WORD_BYTES``), ``sources`` {``corpus``, ``tokens``, ``generated``},
   ``results`` {variant: {``compared``, ``agree``, ``disagreements`` [{``word``, ``hex``, ``library``,
@@ -143,6 +143,7 @@ DECLARED: dict[str, tuple[str, ...]] = {
     "hf-bpe": ("rule-rank", "sequential"),
     "gpt2": ("rule-rank", "sequential"),
     "sentencepiece-bpe": ("bytes-rank",),
+    "bpeproof": ("sequential",),
 }
 
 
@@ -473,6 +474,37 @@ class SentencepieceLibrary:
         return [piece.encode("utf-8") for piece in text.split()]
 
 
+class ProjectLibrary:
+    """The project's own ``Tokenizer``, read from the project's file (plain or gzip); words go to its encoder."""
+
+    name = "bpeproof"
+
+    def __init__(self, vocab: Vocab, pattern: str | None = None) -> None:
+        raw = Path(vocab.source).read_bytes()
+        if raw[:2] == b"\x1f\x8b":
+            raw = gzip.decompress(raw)
+        self.version = _version("bpeproof")
+        tokenizer = Tokenizer.from_json(raw, vocab.source)
+        if pattern is not None and pattern != tokenizer.pattern:
+            tokenizer = Tokenizer(tokenizer.rules, pattern, tokenizer.special_tokens, byte_ids=tokenizer.byte_ids)
+        self._tokenizer = tokenizer
+        self._byte_ids = tokenizer.byte_ids
+        self._regex = compile_pattern(tokenizer.pattern)
+
+    def encode_word(self, word: bytes) -> list[int] | None:
+        byte_ids = self._byte_ids
+        return [byte_ids[t] if t < ALPHABET_SIZE else t for t in self._tokenizer.encoder.encode_word(word)]
+
+    def encode_text(self, text: str) -> list[int]:
+        return list(self._tokenizer.encode_ordinary(text))
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._tokenizer.encode_ordinary(text))
+
+    def pretokenize(self, text: str) -> list[bytes]:
+        return [match.group().encode("utf-8", "surrogateescape") for match in self._regex.finditer(text)]
+
+
 def line_chunks(text: str, size: int) -> list[str]:
     """``text`` cut into pieces of about ``size`` characters, each cut just after a newline followed by a
     character that is not white space; pieces join back to ``text``."""
@@ -493,6 +525,8 @@ def open_library(vocab: Vocab, pattern: str | None) -> Library:
         return TiktokenLibrary(vocab, pattern or PATTERNS["o200k"])
     if vocab.kind in ("hf-bpe", "gpt2"):
         return TokenizersLibrary(vocab, pattern)
+    if vocab.kind == "bpeproof":
+        return ProjectLibrary(vocab, pattern)
     return SentencepieceLibrary(vocab)
 
 

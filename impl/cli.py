@@ -19,6 +19,7 @@ COMMAND_MODULES = [
     "impl.commands.demo",
     "impl.commands.train",
     "impl.commands.tokens",
+    "impl.commands.convert",
     "impl.commands.trace",
     "impl.commands.check",
     "impl.commands.audit",

@@ -23,6 +23,8 @@ from impl.audit import FileView, MergeTable, audit, fast_variants, shortest_leng
 from impl.audit_html import render
 from impl.cli import main
 from impl.formats import Vocab, convert, load, write_hf_json, write_tiktoken
+from impl.tokenizer import Tokenizer
+from impl.trainer import train
 from proofs_tests.strategies import rules_and_data
 from spec.types import Rule
 from spec.variants import VARIANTS
@@ -346,6 +348,46 @@ def test_strict_passes_on_a_proper_file(tmp_path: Path) -> None:
     path = tmp_path / "proper.tiktoken"
     write_tiktoken(Vocab(tokens=tokens, merges=[]), path)
     assert main(["audit", str(path), "--strict", "--quiet", "--pattern", "r50k", "--samples", "50"]) == 0
+
+
+def test_trained_project_file_audits_as_sequential(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A file made by training and ``Tokenizer.save`` audits end to end with the project's own Tokenizer as its
+    library, which follows its declared variant, sequential."""
+    corpus = "low lower lowest newest newer slow slower slowest widest wide wider " * 30
+    words = [match.encode("utf-8") for match in corpus.split(" ") if match]
+    rules = train(words, 30)
+    path = tmp_path / "trained.json"
+    Tokenizer(rules, "words", {"<|end|>": 5000}).save(path)
+    out = tmp_path / "report.json"
+    code = main(["audit", str(path), "--json", str(out), "--samples", "200"])
+    assert code == 0
+    assert "library: bpeproof" in capsys.readouterr().out
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["file"]["kind"] == "bpeproof" and report["file"]["pattern_name"] == "words"
+    assert report["file"]["pattern_source"] == "file" and report["file"]["merges"] == len(rules)
+    assert report["library"]["name"] == "bpeproof" and report["library"]["available"] is True
+    assert report["variants"]["declared"] == ["sequential"]
+    assert "sequential" in report["variants"]["verdict"] and report["variants"]["follows_declared"] is True
+    assert report["vocabulary"]["proper"] is True and report["vocabulary"]["specials"]["count"] == 1
+    assert report["project"]["agree"] is True and report["variants"]["spec_mismatches"] == []
+    assert main(["audit", str(path), "--strict", "--quiet", "--samples", "50"]) == 0
+
+
+def test_project_file_where_the_variants_differ(tmp_path: Path) -> None:
+    """The smallest divergence of ``spec.variants`` saved as a project file (gzip, bytes under other ids): the
+    project's Tokenizer follows sequential and rule-rank, not bytes-rank, which reaches abc."""
+    byte_ids = list(range(256))
+    byte_ids[A], byte_ids[X] = X, A
+    tokenizer = Tokenizer([Rule(B, C, 256), Rule(A, B, 257), Rule(257, C, 258)], "words", byte_ids=byte_ids)
+    path = tmp_path / "planted.bpeproof.json.gz"
+    path.write_bytes(gzip.compress(tokenizer.to_json().encode("utf-8")))
+    report = audit(str(path), samples=100)
+    verdict = report["variants"]["verdict"]
+    assert "sequential" in verdict and "rule-rank" in verdict
+    assert "bytes-rank" not in verdict and report["variants"]["follows_declared"] is True
+    disagreement = report["variants"]["results"]["bytes-rank"]["disagreements"]
+    assert disagreement and all(item["library"] != item["variant"] for item in disagreement)
+    assert report["vocabulary"]["unreachable"]["sequential"]["count"] == 1  # abc: (i) gives a, bc
 
 
 # ---------------------------------------------------------------------------

@@ -36,7 +36,9 @@ from impl.formats import (
     hf_json_bytes,
     load,
     load_gpt2,
+    project_bytes,
     read_hf_json,
+    read_project,
     read_sentencepiece,
     read_tiktoken,
     tiktoken_bytes,
@@ -44,10 +46,13 @@ from impl.formats import (
     unicode_to_bytes,
     write_gpt2,
     write_hf_json,
+    write_project,
     write_tiktoken,
 )
 from impl.formats.derive import last_split
 from impl.formats.sentencepiece_model import Piece, parse_model_proto
+from impl.patterns import PATTERNS
+from impl.tokenizer import Tokenizer
 from spec import symbols, validate_rules
 from spec.types import Rule
 
@@ -293,6 +298,67 @@ def test_gpt2_round_trip(scratch: Path, vocab: Vocab, compressed: bool) -> None:
     assert same(load(directory), first) and same(load(directory / f"vocab.bpe{suffix}"), first)
 
 
+@given(byte_vocabs(kind="bpeproof"), st.sampled_from([None, *PATTERNS.values()]), st.booleans())
+@settings(max_examples=60)
+def test_project_file_round_trip(scratch: Path, vocab: Vocab, pattern: str | None, compressed: bool) -> None:
+    """write_project then read_project gives the model back, ids and all, and the project's ``Tokenizer`` reads
+    the file; a model the format cannot hold (bytes not at 0..255, no pattern) is refused with nothing written."""
+    vocab = dataclasses.replace(vocab, pattern=pattern)
+    path = fresh_dir(scratch) / ("t.bpeproof.json" + (".gz" if compressed else ""))
+    bytes_first = all(token_id < 256 for token_id, data in vocab.tokens.items() if len(data) == 1)
+    if pattern is None or not bytes_first:
+        with pytest.raises(FormatError):
+            write_project(vocab, path)
+        assert not path.parent.exists() or list(path.parent.iterdir()) == []
+        return
+    write_project(vocab, path)
+    back = read_project(path)
+    assert same(back, vocab)
+    assert same(load(path), vocab)
+    check_merges_decode(back)
+    if not compressed:
+        tokenizer = Tokenizer.load(path)
+        assert tokenizer.special_tokens == vocab.specials
+        assert all(tokenizer.token_bytes(token_id) == data for token_id, data in vocab.tokens.items())
+        assert to_rules(back)[0] == list(tokenizer.rules)
+
+
+def test_project_writer_refuses_what_the_format_cannot_hold(tmp_path: Path) -> None:
+    """Byte tokens not one per byte at 0..255, improper merges, tokens no merge makes, no pattern."""
+    base = SMALL_PROJECT
+    cases = {
+        "no pattern": dataclasses.replace(base, pattern=None),
+        "bad pattern": dataclasses.replace(base, pattern="(?"),
+        "byte above 255": dataclasses.replace(base, tokens=base.tokens | {97: b"ab", 256: b"a"}),
+        "missing byte": dataclasses.replace(base, tokens={i: t for i, t in base.tokens.items() if i != 7}),
+        "same byte twice": dataclasses.replace(base, tokens=base.tokens | {300: b"a"}),
+        "improper merge": dataclasses.replace(base, merges=[(98, 97, 256), *base.merges[1:]]),
+        "unmade token": dataclasses.replace(base, tokens=base.tokens | {300: b"xyz"}),
+        "special in rules": dataclasses.replace(base, specials={"<s>": 256}),
+        "empty token": dataclasses.replace(base, tokens=base.tokens | {300: b""}),
+    }
+    for name, vocab in cases.items():
+        with pytest.raises(FormatError):
+            write_project(dataclasses.replace(vocab, source=name), tmp_path / "t.bpeproof.json")
+        assert list(tmp_path.iterdir()) == [], name
+
+
+def test_project_file_is_what_tokenizer_save_writes(tmp_path: Path) -> None:
+    """A file saved by ``Tokenizer.save`` reads as the model of its rules; writing it back gives the same bytes."""
+    rules = [Rule(98, 99, 256), Rule(97, 98, 257), Rule(257, 99, 258)]
+    byte_ids = list(range(256))
+    byte_ids[97], byte_ids[120] = 120, 97
+    tokenizer = Tokenizer(rules, "cl100k", {"<|end|>": 1000}, byte_ids=byte_ids)
+    path = tmp_path / "saved.json"
+    tokenizer.save(path)
+    vocab = load(path)
+    assert vocab.kind == "bpeproof" and vocab.pattern == PATTERNS["cl100k"]
+    assert vocab.merges == [(98, 99, 256), (120, 98, 257), (257, 99, 258)]
+    assert vocab.tokens[120] == b"a" and vocab.tokens[97] == b"x" and vocab.tokens[258] == b"abc"
+    assert vocab.specials == {"<|end|>": 1000}
+    assert project_bytes(vocab) == path.read_bytes()
+
+
 @st.composite
 def sentencepiece_pieces(draw: st.DrawFn) -> list[tuple[str, float, int]]:
     """Pieces of a small BPE model: control pieces, maybe byte pieces, merged pieces by score, then characters."""
@@ -493,6 +559,7 @@ SMALL = Vocab(
     kind="hf-bpe",
 )
 SMALL_GPT2 = dataclasses.replace(SMALL, tokens=SMALL.tokens | {259: b"<|endoftext|>"})
+SMALL_PROJECT = dataclasses.replace(SMALL, kind="bpeproof", pattern=PATTERNS["words"])
 
 
 @functools.cache
@@ -507,6 +574,7 @@ def valid_files() -> dict[str, bytes]:
         "encoder.json": encoder,
         "vocab.bpe": merges,
         "m.model": model_proto(pieces, byte_fallback=False),
+        "t.bpeproof.json": project_bytes(SMALL_PROJECT),
     }
 
 
@@ -584,7 +652,7 @@ def _json_paths(value: object, prefix: tuple[object, ...] = ()) -> list[tuple[ob
     return paths
 
 
-@given(st.sampled_from(["tokenizer.json", "encoder.json"]), st.data())
+@given(st.sampled_from(["tokenizer.json", "encoder.json", "t.bpeproof.json"]), st.data())
 @FUZZ
 def test_json_with_wrong_shapes_raises_only_format_error(scratch: Path, name: str, data: st.DataObject) -> None:
     document = json.loads(valid_files()[name])
@@ -605,6 +673,36 @@ def test_json_with_wrong_shapes_raises_only_format_error(scratch: Path, name: st
             parent[int(str(key))] = copy.deepcopy(data.draw(JSON_VALUES))
     file = write_case(fresh_dir(scratch), name, json.dumps(document).encode(), False)
     expect_format_error(file, load)
+
+
+def project_document(**changes: object) -> bytes:
+    """The small valid project file with some keys replaced (a value of ``...`` deletes the key)."""
+    document = json.loads(project_bytes(SMALL_PROJECT))
+    for key, value in changes.items():
+        if value is ...:
+            del document[key]
+        else:
+            document[key] = value
+    return json.dumps(document).encode()
+
+
+PROJECT_BAD_CASES: list[tuple[str, bytes, str]] = [
+    ("t.bpeproof.json", project_document(rules=...), "key rules: missing"),
+    ("t.bpeproof.json", project_document(extra=1), "key extra: unknown key"),
+    ("t.bpeproof.json", project_document(version=2), "key version: this reader understands version 1, not 2"),
+    ("t.bpeproof.json", project_document(pattern="(", pattern_name=None), "key pattern: not a valid regular"),
+    ("t.bpeproof.json", project_document(pattern_name="cl100k"), "key pattern_name: 'cl100k' names another"),
+    ("t.bpeproof.json", project_document(rules=[[97, 300, 256]]), "key rules[0]: b = 300 is not in the vocabulary"),
+    ("t.bpeproof.json", project_document(rules=[[97, 98, 97]]), "key rules[0]: the new id c = 97 is already"),
+    ("t.bpeproof.json", project_document(rules=[[97, 98]]), "key rules[0]: expected [a, b, c], found 2"),
+    ("t.bpeproof.json", project_document(rules=[[97, 98, -3]]), "key rules[0][2]: expected an integer ≥ 0"),
+    ("t.bpeproof.json", project_document(byte_ids=[0] * 256), "key byte_ids: not a permutation of 0..255"),
+    ("t.bpeproof.json", project_document(byte_ids=list(range(255))), "key byte_ids: expected 256 integers"),
+    ("t.bpeproof.json", project_document(special_tokens={"<s>": 97}), "the id 97 is already a token"),
+    ("t.bpeproof.json", project_document(special_tokens={"": 900}), "needs a non-empty name"),
+    ("t.bpeproof.json", project_document(special_tokens={"a": 900, "b": 900}), "the id 900 is also"),
+    ("t.bpeproof.json", b'{"format": "bpeproof-tokenizer", "version": 1} junk', "invalid JSON"),
+]
 
 
 BAD_CASES: list[tuple[str, bytes, str]] = [
@@ -654,7 +752,7 @@ BAD_CASES: list[tuple[str, bytes, str]] = [
 ]
 
 
-@pytest.mark.parametrize(("name", "data", "expected"), BAD_CASES)
+@pytest.mark.parametrize(("name", "data", "expected"), BAD_CASES + PROJECT_BAD_CASES)
 def test_malformed_files_are_named_and_explained(tmp_path: Path, name: str, data: bytes, expected: str) -> None:
     if name.endswith(".gz"):  # written as given: the content is the malformation
         path = tmp_path / name
@@ -786,3 +884,11 @@ def test_real_files_round_trip_through_the_writers(tmp_path: Path) -> None:
     loaded = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
     text = "Hello world, it's 2026: ünïcödé and 数字 tokens   spaced\n\tout!"
     assert loaded.encode(text).ids == encoding.encode_ordinary(text)
+
+
+def test_real_r50k_round_trips_through_the_project_file(tmp_path: Path) -> None:
+    vocab = dataclasses.replace(real_vocab("r50k_base.tiktoken.gz"), pattern=PATTERNS["r50k"])
+    write_project(vocab, tmp_path / "r50k.bpeproof.json.gz")
+    back = load(tmp_path / "r50k.bpeproof.json.gz")
+    assert back.kind == "bpeproof" and back.tokens == vocab.tokens and back.merges == vocab.merges
+    assert back.pattern == vocab.pattern and back.specials == {} and back.unsplit == []

@@ -1,8 +1,9 @@
 """Readers and writers for real BPE tokenizer files, all producing one in-memory model, ``Vocab``.
 
 Formats: tiktoken rank files, Hugging Face ``tokenizer.json`` (BPE model),
-GPT-2's ``encoder.json`` + ``vocab.bpe``, and sentencepiece BPE ``.model``
-files, each plain or gzip-compressed.  Every reader refuses a malformed file
+GPT-2's ``encoder.json`` + ``vocab.bpe``, sentencepiece BPE ``.model``
+files, and the project's own tokenizer file ("bpeproof-tokenizer"), each
+plain or gzip-compressed.  Every reader refuses a malformed file
 with one ``FormatError`` naming the file, the place in it and the problem.
 ``to_rules`` / ``convert`` turn a ``Vocab`` into the specification's rule
 list, reporting improper merges.
@@ -25,6 +26,7 @@ from impl.formats.model import (
     to_rules,
     unicode_to_bytes,
 )
+from impl.formats.project_file import project_bytes, read_project, write_project
 from impl.formats.sentencepiece_model import read_sentencepiece
 from impl.formats.tiktoken_file import read_tiktoken, tiktoken_bytes, write_tiktoken
 
@@ -43,7 +45,9 @@ __all__ = [
     "hf_json_bytes",
     "load",
     "load_gpt2",
+    "project_bytes",
     "read_hf_json",
+    "read_project",
     "read_sentencepiece",
     "read_tiktoken",
     "tiktoken_bytes",
@@ -51,5 +55,6 @@ __all__ = [
     "unicode_to_bytes",
     "write_gpt2",
     "write_hf_json",
+    "write_project",
     "write_tiktoken",
 ]

@@ -11,6 +11,7 @@ from impl.formats.errors import FormatError
 from impl.formats.gpt2 import load_gpt2, merges_path_for
 from impl.formats.hf_json import parse_hf_json
 from impl.formats.model import Vocab
+from impl.formats.project_file import PROJECT_MARKER, parse_project
 from impl.formats.sentencepiece_model import parse_model_proto, vocab_from_proto
 from impl.formats.tiktoken_file import parse_tiktoken, vocab_from_ranks
 
@@ -25,12 +26,15 @@ _DIRECTORY_FILES = (
 
 
 def _format_of(path: Path, data: bytes) -> str:
-    """``tiktoken``, ``hf-bpe``, ``gpt2`` or ``sentencepiece-bpe`` for a file, by name first, then content."""
+    """``tiktoken``, ``hf-bpe``, ``gpt2``, ``sentencepiece-bpe`` or ``bpeproof`` for a file, by name first, then
+    content; a JSON object whose ``format`` is "bpeproof-tokenizer" is the project's file whatever its name."""
     name = path.name.lower()
     if ".tiktoken" in name:
         return "tiktoken"
     if re.search(r"\.model(\.|$)", name):
         return "sentencepiece-bpe"
+    if data[:4096].lstrip().startswith(b"{") and PROJECT_MARKER.search(data):
+        return "bpeproof"
     if "encoder" in name and ".json" in name:
         return "gpt2"
     if ".json" in name:
@@ -52,6 +56,9 @@ def load(path: str | os.PathLike[str], *, pattern: str | None = None) -> Vocab:
 
     - ``*.tiktoken`` / ``*.tiktoken.gz``: tiktoken rank file (``pattern``, if
       given, is recorded: rank files do not hold one);
+    - a JSON object whose ``format`` is "bpeproof-tokenizer" (any name, plain
+      or gzip): the project's own tokenizer file (``pattern``, if given,
+      replaces the file's);
     - ``*.model``, ``*.model.*``: sentencepiece BPE model;
     - ``*encoder*.json[.gz]`` or ``*.bpe[.gz]``: GPT-2's pair of files — the
       other one is looked up next to it (``encoder.json`` ↔ ``vocab.bpe``,
@@ -78,6 +85,8 @@ def load(path: str | os.PathLike[str], *, pattern: str | None = None) -> Vocab:
         return vocab_from_proto(parse_model_proto(target, data), source=os.fspath(path))
     if kind == "hf-bpe":
         return parse_hf_json(target, data)
+    if kind == "bpeproof":
+        return parse_project(target, data, pattern=pattern)
     name = target.name.lower()
     if name.endswith((".bpe", ".bpe.gz")):
         encoder = _encoder_path_for(target)

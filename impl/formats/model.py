@@ -20,7 +20,7 @@ from spec.types import ALPHABET_SIZE, Rule
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 
 #: The values ``Vocab.kind`` takes.
-KINDS = ("tiktoken", "hf-bpe", "gpt2", "sentencepiece-bpe")
+KINDS = ("tiktoken", "hf-bpe", "gpt2", "sentencepiece-bpe", "bpeproof")
 
 
 @functools.cache
@@ -93,7 +93,7 @@ class Vocab:
     Fields:
 
     - ``tokens``: id → the bytes the token stands for (ordinary tokens only for
-      tiktoken and sentencepiece; for Hugging Face and GPT-2 files, every entry
+      tiktoken, sentencepiece and the project's file; for Hugging Face and GPT-2 files, every entry
       of the model's vocabulary, which may include special tokens as well).
     - ``merges``: ``(a, b, c)`` = "the adjacent pair a, b becomes c", in
       priority order (rank order).  Read from the file where it has them
@@ -101,7 +101,7 @@ class Vocab:
       (tiktoken, sentencepiece — see ``impl.formats.derive``).
     - ``specials``: special token text → id (Hugging Face ``added_tokens``,
       GPT-2's ``<|endoftext|>``, sentencepiece control, unknown and
-      user-defined pieces).  Rank files hold none.
+      user-defined pieces, the project file's ``special_tokens``).  Rank files hold none.
     - ``pattern``: the pre-tokenization regex when the file states exactly one.
     - ``kind``: one of ``KINDS``.
     - ``source``: the path the model was read from ("" when built in memory).

@@ -1,0 +1,138 @@
+"""``bpeproof convert IN OUT``: rewrite a tokenizer file in another format, keeping the file's own ids.
+
+The input is anything ``impl.formats.load`` reads.  The output format is
+``--to``, or else OUT's name decides:
+
+- ``*.tiktoken``, ``*.tiktoken.gz``: a tiktoken rank file (``tiktoken``);
+- ``*.bpeproof.json``, ``*.bpeproof.json.gz``: the project's tokenizer file (``bpeproof``);
+- ``*encoder*.json[.gz]``: GPT-2's ``encoder.json``, with ``vocab.bpe`` written beside it (``gpt2``);
+- any other ``*.json[.gz]``: a Hugging Face ``tokenizer.json`` (``hf``).
+
+For ``gpt2`` the merges go to OUT's name with ``encoder.json`` replaced by
+``vocab.bpe`` (``vocab.bpe`` in OUT's directory when the name does not hold
+``encoder.json``).  Every file is written atomically.  What cannot be
+converted is refused with one line and exit 2, writing nothing: a
+sentencepiece model (it merges characters, not bytes), a model without a
+token for every byte (to a rank file or the project's file), a model the
+target format cannot hold (the writers say why), a project file without a
+pattern.  The conversion keeps tokens, ids, merges, special tokens and the
+pattern as far as the target holds them; it does not keep the source
+library's merge procedure (a rank file is merged by rank, the project's file
+rule after rule), which ``bpeproof audit`` compares.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from pathlib import Path
+
+from impl import formats
+from impl.commands import EXIT_OK, UsageError
+from impl.commands._vocab import guess_pattern
+from impl.patterns import PATTERNS, compile_pattern, resolve_pattern
+
+#: The values of ``--to``.
+TARGETS = ("tiktoken", "hf", "gpt2", "bpeproof")
+
+
+def target_of(out: str) -> str | None:
+    """The output format OUT's name asks for, or None when the name does not tell."""
+    name = Path(out).name.lower()
+    if name.endswith((".tiktoken", ".tiktoken.gz")):
+        return "tiktoken"
+    if name.endswith((".bpeproof.json", ".bpeproof.json.gz")):
+        return "bpeproof"
+    if name.endswith((".json", ".json.gz")):
+        return "gpt2" if "encoder" in name else "hf"
+    return None
+
+
+def merges_path(encoder: str) -> Path:
+    """Where ``vocab.bpe`` goes for GPT-2 output named ``encoder``."""
+    path = Path(encoder)
+    if "encoder.json" in path.name:
+        return path.with_name(path.name.replace("encoder.json", "vocab.bpe"))
+    return path.with_name("vocab.bpe.gz" if path.name.endswith(".gz") else "vocab.bpe")
+
+
+def _missing_bytes(vocab: formats.Vocab) -> list[int]:
+    special_ids = set(vocab.specials.values())
+    present = {data[0] for token_id, data in vocab.tokens.items() if len(data) == 1 and token_id not in special_ids}
+    return [byte for byte in range(256) if byte not in present]
+
+
+def run(args: argparse.Namespace) -> int:
+    target = args.to or target_of(args.output)
+    if target is None:
+        raise UsageError(f"{args.output}: cannot tell the output format from the name; use --to"
+                         f" ({'|'.join(TARGETS)}) or name it *.tiktoken, *.bpeproof.json, *encoder.json, *.json")
+    if Path(args.input).resolve() == Path(args.output).resolve():
+        raise UsageError(f"{args.output}: the output would replace the input; choose another name")
+    pattern = None
+    if args.pattern is not None:
+        pattern = resolve_pattern(args.pattern)
+        try:
+            compile_pattern(pattern)
+        except ValueError as error:
+            raise UsageError(f"--pattern: {error}") from None
+    vocab = formats.load(args.input, pattern=pattern)
+    if vocab.kind == "sentencepiece-bpe":
+        raise UsageError(f"{args.input}: a sentencepiece model merges characters, not bytes; it converts to no"
+                         " byte-level format")
+    notes: list[str] = []
+    if pattern is not None:
+        vocab = dataclasses.replace(vocab, pattern=pattern)
+    elif vocab.pattern is None and vocab.kind == "tiktoken" and target != "tiktoken":
+        guessed = guess_pattern(vocab)
+        if guessed is not None:
+            vocab = dataclasses.replace(vocab, pattern=PATTERNS[guessed])
+            notes.append(f"pattern {guessed} guessed from the name or size")
+    missing = _missing_bytes(vocab)
+    if missing and target in ("tiktoken", "bpeproof"):
+        raise UsageError(f"{args.input}: no token stands for the byte 0x{missing[0]:02X} ({len(missing)} bytes"
+                         f" missing); a {'rank' if target == 'tiktoken' else 'project'} file needs every byte")
+    if target == "bpeproof" and vocab.pattern is None:
+        raise UsageError(f"{args.input}: the file states no pre-tokenization pattern; pass --pattern"
+                         f" ({', '.join(PATTERNS)} or a regex)")
+    written = [args.output]
+    if target == "tiktoken":
+        formats.write_tiktoken(vocab, args.output)
+        if vocab.specials:
+            notes.append(f"{len(vocab.specials)} special tokens left out")
+        if vocab.pattern is not None:
+            notes.append("the pattern is not kept")
+    elif target == "hf":
+        formats.write_hf_json(vocab, args.output)
+        if vocab.pattern is None and not vocab.pre_tokenizers:
+            notes.append("no pattern known: the file splits text with GPT-2's")
+    elif target == "gpt2":
+        merges = merges_path(args.output)
+        formats.write_gpt2(vocab, args.output, merges)
+        written.append(str(merges))
+        if vocab.pattern not in (None, formats.GPT2_PATTERN):
+            notes.append("the pattern is not kept: GPT-2 files imply GPT-2's")
+    else:
+        formats.write_project(vocab, args.output)
+    note = f" ({'; '.join(notes)})" if notes else ""
+    print(f"{args.input} ({vocab.kind}) -> {' + '.join(written)} ({target}): {len(vocab.tokens)} tokens,"
+          f" {len(vocab.merges)} merges, {len(vocab.specials)} special tokens{note}")
+    return EXIT_OK
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "convert",
+        help="rewrite a tokenizer file in another format, keeping its ids",
+        description="Read a tokenizer file (the project's own, tiktoken rank file, tokenizer.json, GPT-2"
+        " encoder.json + vocab.bpe) and write it as a rank file, tokenizer.json, GPT-2 files or the project's file."
+        " The format is --to, or OUT's name: *.tiktoken[.gz] tiktoken, *.bpeproof.json[.gz] bpeproof,"
+        " *encoder*.json[.gz] gpt2 (vocab.bpe beside it), other *.json[.gz] hf.",
+    )
+    parser.add_argument("input", metavar="IN", help="the tokenizer file to read (or a directory holding one)")
+    parser.add_argument("output", metavar="OUT", help="the file to write (atomically)")
+    parser.add_argument("--to", choices=TARGETS, default=None, help="the output format (default: by OUT's name)")
+    parser.add_argument("--pattern", default=None, metavar="NAME|REGEX",
+                        help="pre-tokenization pattern to record (rank files hold none: by default guessed from the"
+                        " name or size); r50k, cl100k, o200k, words, or a regex")
+    parser.set_defaults(handler=run)
