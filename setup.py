@@ -2,4 +2,9 @@
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("impl._fastbpe", ["impl/_fastbpe.c"], optional=True)])
+setup(
+    ext_modules=[
+        Extension("impl._fastbpe", ["impl/_fastbpe.c"], optional=True),
+        Extension("impl._fastenc", ["impl/_fastenc.c"], optional=True),
+    ]
+)

@@ -2,7 +2,7 @@ r"""Encoding throughput: impl's Tokenizer against tiktoken and Hugging Face toke
 
 Usage::
 
-    python bench/bench_encode.py [--mb 10] [--vocab cl100k] [--systems impl,tiktoken,hf]
+    python bench/bench_encode.py [--mb 10] [--vocab cl100k] [--systems impl,impl-python,tiktoken,hf]
 
 All systems get the same vocabulary (a tiktoken rank file, by default
 cl100k_base from ``../shared/vocabs``), the same pre-tokenization pattern and
@@ -22,6 +22,10 @@ and RSS before encoding.  impl is measured twice in one process: the first
 pass starts with an empty word cache (every distinct word is a miss); the
 second pass re-encodes the same text with the cache filled, which is what a
 long-running process that keeps its tokenizer sees for recurring words.
+``impl`` uses the C loops of ``impl/_fastenc.c`` when they are built (the
+word loop, and for cl100k the hand-written pre-tokenizer); ``impl-python`` is
+the same Tokenizer with ``impl.encoder.USE_C_LOOP = False``: the regex module
+and the pure-Python merge loops.  The table says which engine ran.
 
 Hugging Face ``tokenizers``: the vocabulary becomes a byte-level ``BPE`` model
 (token strings in GPT-2's byte-to-unicode alphabet) whose merges are the rule
@@ -152,8 +156,16 @@ def _child(system: str, text_path: str, vocab: str, ids_path: str) -> dict[str, 
     pattern = PATTERNS[vocab]
     result: dict[str, Any] = {"system": system, "bytes": size}
     passes: list[float] = []
-    if system == "impl":
+    if system in ("impl", "impl-python"):
+        from impl import encoder as impl_encoder
+
+        impl_encoder.USE_C_LOOP = system == "impl"
         tokenizer = Tokenizer.from_tiktoken_ranks(ranks, vocab)
+        result["engine"] = (
+            ("C merge, C split" if tokenizer._split_table is not None else "C merge, regex split")
+            if tokenizer._fast is not None
+            else "Python merge, regex split"
+        )
         result["setup_s"] = time.perf_counter() - start
         result["rss_before_mb"] = _rss_mb()
         for _ in range(2):
@@ -236,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--mb", type=float, default=10.0, help="megabytes of text (default 10)")
     parser.add_argument("--vocab", choices=["r50k", "cl100k", "o200k"], default="cl100k")
-    parser.add_argument("--systems", default="impl,tiktoken,hf")
+    parser.add_argument("--systems", default="impl,impl-python,tiktoken,hf")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--text", help=argparse.SUPPRESS)
     parser.add_argument("--ids", help=argparse.SUPPRESS)
@@ -270,8 +282,10 @@ def main(argv: list[str] | None = None) -> int:
             id_files[system] = ids_path.read_bytes()
     reference = results.get("tiktoken")
     base_speed = size / 1e6 / reference["passes_s"][0] if reference else None
-    header = f"{'system':<28}{'setup s':>9}{'encode s':>10}{'MB/s':>8}{'vs tiktoken':>13}{'peak RSS MB':>13}"
-    header += f"{'RSS before':>12}{'tokens':>10}  ids"
+    hf = results.get("hf")
+    hf_speed = size / 1e6 / hf["passes_s"][0] if hf else None
+    header = f"{'system':<34}{'setup s':>9}{'encode s':>10}{'MB/s':>8}{'vs tiktoken':>13}{'vs hf':>8}"
+    header += f"{'peak RSS MB':>13}{'RSS before':>12}{'tokens':>10}  ids"
     print(header)
     print("-" * len(header))
     for system, result in results.items():
@@ -282,11 +296,15 @@ def main(argv: list[str] | None = None) -> int:
             label = system if len(result["passes_s"]) == 1 else f"{system} ({'cold' if index == 0 else 'warm'} cache)"
             speed = size / 1e6 / seconds
             ratio = f"{speed / base_speed:.2f}x" if base_speed else "-"
+            hf_ratio = f"{speed / hf_speed:.1f}x" if hf_speed else "-"
             print(
-                f"{label:<28}{result['setup_s']:>9.2f}{seconds:>10.2f}{speed:>8.2f}{ratio:>13}"
+                f"{label:<34}{result['setup_s']:>9.2f}{seconds:>10.2f}{speed:>8.2f}{ratio:>13}{hf_ratio:>8}"
                 f"{result['peak_rss_mb']:>13.0f}{result['rss_before_mb']:>12.0f}{result['tokens']:>10}  {same}"
             )
     print("\n'warm cache': the same text encoded again by the same Tokenizer (its word cache already filled).")
+    for system, result in results.items():
+        if "engine" in result:
+            print(f"{system}: {result['engine']}")
     long_runs()
     return 0 if all(id_files[s] == id_files.get("tiktoken", id_files[s]) for s in id_files) else 1
 

@@ -31,6 +31,14 @@ A *whole-token shortcut* returns (t) directly for a word whose bytes are ⟨⟨t
 but only after proving enc_R(⟨⟨t⟩⟩) = (t) for that token (see
 ``Encoder.is_reachable``); the verdict is computed once and cached.
 
+When the optional C extension ``impl/_fastenc.c`` is built, words are merged
+there instead, by the same rank-order method over *dense* ids (byte b is b,
+the token of rule k is 256 + k; a table maps them back to the rule ids, which
+may be of any size).  The pure-Python loops above stay the reference and the
+fallback: set ``USE_C_LOOP = False`` before building an ``Encoder`` (or a
+``Tokenizer``) to use them; they are also used without the extension and for
+rule lists too long for 32-bit dense ids.
+
 Only ``spec.types`` is imported from the specification: the tests check this
 module against ``spec.enc`` and ``spec.dec``, which would be void if it called them.
 """
@@ -40,14 +48,29 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable, Sequence
 from itertools import islice, pairwise
+from typing import Any
 
 from spec.types import ALPHABET_SIZE, BPETypeError, InvalidRuleError, InvalidTokenError, Rule, RuleTriple
 
-__all__ = ["SHORT_WORD", "Encoder", "check_rules", "dec", "enc"]
+try:
+    from impl import _fastenc  # type: ignore[attr-defined]
+except ImportError:  # the C extension is optional: the pure-Python loops give the same ids
+    _fastenc = None
+
+__all__ = ["HAVE_C_LOOP", "SHORT_WORD", "USE_C_LOOP", "Encoder", "check_rules", "dec", "enc"]
 
 #: Words of at most this many ids are merged with the flat-list method; longer ones with the heap.
 SHORT_WORD = 40
 
+#: Whether the C merge loop (``impl/_fastenc.c``) is built.
+HAVE_C_LOOP: bool = _fastenc is not None
+
+#: Whether encoders built from now on use the C merge loop when it is built (False: always pure Python).
+USE_C_LOOP: bool = True
+
+#: The C loop numbers tokens densely with 32-bit ints: at most this many rules, words below this many bytes.
+C_RULE_LIMIT = 2**31 - 512
+C_WORD_LIMIT = 2**31 - 1
 
 
 def _is_int(value: object) -> bool:
@@ -102,6 +125,7 @@ class Encoder:
         "_cache",
         "_cache_size",
         "_duplicates",
+        "_fast",
         "_merges",
         "_no_merge",
         "_parts",
@@ -109,6 +133,7 @@ class Encoder:
         "_reachable",
         "_rules",
         "_stride",
+        "_use_c",
     )
 
     def __init__(self, rules: Sequence[RuleTriple], *, cache_size: int = 1 << 16) -> None:
@@ -143,6 +168,27 @@ class Encoder:
         self._reachable: dict[int, bool] = {}
         self._cache: dict[bytes, tuple[int, ...]] = {}
         self._cache_size = cache_size
+        self._use_c = USE_C_LOOP and _fastenc is not None and len(checked) <= C_RULE_LIMIT
+        self._fast: Any = None  # the C merger, built on first use
+
+    def _c_merger(self, byte_ids: Sequence[int] | None = None) -> Any:
+        """The rules compiled for ``impl/_fastenc.c``, reporting byte b as ``byte_ids[b]``; None without the C loop.
+
+        Dense ids: byte b is b and the token of rule k is 256 + k; the merger
+        maps them back to the rule ids (and the byte ids) when it reports them.
+        """
+        if not self._use_c:
+            return None
+        dense = {byte: byte for byte in range(ALPHABET_SIZE)}
+        parts_a: list[int] = []
+        parts_b: list[int] = []
+        outputs = list(range(ALPHABET_SIZE)) if byte_ids is None else list(byte_ids)
+        for index, (a, b, c) in enumerate(self._rules):
+            parts_a.append(dense[a])
+            parts_b.append(dense[b])
+            dense[c] = ALPHABET_SIZE + index
+            outputs.append(c)
+        return _fastenc.Merger(parts_a, parts_b, outputs)
 
     # -- the vocabulary (def-alphabet-vocab, def-merge, prop-bpe-vocab-size) ----------------------------
 
@@ -235,7 +281,13 @@ class Encoder:
         self._cache.clear()
 
     def encode_word_uncached(self, word: bytes) -> tuple[int, ...]:
-        """enc_R(w) without the word cache: the whole-token shortcut where proven, else rank-order merging."""
+        """enc_R(w) without the word cache: the C loop, or the whole-token shortcut where proven, else rank order."""
+        if self._use_c and len(word) < C_WORD_LIMIT:
+            fast = self._fast
+            if fast is None:
+                fast = self._fast = self._c_merger()
+            result: tuple[int, ...] = fast.encode(word)
+            return result
         token = self.whole_token(word)
         if token is not None:
             return (token,)

@@ -27,6 +27,16 @@ File format (``save`` / ``load``), one UTF-8 JSON object::
 
 Every key is required and no other key is allowed; the loader raises
 ``FormatError`` naming the file and the key for anything else.
+
+Speed.  When the optional C extension ``impl/_fastenc.c`` is built (and
+``impl.encoder.USE_C_LOOP`` is true when the tokenizer is made), the loop over
+the words runs in C: cache look-up, UTF-8 bytes, rank-order merging, the list
+of ids.  For tiktoken's patterns (cl100k, o200k, r50k) the pre-tokenizer is
+written out by hand in C as well, from a table of code point classes taken
+from the ``regex`` module (``_char_table``); the tests check it against
+``regex.findall``.  Without the
+extension the same ids come from the ``regex`` module and ``impl.encoder``'s
+Python loops.
 """
 
 from __future__ import annotations
@@ -35,6 +45,7 @@ import base64
 import codecs
 import json
 import os
+import sys
 from collections.abc import Callable, Collection, Container, Iterable, Mapping, Sequence
 from itertools import chain, islice
 from pathlib import Path
@@ -69,12 +80,61 @@ FORMAT_NAME = "bpeproof-tokenizer"
 FORMAT_VERSION = 1
 _KEYS = ("format", "version", "pattern", "pattern_name", "rules", "special_tokens", "byte_ids")
 
+#: Texts of at least this many characters are encoded by the Python loops: the C loop takes words below 2**31 bytes.
+C_TEXT_LIMIT = 2**29
+
 #: What ``encode`` may treat as special tokens: all of them, the named ones, or none (None / empty).
 AllowedSpecial = Literal["all"] | Collection[str] | None
 
 
 def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+_CHAR_TABLE: bytes | None = None
+
+#: The patterns that ``impl/_fastenc.c`` has written out by hand, and its number for each.
+_HAND_WRITTEN = {PATTERNS["cl100k"]: 0, PATTERNS["o200k"]: 1, PATTERNS["r50k"]: 2}
+
+
+def _char_table() -> bytes:
+    """For every code point, what the ``regex`` module says of it, as ``split_pattern`` in ``impl/_fastenc.c`` reads it.
+
+    Two planes of 0x110000 bytes.  First plane: bit 0 ``\\p{L}``, bit 1 ``\\p{N}``, bit 2 ``\\s``,
+    bits 3–6 which letter of "sdmtlver" (1–8) the code point matches under ``(?i:…)``, 0 for none.
+    Second plane: bit 0 ``[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]``, bit 1 ``[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]``
+    (o200k's classes).  Taken from the regex module itself, so that the hand-written pre-tokenizers
+    classify exactly as the patterns do.  Built once per process.
+    """
+    global _CHAR_TABLE
+    if _CHAR_TABLE is None:
+        import array
+
+        import regex
+
+        size = 0x110000
+        points = array.array("I", range(size))
+        if points.itemsize == 4 and sys.byteorder == "little":  # chr of every code point, quickly
+            everything = points.tobytes().decode("utf-32-le", "surrogatepass")
+        else:  # pragma: no cover - platforms with another int size or byte order
+            everything = "".join(map(chr, range(size)))
+        planes: list[bytearray] = []
+        for classes in (
+            ((1, r"\p{L}+"), (2, r"\p{N}+"), (4, r"\s+")),
+            ((1, r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+"), (2, r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]+")),
+        ):
+            combined = 0
+            for flag, expression in classes:
+                layer = bytearray(size)
+                for match in regex.finditer(expression, everything):
+                    layer[match.start() : match.end()] = bytes([flag]) * (match.end() - match.start())
+                combined |= int.from_bytes(layer, "little")  # the flags are distinct bits: OR the layers at once
+            planes.append(bytearray(combined.to_bytes(size, "little")))
+        for index, letter in enumerate("sdmtlver", start=1):
+            for match in regex.finditer(f"(?i:{letter})", everything):
+                planes[0][match.start()] |= index << 3
+        _CHAR_TABLE = bytes(planes[0] + planes[1])
+    return _CHAR_TABLE
 
 
 class _PieceCache(dict[str, tuple[int, ...]]):
@@ -169,6 +229,14 @@ class Tokenizer:
         table.update(self._special_bytes)
         self._table = table
         self._cache = _PieceCache(self._encode_piece, cache_size)
+        self._cache_size = cache_size
+        # The C word loop (impl/_fastenc.c) reports external ids itself and fills the same cache.
+        self._fast: Any = self._encoder._c_merger(self._byte_ids)
+        # tiktoken's patterns are also written out by hand in C (split_pattern), with a code point table from regex.
+        self._split_table: bytes | None = None
+        self._split_which = _HAND_WRITTEN.get(self._pattern_source, -1)
+        if self._fast is not None and self._split_which >= 0:
+            self._split_table = _char_table()
         self._special_splitters: dict[frozenset[str], Any] = {}
 
     def __repr__(self) -> str:
@@ -242,6 +310,8 @@ class Tokenizer:
     def clear_cache(self) -> None:
         """Forget every cached word."""
         self._cache.clear()
+        if self._fast is not None:
+            self._fast.clear_cache()
 
     # -- encoding (def-bpe, def-utf8) -------------------------------------------------------------------
 
@@ -255,10 +325,19 @@ class Tokenizer:
 
     def _ordinary(self, text: str) -> list[int]:
         """Pre-tokenize with the pattern and encode every word through the cache."""
+        fast = self._fast is not None and len(text) < C_TEXT_LIMIT
+        if fast and self._split_table is not None:
+            # The hand-written pattern matches at every position: the pieces cover the text.
+            # The C loop keeps its own word cache for these patterns, keyed by code points (no str per piece).
+            ids: list[int] = self._fast.encode_text(text, self._split_table, self._split_which, self._cache_size)
+            return ids
         regex = self._regex
         pieces = [match.group() for match in regex.finditer(text)] if regex.groups else regex.findall(text)
         if sum(map(len, pieces)) != len(text):
             self._raise_uncovered(text)
+        if fast:
+            ids = self._fast.encode_pieces(pieces, self._cache, self._cache_size)
+            return ids
         return list(chain.from_iterable(map(self._cache.__getitem__, pieces)))
 
     def _raise_uncovered(self, text: str) -> None:

@@ -8,12 +8,20 @@ the recursive specification accepts are checked against a loop that applies
 M_r rule after rule (itself checked against the specification first), so that
 both merge methods of the implementation (short words, long words) and the
 word cache are exercised past their boundaries.
+
+Every test runs twice: with the C merge loop of ``impl/_fastenc.c`` (when it
+is built) and with the pure-Python loops (``impl.encoder.USE_C_LOOP = False``).
+The last part checks the C code against the Python code and the specification
+directly: huge and scattered ids, the fallbacks, the word loop of the
+tokenizer, the hand-written cl100k pre-tokenizer, and bad input.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -21,7 +29,10 @@ from hypothesis import strategies as st
 
 import spec
 from impl import encoder as impl_encoder
+from impl import tokenizer as impl_tokenizer
 from impl.encoder import SHORT_WORD, Encoder, check_rules, dec, enc
+from impl.patterns import compile_pattern
+from impl.tokenizer import Tokenizer, _char_table
 from proofs_tests.strategies import (
     corpora,
     data_bytes,
@@ -30,6 +41,7 @@ from proofs_tests.strategies import (
     rules_and_data,
     rules_and_tokens,
     runs_over,
+    texts,
 )
 from spec.types import (
     ALPHABET_SIZE,
@@ -41,6 +53,17 @@ from spec.types import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module", autouse=True, params=["c", "python"])
+def engine(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Run the module with the C merge loop, then with the pure-Python loops."""
+    if request.param == "c" and not impl_encoder.HAVE_C_LOOP:
+        pytest.skip("the C extension impl._fastenc is not built (pip install -e . builds it)")
+    saved = impl_encoder.USE_C_LOOP
+    impl_encoder.USE_C_LOOP = request.param == "c"
+    yield request.param
+    impl_encoder.USE_C_LOOP = saved
 
 
 def sequential(rules: list[Rule], data: bytes) -> list[int]:
@@ -338,3 +361,317 @@ def test_imports_only_spec_types(name: str) -> None:
 def test_short_word_threshold_is_exercised() -> None:
     assert 2 < SHORT_WORD < 200
     assert impl_encoder.SHORT_WORD == SHORT_WORD
+
+
+def test_engine_is_the_one_asked_for(engine: str) -> None:
+    assert Encoder([Rule(97, 98, 256)])._use_c == (engine == "c")
+
+
+# ---------------------------------------------------------------------------
+# The C loop (impl/_fastenc.c) against the Python loops and the specification
+# ---------------------------------------------------------------------------
+
+
+def python_encoder(rules: list[Rule], cache_size: int = 0) -> Encoder:
+    """An encoder that merges with the pure-Python loops, whatever the module flag says."""
+    saved = impl_encoder.USE_C_LOOP
+    impl_encoder.USE_C_LOOP = False
+    try:
+        return Encoder(rules, cache_size=cache_size)
+    finally:
+        impl_encoder.USE_C_LOOP = saved
+
+
+def c_merger(rules: list[Rule]) -> Any:
+    """The C merger of ``rules`` (the test is skipped when the extension is not built)."""
+    if not impl_encoder.HAVE_C_LOOP:
+        pytest.skip("the C extension impl._fastenc is not built")
+    saved = impl_encoder.USE_C_LOOP
+    impl_encoder.USE_C_LOOP = True
+    try:
+        return Encoder(rules)._c_merger()
+    finally:
+        impl_encoder.USE_C_LOOP = saved
+
+
+@given(rules_and_data(max_rules=10, max_size=120))
+def test_c_and_python_equal_spec(case: tuple[list[Rule], bytes]) -> None:
+    rules, data = case
+    expected = spec.enc(rules, data)
+    assert list(c_merger(rules).encode(data)) == expected
+    assert list(python_encoder(rules).encode_word_uncached(data)) == expected
+    assert Encoder(rules).encode(data) == expected
+
+
+@settings(max_examples=40)
+@given(rule_lists(max_rules=12), st.data())
+def test_c_long_words_and_runs(rules: list[Rule], data: st.DataObject) -> None:
+    """Both C methods (flat array up to 48 bytes, heap beyond) on periodic words and runs a a a a."""
+    alphabet = sorted({part for rule in rules for part in (rule.a, rule.b) if part < ALPHABET_SIZE}) or [97]
+    piece = data.draw(runs_over(alphabet, max_size=40, min_size=1))
+    word = piece * data.draw(st.integers(1, 400 // len(piece) + 1)) + data.draw(runs_over(alphabet, max_size=30))
+    merger = c_merger(rules)
+    for length in sorted({0, 1, 2, 47, 48, 49, 50, 97, len(word)}):
+        prefix = word[:length]
+        assert list(merger.encode(prefix)) == sequential(rules, prefix)
+
+
+def test_c_runs_of_one_byte() -> None:
+    """(a a ↦ c) and doubling rules on every run length across the flat/heap boundary (exr-run-length)."""
+    single = c_merger([Rule(97, 97, 256)])
+    doubling = doubling_rules(8)
+    merger = c_merger(doubling)
+    for n in range(0, 300):
+        assert list(single.encode(b"a" * n)) == [256] * (n // 2) + [97] * (n % 2)
+        assert list(merger.encode(b"a" * n)) == sequential(doubling, b"a" * n)
+
+
+@pytest.mark.parametrize("base", [2**31, 2**32, 2**40, 2**63, 2**64 + 5, 2**100])
+def test_ids_beyond_32_and_64_bits(base: int) -> None:
+    """Rule ids of any size: the C loop numbers tokens densely and reports the original int objects."""
+    rules = [Rule(97, 97, base + 9), Rule(base + 9, 98, base), Rule(base, base + 9, base + 3), Rule(97, 97, base + 1)]
+    for n in range(12):
+        for data in (b"a" * n, b"aab" * n, b"aabaa" * n + b"a"):
+            expected = sequential(rules, data)
+            assert list(c_merger(rules).encode(data)) == expected
+            assert Encoder(rules).encode(data) == expected
+            assert list(python_encoder(rules).encode_word_uncached(data)) == expected
+    assert Encoder(rules).encode(b"aabaa") == spec.enc(rules, b"aabaa") == [base + 3]
+
+
+@given(rules_and_data(max_rules=8, max_size=60))
+def test_fallbacks_when_the_c_loop_cannot_run(case: tuple[list[Rule], bytes]) -> None:
+    """Too many rules or too long a word for 32-bit dense ids: the Python loops take over, same ids."""
+    rules, data = case
+    expected = spec.enc(rules, data)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(impl_encoder, "C_RULE_LIMIT", len(rules) - 1)
+        encoder = Encoder(rules)
+        assert not encoder._use_c
+        assert encoder.encode(data) == expected
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(impl_encoder, "C_WORD_LIMIT", 5)
+        assert Encoder(rules).encode(data) == expected
+
+
+def test_fast_path_flag_is_read_at_construction() -> None:
+    rules = [Rule(97, 98, 256)]
+    assert not python_encoder(rules)._use_c
+    assert python_encoder(rules)._c_merger() is None
+    if impl_encoder.HAVE_C_LOOP:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(impl_encoder, "USE_C_LOOP", True)
+            encoder = Encoder(rules)
+        assert encoder._use_c and encoder.encode(b"abab") == [256, 256]
+
+
+# -- the word loop and the pre-tokenizer of impl.tokenizer --------------------------------------------------
+
+
+def tokenizers(rules: list[Rule], pattern: str, cache_size: int, byte_ids: list[int] | None) -> list[Tokenizer]:
+    """The tokenizer with the C loops (when built) and with the pure-Python loops."""
+    built: list[Tokenizer] = []
+    for use_c in ([True] if impl_encoder.HAVE_C_LOOP else []) + [False]:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(impl_encoder, "USE_C_LOOP", use_c)
+            built.append(Tokenizer(rules, pattern, cache_size=cache_size, byte_ids=byte_ids))
+        assert (built[-1]._fast is not None) == use_c
+    return built
+
+
+@settings(max_examples=60)
+@given(
+    texts(max_size=60),
+    st.sampled_from(["words", "cl100k", "r50k", "o200k", r"\w+|\W"]),
+    st.integers(0, 4),
+    st.booleans(),
+    st.data(),
+)
+def test_tokenizer_c_and_python_equal_spec(
+    text: str, pattern: str, cache_size: int, permuted: bool, data: st.DataObject
+) -> None:
+    """C word loop (cache filled and evicted in C) = Python word loop = spec.enc per pre-token."""
+    rules = spec.train(spec.corpus_from_text(text + " ab あい") or [b" "], data.draw(st.integers(0, 25)))
+    byte_ids = data.draw(st.permutations(range(ALPHABET_SIZE))) if permuted else None
+    pieces = compile_pattern(pattern).findall(text)
+    internal = spec.enc_words(rules, [piece.encode("utf-8") for piece in pieces if piece])
+    expected = [byte_ids[t] if byte_ids is not None and t < ALPHABET_SIZE else t for t in internal]
+    for tokenizer in tokenizers(rules, pattern, cache_size, byte_ids):
+        for _ in range(2):
+            assert tokenizer.encode(text) == expected
+            assert len(tokenizer._cache) <= cache_size
+            if tokenizer._fast is not None:
+                assert tokenizer._fast.cached_words() <= cache_size
+        assert tokenizer.decode(expected) == text
+        tokenizer.clear_cache()
+        assert not tokenizer._cache
+        assert tokenizer._fast is None or tokenizer._fast.cached_words() == 0
+        assert tokenizer.encode(text) == expected
+
+
+@pytest.mark.parametrize("pattern", ["cl100k", "words"])
+def test_tokenizer_falls_back_for_huge_texts(pattern: str) -> None:
+    """Texts past C_TEXT_LIMIT (pieces that might not fit the C loop's 32-bit positions) take the Python loops."""
+    rules = [Rule(97, 97, 256), Rule(256, 98, 300)]
+    samples = ["aab aaab  b\n" * 5, "aab aaab "]
+    python_loops = tokenizers(rules, pattern, 8, None)[-1]
+    expected = [python_loops.encode(text) for text in samples]
+    for tokenizer in tokenizers(rules, pattern, 8, None):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(impl_tokenizer, "C_TEXT_LIMIT", 10)  # the first text is past it, the second is not
+            assert [tokenizer.encode(text) for text in samples] == expected
+
+
+@given(data_bytes(max_size=60))
+def test_tokenizer_escaped_bytes(data: bytes) -> None:
+    """encode_bytes: the C loop turns U+DC80..U+DCFF back into the bytes 0x80..0xFF (surrogateescape)."""
+    rules = spec.train([data or b"a", b"\xff\xfe\x80"], 10)
+    results = [tokenizer.encode_bytes(data) for tokenizer in tokenizers(rules, "cl100k", 8, None)]
+    assert all(result == results[-1] for result in results)
+    assert results[-1] == spec.enc_words(
+        rules, [piece.encode("utf-8", "surrogateescape")
+                for piece in compile_pattern("cl100k").findall(data.decode("utf-8", "surrogateescape"))]
+    )
+
+
+#: Characters where tiktoken's patterns are delicate: contractions in any case (ſ folds to s), letters without
+#: case, title case and modifier letters, marks (not letters, but in o200k's letter classes), digits of other
+#: scripts, white space of every kind, "/" (o200k), escaped bytes.
+TRICKY = list(
+    "'sSſdDmMtTlLvVeErRx1²٣Ⅷ \t\r\n\x0b\x0c\x1c\x85\xa0\u2028\u3000!.,-/日あ😀é\u0301\u0903\u20ddAbǅʰ\udc80"
+)
+
+#: The hand-written patterns of impl/_fastenc.c, by their number there.
+HAND_WRITTEN = ["cl100k", "o200k", "r50k"]
+
+
+def split_pattern() -> Any:
+    """``_fastenc.split_pattern`` (the test is skipped when the extension is not built)."""
+    if not impl_encoder.HAVE_C_LOOP:
+        pytest.skip("the C extension impl._fastenc is not built")
+    from impl import _fastenc  # type: ignore[attr-defined]
+
+    return _fastenc.split_pattern
+
+
+@given(st.text(st.sampled_from(TRICKY), max_size=40) | st.text(max_size=40))
+def test_hand_written_patterns_are_the_regex(text: str) -> None:
+    """The pre-tokenizers written out in impl/_fastenc.c are regex.findall with tiktoken's patterns."""
+    split = split_pattern()
+    for which, name in enumerate(HAND_WRITTEN):
+        assert split(text, _char_table(), which) == compile_pattern(name).findall(text), name
+
+
+def test_hand_written_pattern_examples() -> None:
+    split = split_pattern()
+    table = _char_table()
+    examples = [
+        "", "don't I'M 'LL 'ſ 'Ve 're' DON'T you'RE", "  \n\n  x  ", "a  \r\n", "   ", "x\u3000\u3000y",
+        "1234567 ²³", "!!!\r\n\r\nx", " !?\n", "\t\tword", "'", "''s", "\udc80\udcff abc", "a\u0301b",
+        "😀😀 😀", "HTTPServer getURL ǅemal ʰa", "a/b//\n/", " \u0301A!", "\u0301A!", "ABC'S", "path/to/file\n",
+    ]
+    for text in examples:
+        for which, name in enumerate(HAND_WRITTEN):
+            assert split(text, table, which) == compile_pattern(name).findall(text), (name, text)
+    assert len(table) == 2 * 0x110000
+    with pytest.raises(ValueError):
+        split("abc", b"short", 0)
+    with pytest.raises(ValueError):
+        split("abc", table, 3)
+    with pytest.raises(TypeError):
+        split(b"abc", table, 0)
+
+
+def test_tokenizer_uses_the_hand_written_patterns() -> None:
+    """The tokenizer takes the hand-written pre-tokenizer for tiktoken's patterns, and only with the C loop."""
+    if not impl_encoder.HAVE_C_LOOP:
+        pytest.skip("the C extension impl._fastenc is not built")
+    rules = [Rule(97, 98, 256)]
+    for name in [*HAND_WRITTEN, "words"]:
+        c_loop, python_loops = tokenizers(rules, name, 16, None)
+        assert (c_loop._split_table is not None) == (name in HAND_WRITTEN)
+        assert python_loops._split_table is None
+
+
+# -- bad input to the C code: exceptions, never a crash -----------------------------------------------------
+
+
+def test_c_merger_rejects_bad_input() -> None:
+    if not impl_encoder.HAVE_C_LOOP:
+        pytest.skip("the C extension impl._fastenc is not built")
+    from impl import _fastenc  # type: ignore[attr-defined]
+
+    outputs = list(range(ALPHABET_SIZE + 1))
+    with pytest.raises(TypeError):
+        _fastenc.Merger(None, [97], outputs)
+    with pytest.raises(ValueError):
+        _fastenc.Merger([97], [], outputs)
+    with pytest.raises(ValueError):
+        _fastenc.Merger([97], [97], outputs[:-1])
+    with pytest.raises(ValueError):
+        _fastenc.Merger([256], [97], outputs)  # rule 0 may only join bytes
+    with pytest.raises(ValueError):
+        _fastenc.Merger([-1], [97], outputs)
+    with pytest.raises(ValueError):
+        _fastenc.Merger([2**70], [97], outputs)
+    with pytest.raises(TypeError):
+        _fastenc.Merger(["a"], [97], outputs)
+    with pytest.raises(TypeError):
+        _fastenc.Merger([97], [97], [*outputs[:-1], "x"])
+    merger = _fastenc.Merger([97], [97], outputs)
+    assert merger.encode(b"aaa") == (256, 97)
+    assert merger.encode(bytearray(b"aa")) == merger.encode(memoryview(b"aa")) == (256,)
+    for bad in ["aa", 5, None, [97, 97]]:
+        with pytest.raises(TypeError):
+            merger.encode(bad)
+    with pytest.raises(TypeError):
+        merger.encode_pieces(("aa",), {}, 4)
+    with pytest.raises(TypeError):
+        merger.encode_pieces(["aa", b"aa"], {}, 4)
+    with pytest.raises(TypeError):
+        merger.encode_pieces(["aa"], [], 4)
+    with pytest.raises(TypeError):
+        merger.encode_pieces(["aa"], {"aa": [256]}, 4)
+    with pytest.raises(UnicodeEncodeError):
+        merger.encode_pieces(["a\ud800"], {}, 4)
+    cache: dict[str, tuple[int, ...]] = {}
+    assert merger.encode_pieces(["aaa", "\udce1\udce1", "aa", "aaa"], cache, 2) == [256, 97, 225, 225, 256, 256, 97]
+    assert list(cache) == ["aa", "aaa"]  # full at 2: the older half went before each new word
+    assert merger.encode_pieces(["aa"], {"aa": (1, 2)}, 0) == [1, 2]
+    table = _char_table()
+    assert merger.encode_text("aaa \udce1 aa", table, 0, 4) == [256, 97, 32, 225, 32, 256]
+    assert merger.cached_words() == 3
+    with pytest.raises(ValueError):
+        merger.encode_text("aa", b"short", 0, 4)
+    with pytest.raises(ValueError):
+        merger.encode_text("aa", table, -1, 4)
+    with pytest.raises(TypeError):
+        merger.encode_text("aa", table, 0, "4")
+    with pytest.raises(TypeError):
+        merger.encode_text(b"aa", table, 0, 4)
+    with pytest.raises(UnicodeEncodeError):
+        merger.encode_text("a\ud800", table, 1, 4)
+    merger.clear_cache()
+    assert merger.cached_words() == 0
+
+
+@settings(max_examples=30)
+@given(st.lists(st.text(st.sampled_from("ab \u00e9\u3042\U0001f600"), min_size=1, max_size=6), max_size=60),
+       st.integers(0, 5))
+def test_c_word_cache_evicts_and_keeps_results(words: list[str], limit: int) -> None:
+    """The C word cache (keyed by code points; pieces of every str kind) never changes the ids."""
+    if not impl_encoder.HAVE_C_LOOP:
+        pytest.skip("the C extension impl._fastenc is not built")
+    rules = spec.train([word.encode("utf-8") for word in words] or [b"ab"], 20)
+    merger = c_merger(rules)
+    table = _char_table()
+    text = "".join(words)
+    pieces = compile_pattern("cl100k").findall(text)
+    expected = spec.enc_words(rules, [piece.encode("utf-8") for piece in pieces])
+    for _ in range(3):
+        assert merger.encode_text(text, table, 0, limit) == expected
+        assert merger.cached_words() <= limit
+        for piece in pieces:  # each piece alone: another str kind than inside the text, same cache entry
+            assert merger.encode_text(piece, table, 0, limit) == spec.enc_words(
+                rules, [part.encode("utf-8") for part in compile_pattern("cl100k").findall(piece)]
+            )

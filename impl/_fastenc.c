@@ -1,0 +1,1187 @@
+/*
+ * _fastenc: the merge loop of impl.encoder in C (def-bpe), and the word loop of impl.tokenizer.
+ *
+ * Merger(parts_a, parts_b, outputs)
+ *
+ *   A compiled rule list in *dense* ids: the bytes are 0..255 and the token made
+ *   by the rule of rank k (k = 0, 1, ...) is 256 + k.  parts_a[k], parts_b[k] are
+ *   the dense ids joined by rule k (each < 256 + k: rule k is over V_{k-1});
+ *   outputs[d] is the id reported for dense id d (any int object, so ids of any
+ *   size pass through untouched).  A pair keeps the first rule joining it: a
+ *   later rule for the same pair never fires (see impl/encoder.py).
+ *
+ *   encode(word: bytes-like) -> tuple[int, ...]
+ *       enc_R(word): repeatedly merge the adjacent pair of lowest rank, the
+ *       leftmost one among equal ranks, exactly as Encoder._merge_short and
+ *       Encoder._merge_long do.  Short words use a flat array scanned for the
+ *       minimum; long ones a linked list of positions and a binary heap of
+ *       (rank, position) keys with lazy invalidation: an entry is skipped when
+ *       its position is gone or its pair no longer has that rank.  Applying rank
+ *       k never creates a rank-k pair (every new pair holds the new id 256 + k,
+ *       which only later rules join), so the entries of rank k come off the heap
+ *       in increasing position order: the left-to-right pass M_{r_k} (def-merge).
+ *
+ *   encode_pieces(pieces: list[str], cache: dict, limit: int) -> list[int]
+ *       For each piece: the cached tuple if ``cache`` has one, else the UTF-8
+ *       bytes of the piece (surrogateescape: U+DC80..U+DCFF stand for the
+ *       bytes 0x80..0xFF) encoded as above and stored in ``cache`` when
+ *       ``limit`` > 0; a full cache first loses its older half (insertion
+ *       order), as impl.tokenizer._PieceCache does.  The ids of all pieces are
+ *       returned as one list.
+ *
+ *   encode_text(text: str, table: bytes, which: int, limit: int) -> list[int]
+ *       The ids of the pieces of split_pattern(text, table, which), without making the list of
+ *       pieces, through a word cache of the merger's own (at most ``limit`` words, the older half
+ *       dropped when full) keyed by code points: a piece seen before costs no str object.
+ *       clear_cache() empties it; cached_words() counts its words.
+ *
+ * split_pattern(text: str, table: bytes, which: int) -> list[str]
+ *
+ *   regex.findall with tiktoken's cl100k (0), o200k (1) or r50k (2) pattern, written out by hand
+ *   (see below).
+ *
+ * Limits: fewer than 2**31 - 256 rules, words shorter than 2**31 bytes and pieces of text shorter than
+ * 2**29 characters (OverflowError beyond; impl.encoder and impl.tokenizer use their Python loops there).
+ */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NO_RANK INT32_MAX
+#define EMPTY_KEY UINT64_MAX
+/* Words of at most this many bytes are merged in a flat array. */
+#ifndef SHORT_WORD
+#define SHORT_WORD 48
+#endif
+
+/* One slot of the pair table: key and rank side by side, so that a lookup touches one cache line. */
+typedef struct {
+    uint64_t key; /* (a << 32) | b, EMPTY_KEY for a free slot */
+    int64_t rank;
+} Slot;
+
+typedef struct {
+    PyObject_HEAD
+    int32_t *byte_pairs; /* the rank of each pair of bytes (a << 8 | b): 256 KB, the pairs every word starts with */
+    Slot *slots;
+    uint64_t mask;
+    int shift;
+    Py_ssize_t n_ids; /* 256 + number of rules */
+    PyObject **outputs; /* n_ids owned references */
+    /* Work space, grown on demand; only used while the GIL is held and no Python code runs. */
+    int32_t *tok, *aux, *nxt, *prv;
+    uint64_t *heap;
+    Py_ssize_t cap;
+    /* The word cache of encode_text: entries in insertion order, and an open-addressing index over them. */
+    struct CacheEntry *entries;
+    Py_ssize_t n_entries, cap_entries;
+    int32_t *index; /* entry numbers, -1 for a free slot */
+    uint64_t index_mask; /* index size - 1; the index is NULL until the first entry */
+} Merger;
+
+typedef struct CacheEntry {
+    uint64_t hash; /* piece_hash of the key */
+    PyObject *key; /* the piece (str), owned */
+    PyObject *ids; /* its ids (tuple), owned */
+} CacheEntry;
+
+static inline uint64_t
+slot_of(const Merger *m, uint64_t key)
+{
+    return (key * UINT64_C(0x9E3779B97F4A7C15)) >> m->shift;
+}
+
+static inline int32_t
+lookup(const Merger *m, int32_t a, int32_t b)
+{
+    if ((a | b) < 256)
+        return m->byte_pairs[a << 8 | b];
+    uint64_t key = ((uint64_t)(uint32_t)a << 32) | (uint32_t)b;
+    uint64_t i = slot_of(m, key);
+    for (;;) {
+        uint64_t found = m->slots[i].key;
+        if (found == key)
+            return (int32_t)m->slots[i].rank;
+        if (found == EMPTY_KEY)
+            return NO_RANK;
+        i = (i + 1) & m->mask;
+    }
+}
+
+static int
+ensure_capacity(Merger *m, Py_ssize_t n)
+{
+    if (n <= m->cap)
+        return 0;
+    Py_ssize_t cap = m->cap ? m->cap : 64;
+    while (cap < n)
+        cap *= 2;
+    int32_t *tok = PyMem_Realloc(m->tok, (size_t)cap * sizeof(int32_t));
+    if (tok == NULL)
+        goto fail;
+    m->tok = tok;
+    int32_t *aux = PyMem_Realloc(m->aux, (size_t)cap * sizeof(int32_t));
+    if (aux == NULL)
+        goto fail;
+    m->aux = aux;
+    int32_t *nxt = PyMem_Realloc(m->nxt, (size_t)cap * sizeof(int32_t));
+    if (nxt == NULL)
+        goto fail;
+    m->nxt = nxt;
+    int32_t *prv = PyMem_Realloc(m->prv, (size_t)cap * sizeof(int32_t));
+    if (prv == NULL)
+        goto fail;
+    m->prv = prv;
+    /* At most n - 1 initial entries and two per merge: 3n bounds the heap. */
+    uint64_t *heap = PyMem_Realloc(m->heap, (size_t)cap * 3 * sizeof(uint64_t));
+    if (heap == NULL)
+        goto fail;
+    m->heap = heap;
+    m->cap = cap;
+    return 0;
+fail:
+    PyErr_NoMemory();
+    return -1;
+}
+
+/* ---- merging: m->tok[0..n) holds the byte ids on entry; returns the length of the result there ---- */
+
+static Py_ssize_t
+merge_short(Merger *m, Py_ssize_t n)
+{
+    int32_t *tok = m->tok, *rk = m->aux;
+    if (n < 2)
+        return n;
+    for (Py_ssize_t i = 0; i + 1 < n; i++)
+        rk[i] = lookup(m, tok[i], tok[i + 1]);
+    Py_ssize_t len = n;
+    while (len > 1) {
+        int32_t best = NO_RANK;
+        Py_ssize_t at = -1;
+        for (Py_ssize_t i = 0; i + 1 < len; i++) {
+            if (rk[i] < best) {
+                best = rk[i];
+                at = i;
+            }
+        }
+        if (at < 0)
+            break;
+        tok[at] = 256 + best;
+        memmove(tok + at + 1, tok + at + 2, (size_t)(len - at - 2) * sizeof(int32_t));
+        memmove(rk + at, rk + at + 1, (size_t)(len - at - 2) * sizeof(int32_t));
+        len--;
+        if (at > 0)
+            rk[at - 1] = lookup(m, tok[at - 1], tok[at]);
+        if (at + 1 < len)
+            rk[at] = lookup(m, tok[at], tok[at + 1]);
+    }
+    return len;
+}
+
+static inline void
+heap_push(uint64_t *heap, Py_ssize_t *size, uint64_t key)
+{
+    Py_ssize_t i = (*size)++;
+    while (i > 0) {
+        Py_ssize_t parent = (i - 1) / 2;
+        if (heap[parent] <= key)
+            break;
+        heap[i] = heap[parent];
+        i = parent;
+    }
+    heap[i] = key;
+}
+
+static inline uint64_t
+heap_pop(uint64_t *heap, Py_ssize_t *size)
+{
+    uint64_t top = heap[0];
+    uint64_t last = heap[--(*size)];
+    Py_ssize_t n = *size, i = 0;
+    for (;;) {
+        Py_ssize_t child = 2 * i + 1;
+        if (child >= n)
+            break;
+        if (child + 1 < n && heap[child + 1] < heap[child])
+            child++;
+        if (heap[child] >= last)
+            break;
+        heap[i] = heap[child];
+        i = child;
+    }
+    if (n > 0)
+        heap[i] = last;
+    return top;
+}
+
+#define HEAP_KEY(rank, pos) (((uint64_t)(uint32_t)(rank) << 32) | (uint32_t)(pos))
+
+static Py_ssize_t
+merge_long(Merger *m, Py_ssize_t n)
+{
+    int32_t *tok = m->tok, *nxt = m->nxt, *prv = m->prv;
+    uint64_t *heap = m->heap;
+    Py_ssize_t size = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        nxt[i] = (int32_t)(i + 1);
+        prv[i] = (int32_t)(i - 1);
+    }
+    for (Py_ssize_t i = 0; i + 1 < n; i++) {
+        int32_t r = lookup(m, tok[i], tok[i + 1]);
+        if (r != NO_RANK)
+            heap[size++] = HEAP_KEY(r, i);
+    }
+    /* Initial keys are made in increasing position order; a heap needs them sifted. */
+    for (Py_ssize_t start = size / 2 - 1; start >= 0; start--) {
+        uint64_t key = heap[start];
+        Py_ssize_t i = start;
+        for (;;) {
+            Py_ssize_t child = 2 * i + 1;
+            if (child >= size)
+                break;
+            if (child + 1 < size && heap[child + 1] < heap[child])
+                child++;
+            if (heap[child] >= key)
+                break;
+            heap[i] = heap[child];
+            i = child;
+        }
+        heap[i] = key;
+    }
+    while (size > 0) {
+        uint64_t key = heap_pop(heap, &size);
+        int32_t r = (int32_t)(key >> 32);
+        int32_t i = (int32_t)(key & 0xFFFFFFFFu);
+        if (tok[i] < 0)
+            continue;
+        int32_t j = nxt[i];
+        if (j >= n || lookup(m, tok[i], tok[j]) != r)
+            continue;
+        int32_t c = 256 + r;
+        tok[i] = c;
+        tok[j] = -1;
+        int32_t k = nxt[j];
+        nxt[i] = k;
+        if (k < n) {
+            prv[k] = i;
+            int32_t after = lookup(m, c, tok[k]);
+            if (after != NO_RANK)
+                heap_push(heap, &size, HEAP_KEY(after, i));
+        }
+        int32_t p = prv[i];
+        if (p >= 0) {
+            int32_t before = lookup(m, tok[p], c);
+            if (before != NO_RANK)
+                heap_push(heap, &size, HEAP_KEY(before, p));
+        }
+    }
+    Py_ssize_t len = 0;
+    for (Py_ssize_t i = 0; i < n; i = nxt[i])
+        tok[len++] = tok[i];
+    return len;
+}
+
+static Py_ssize_t
+merge(Merger *m, Py_ssize_t n)
+{
+    return n <= SHORT_WORD ? merge_short(m, n) : merge_long(m, n);
+}
+
+static PyObject *
+result_tuple(Merger *m, Py_ssize_t len)
+{
+    PyObject *tuple = PyTuple_New(len);
+    if (tuple == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < len; i++) {
+        PyObject *id = m->outputs[m->tok[i]];
+        Py_INCREF(id);
+        PyTuple_SET_ITEM(tuple, i, id);
+    }
+    return tuple;
+}
+
+/* ---- the word cache of encode_text ----
+ *
+ * Keyed by the code points of a piece, so that a piece of the text is looked up without making a str
+ * of it; a str is made only for a new word.  At most ``limit`` words: a full cache first loses its
+ * older half (insertion order), as impl.tokenizer._PieceCache does.
+ */
+
+static inline uint64_t
+piece_hash(int kind, const void *data, Py_ssize_t start, Py_ssize_t end)
+{
+    uint64_t h = UINT64_C(0xcbf29ce484222325) ^ (uint64_t)(end - start);
+    if (kind == PyUnicode_1BYTE_KIND) {
+        const Py_UCS1 *p = (const Py_UCS1 *)data;
+        for (Py_ssize_t i = start; i < end; i++)
+            h = (h ^ p[i]) * UINT64_C(0x100000001b3);
+    } else if (kind == PyUnicode_2BYTE_KIND) {
+        const Py_UCS2 *p = (const Py_UCS2 *)data;
+        for (Py_ssize_t i = start; i < end; i++)
+            h = (h ^ p[i]) * UINT64_C(0x100000001b3);
+    } else {
+        const Py_UCS4 *p = (const Py_UCS4 *)data;
+        for (Py_ssize_t i = start; i < end; i++)
+            h = (h ^ p[i]) * UINT64_C(0x100000001b3);
+    }
+    return h ^ (h >> 32);
+}
+
+/* Whether the str ``key`` holds exactly the code points data[start:end]. */
+static inline int
+piece_equal(PyObject *key, int kind, const void *data, Py_ssize_t start, Py_ssize_t end)
+{
+    Py_ssize_t length = end - start;
+    if (PyUnicode_GET_LENGTH(key) != length)
+        return 0;
+    int key_kind = PyUnicode_KIND(key);
+    const void *key_data = PyUnicode_DATA(key);
+    if (key_kind == kind)
+        return memcmp(key_data, (const char *)data + start * kind, (size_t)(length * kind)) == 0;
+    for (Py_ssize_t i = 0; i < length; i++)
+        if (PyUnicode_READ(key_kind, key_data, i) != PyUnicode_READ(kind, data, start + i))
+            return 0;
+    return 1;
+}
+
+static void
+cache_clear(Merger *m)
+{
+    for (Py_ssize_t e = 0; e < m->n_entries; e++) {
+        Py_DECREF(m->entries[e].key);
+        Py_DECREF(m->entries[e].ids);
+    }
+    m->n_entries = 0;
+    if (m->index != NULL)
+        memset(m->index, 0xFF, (size_t)(m->index_mask + 1) * sizeof(int32_t));
+}
+
+/* Rebuild the index over the entries, with ``size`` slots (a power of two above twice the entries). */
+static int
+cache_reindex(Merger *m, uint64_t size)
+{
+    if (m->index == NULL || size != m->index_mask + 1) {
+        int32_t *index = PyMem_Realloc(m->index, (size_t)size * sizeof(int32_t));
+        if (index == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        m->index = index;
+        m->index_mask = size - 1;
+    }
+    memset(m->index, 0xFF, (size_t)size * sizeof(int32_t));
+    for (Py_ssize_t e = 0; e < m->n_entries; e++) {
+        uint64_t slot = m->entries[e].hash & m->index_mask;
+        while (m->index[slot] >= 0)
+            slot = (slot + 1) & m->index_mask;
+        m->index[slot] = (int32_t)e;
+    }
+    return 0;
+}
+
+/* The cached ids of data[start:end] (borrowed), or NULL. */
+static inline PyObject *
+cache_find(const Merger *m, uint64_t hash, int kind, const void *data, Py_ssize_t start, Py_ssize_t end)
+{
+    if (m->index == NULL)
+        return NULL;
+    uint64_t slot = hash & m->index_mask;
+    for (;;) {
+        int32_t e = m->index[slot];
+        if (e < 0)
+            return NULL;
+        const CacheEntry *entry = &m->entries[e];
+        if (entry->hash == hash && piece_equal(entry->key, kind, data, start, end))
+            return entry->ids;
+        slot = (slot + 1) & m->index_mask;
+    }
+}
+
+/* Store key -> ids (new references taken), first dropping the older half when ``limit`` words are cached. */
+static int
+cache_store(Merger *m, Py_ssize_t limit, uint64_t hash, PyObject *key, PyObject *ids)
+{
+    if (m->n_entries >= limit) {
+        Py_ssize_t drop = m->n_entries / 2 > 0 ? m->n_entries / 2 : 1;
+        for (Py_ssize_t e = 0; e < drop; e++) {
+            Py_DECREF(m->entries[e].key);
+            Py_DECREF(m->entries[e].ids);
+        }
+        m->n_entries -= drop;
+        memmove(m->entries, m->entries + drop, (size_t)m->n_entries * sizeof(CacheEntry));
+        if (cache_reindex(m, m->index_mask + 1) < 0)
+            return -1;
+    }
+    if (m->n_entries >= (Py_ssize_t)INT32_MAX - 1)
+        return 0; /* entry numbers are 32-bit: a cache this large stops growing */
+    if (m->n_entries == m->cap_entries) {
+        Py_ssize_t cap = m->cap_entries ? 2 * m->cap_entries : 1024;
+        CacheEntry *entries = PyMem_Realloc(m->entries, (size_t)cap * sizeof(CacheEntry));
+        if (entries == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        m->entries = entries;
+        m->cap_entries = cap;
+    }
+    uint64_t size = m->index == NULL ? 2048 : m->index_mask + 1;
+    while ((uint64_t)(m->n_entries + 1) * 2 > size)
+        size *= 2;
+    if ((m->index == NULL || size != m->index_mask + 1) && cache_reindex(m, size) < 0)
+        return -1;
+    Py_INCREF(key);
+    Py_INCREF(ids);
+    Py_ssize_t e = m->n_entries++;
+    m->entries[e].hash = hash;
+    m->entries[e].key = key;
+    m->entries[e].ids = ids;
+    uint64_t slot = hash & m->index_mask;
+    while (m->index[slot] >= 0)
+        slot = (slot + 1) & m->index_mask;
+    m->index[slot] = (int32_t)e;
+    return 0;
+}
+
+static PyObject *
+Merger_clear_cache(Merger *m, PyObject *unused)
+{
+    cache_clear(m);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+Merger_cached_words(Merger *m, PyObject *unused)
+{
+    return PyLong_FromSsize_t(m->n_entries);
+}
+
+/* ---- the type ---- */
+
+static void
+Merger_dealloc(Merger *m)
+{
+    if (m->outputs != NULL) {
+        for (Py_ssize_t i = 0; i < m->n_ids; i++)
+            Py_XDECREF(m->outputs[i]);
+        PyMem_Free(m->outputs);
+    }
+    PyMem_Free(m->slots);
+    PyMem_Free(m->byte_pairs);
+    PyMem_Free(m->tok);
+    PyMem_Free(m->aux);
+    PyMem_Free(m->nxt);
+    PyMem_Free(m->prv);
+    PyMem_Free(m->heap);
+    cache_clear(m);
+    PyMem_Free(m->entries);
+    PyMem_Free(m->index);
+    Py_TYPE(m)->tp_free((PyObject *)m);
+}
+
+static int
+dense_part(PyObject *item, Py_ssize_t limit, int32_t *out)
+{
+    if (!PyLong_Check(item)) {
+        PyErr_SetString(PyExc_TypeError, "rule parts must be ints");
+        return -1;
+    }
+    int overflow = 0;
+    long long value = PyLong_AsLongLongAndOverflow(item, &overflow);
+    if (value == -1 && PyErr_Occurred())
+        return -1;
+    if (overflow || value < 0 || value >= limit) {
+        PyErr_SetString(PyExc_ValueError, "a rule part must be a dense id made before the rule");
+        return -1;
+    }
+    *out = (int32_t)value;
+    return 0;
+}
+
+static PyObject *
+Merger_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"parts_a", "parts_b", "outputs", NULL};
+    PyObject *a_obj, *b_obj, *out_obj;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO:Merger", names, &a_obj, &b_obj, &out_obj))
+        return NULL;
+    PyObject *a_seq = NULL, *b_seq = NULL, *out_seq = NULL;
+    Merger *m = NULL;
+    a_seq = PySequence_Fast(a_obj, "parts_a must be a sequence");
+    if (a_seq == NULL)
+        goto fail;
+    b_seq = PySequence_Fast(b_obj, "parts_b must be a sequence");
+    if (b_seq == NULL)
+        goto fail;
+    out_seq = PySequence_Fast(out_obj, "outputs must be a sequence");
+    if (out_seq == NULL)
+        goto fail;
+    Py_ssize_t rules = PySequence_Fast_GET_SIZE(a_seq);
+    if (PySequence_Fast_GET_SIZE(b_seq) != rules || PySequence_Fast_GET_SIZE(out_seq) != 256 + rules) {
+        PyErr_SetString(PyExc_ValueError, "parts_a, parts_b must have one entry per rule and outputs 256 more");
+        goto fail;
+    }
+    if (rules >= (Py_ssize_t)INT32_MAX - 256) {
+        PyErr_SetString(PyExc_OverflowError, "too many rules for the C merge loop");
+        goto fail;
+    }
+    m = (Merger *)type->tp_alloc(type, 0);
+    if (m == NULL)
+        goto fail;
+    uint64_t slots = 16;
+    int bits = 4;
+    while (slots < (uint64_t)rules * 2 + 2) {
+        slots *= 2;
+        bits++;
+    }
+    m->mask = slots - 1;
+    m->shift = 64 - bits;
+    m->slots = PyMem_Malloc(slots * sizeof(Slot));
+    m->byte_pairs = PyMem_Malloc(65536 * sizeof(int32_t));
+    m->outputs = PyMem_Calloc((size_t)(256 + rules), sizeof(PyObject *));
+    if (m->slots == NULL || m->byte_pairs == NULL || m->outputs == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    m->n_ids = 256 + rules;
+    for (uint64_t i = 0; i < slots; i++)
+        m->slots[i].key = EMPTY_KEY;
+    for (int i = 0; i < 65536; i++)
+        m->byte_pairs[i] = NO_RANK;
+    PyObject **a_items = PySequence_Fast_ITEMS(a_seq);
+    PyObject **b_items = PySequence_Fast_ITEMS(b_seq);
+    for (Py_ssize_t k = 0; k < rules; k++) {
+        int32_t a, b;
+        if (dense_part(a_items[k], 256 + k, &a) < 0 || dense_part(b_items[k], 256 + k, &b) < 0)
+            goto fail;
+        uint64_t key = ((uint64_t)(uint32_t)a << 32) | (uint32_t)b;
+        uint64_t i = slot_of(m, key);
+        while (m->slots[i].key != EMPTY_KEY && m->slots[i].key != key)
+            i = (i + 1) & m->mask;
+        if (m->slots[i].key == EMPTY_KEY) { /* the first rule for a pair is the one that fires */
+            m->slots[i].key = key;
+            m->slots[i].rank = k;
+            if ((a | b) < 256)
+                m->byte_pairs[a << 8 | b] = (int32_t)k;
+        }
+    }
+    PyObject **out_items = PySequence_Fast_ITEMS(out_seq);
+    for (Py_ssize_t d = 0; d < 256 + rules; d++) {
+        if (!PyLong_Check(out_items[d])) {
+            PyErr_SetString(PyExc_TypeError, "outputs must be ints");
+            goto fail;
+        }
+        Py_INCREF(out_items[d]);
+        m->outputs[d] = out_items[d];
+    }
+    if (ensure_capacity(m, 256) < 0)
+        goto fail;
+    Py_DECREF(a_seq);
+    Py_DECREF(b_seq);
+    Py_DECREF(out_seq);
+    return (PyObject *)m;
+fail:
+    Py_XDECREF(a_seq);
+    Py_XDECREF(b_seq);
+    Py_XDECREF(out_seq);
+    Py_XDECREF(m);
+    return NULL;
+}
+
+static PyObject *
+Merger_encode(Merger *m, PyObject *arg)
+{
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    Py_ssize_t n = view.len;
+    if (n >= INT32_MAX) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_OverflowError, "word too long for the C merge loop");
+        return NULL;
+    }
+    if (ensure_capacity(m, n) < 0) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    const unsigned char *data = view.buf;
+    for (Py_ssize_t i = 0; i < n; i++)
+        m->tok[i] = data[i];
+    PyBuffer_Release(&view);
+    return result_tuple(m, merge(m, n));
+}
+
+/* The UTF-8 bytes of ``piece`` (surrogateescape) into m->tok as byte ids; -1 with an exception on failure. */
+static Py_ssize_t
+load_utf8(Merger *m, PyObject *piece)
+{
+    Py_ssize_t length = PyUnicode_GET_LENGTH(piece);
+    if (length > (INT32_MAX - 1) / 4) {
+        PyErr_SetString(PyExc_OverflowError, "word too long for the C merge loop");
+        return -1;
+    }
+    if (ensure_capacity(m, 4 * length) < 0)
+        return -1;
+    int kind = PyUnicode_KIND(piece);
+    const void *data = PyUnicode_DATA(piece);
+    int32_t *tok = m->tok;
+    Py_ssize_t n = 0;
+    for (Py_ssize_t i = 0; i < length; i++) {
+        Py_UCS4 ch = PyUnicode_READ(kind, data, i);
+        if (ch < 0x80) {
+            tok[n++] = (int32_t)ch;
+        } else if (ch < 0x800) {
+            tok[n++] = (int32_t)(0xC0 | (ch >> 6));
+            tok[n++] = (int32_t)(0x80 | (ch & 0x3F));
+        } else if (ch < 0x10000) {
+            if (ch >= 0xD800 && ch <= 0xDFFF) {
+                if (ch >= 0xDC80 && ch <= 0xDCFF) {
+                    tok[n++] = (int32_t)(ch - 0xDC00);
+                    continue;
+                }
+                /* Not an escaped byte: let the codec raise its own error. */
+                PyObject *encoded = PyUnicode_AsEncodedString(piece, "utf-8", "surrogateescape");
+                if (encoded != NULL) {
+                    Py_DECREF(encoded);
+                    PyErr_SetString(PyExc_UnicodeError, "unexpected surrogate");
+                }
+                return -1;
+            }
+            tok[n++] = (int32_t)(0xE0 | (ch >> 12));
+            tok[n++] = (int32_t)(0x80 | ((ch >> 6) & 0x3F));
+            tok[n++] = (int32_t)(0x80 | (ch & 0x3F));
+        } else {
+            tok[n++] = (int32_t)(0xF0 | (ch >> 18));
+            tok[n++] = (int32_t)(0x80 | ((ch >> 12) & 0x3F));
+            tok[n++] = (int32_t)(0x80 | ((ch >> 6) & 0x3F));
+            tok[n++] = (int32_t)(0x80 | (ch & 0x3F));
+        }
+    }
+    return n;
+}
+
+/* Drop the older half of ``cache`` (at least one entry), in insertion order. */
+static int
+evict_half(PyObject *cache)
+{
+    Py_ssize_t size = PyDict_GET_SIZE(cache);
+    Py_ssize_t drop = size / 2 > 0 ? size / 2 : 1;
+    PyObject *keys = PyList_New(0);
+    if (keys == NULL)
+        return -1;
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    while (PyList_GET_SIZE(keys) < drop && PyDict_Next(cache, &pos, &key, &value)) {
+        if (PyList_Append(keys, key) < 0) {
+            Py_DECREF(keys);
+            return -1;
+        }
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(keys); i++) {
+        if (PyDict_DelItem(cache, PyList_GET_ITEM(keys, i)) < 0) {
+            Py_DECREF(keys);
+            return -1;
+        }
+    }
+    Py_DECREF(keys);
+    return 0;
+}
+
+typedef struct {
+    PyObject **items; /* owned references */
+    Py_ssize_t len, cap;
+} IdBuffer;
+
+static int
+buffer_extend(IdBuffer *buffer, PyObject *tuple)
+{
+    Py_ssize_t add = PyTuple_GET_SIZE(tuple);
+    if (buffer->len + add > buffer->cap) {
+        Py_ssize_t cap = buffer->cap ? buffer->cap : 1024;
+        while (cap < buffer->len + add)
+            cap *= 2;
+        PyObject **items = PyMem_Realloc(buffer->items, (size_t)cap * sizeof(PyObject *));
+        if (items == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        buffer->items = items;
+        buffer->cap = cap;
+    }
+    for (Py_ssize_t i = 0; i < add; i++) {
+        PyObject *id = PyTuple_GET_ITEM(tuple, i);
+        Py_INCREF(id);
+        buffer->items[buffer->len++] = id;
+    }
+    return 0;
+}
+
+static void
+buffer_clear(IdBuffer *buffer)
+{
+    for (Py_ssize_t i = 0; i < buffer->len; i++)
+        Py_DECREF(buffer->items[i]);
+    PyMem_Free(buffer->items);
+    buffer->items = NULL;
+    buffer->len = buffer->cap = 0;
+}
+
+/* ---- pre-tokenization: tiktoken's patterns written out by hand ----
+ *
+ * split_pattern(text: str, table: bytes, which: int) -> list[str] is regex.findall(pattern, text) for
+ *
+ *   which = 0, cl100k:
+ *     '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|
+ *     \s*[\r\n]|\s+(?!\S)|\s
+ *   which = 1, o200k:
+ *     [^\r\n\p{L}\p{N}]?[U]*[W]+C?|[^\r\n\p{L}\p{N}]?[U]+[W]*C?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|
+ *     \s*[\r\n]+|\s+(?!\S)|\s+
+ *     with U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}], W = [\p{Ll}\p{Lm}\p{Lo}\p{M}], C = (?i:'s|'t|'re|'ve|'m|'ll|'d)
+ *   which = 2, r50k:
+ *     '(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s
+ *
+ * At each position the first alternative that matches wins, and within it the first way of matching
+ * in the backtracking order of the regex engine (greedy quantifiers longest first, an optional part
+ * taken first).  ``table`` classifies every code point 0..0x10FFFF as the regex module does (it is
+ * built from the module itself in impl/tokenizer.py), in two planes of 0x110000 bytes: the first has
+ * bit 0 \p{L}, bit 1 \p{N}, bit 2 \s, bits 3..6 the letter of "sdmtlver" (1..8) the code point
+ * matches case-insensitively (0 for none); the second has bit 0 U and bit 1 W.
+ */
+
+#define CL_L 1
+#define CL_N 2
+#define CL_WS 4
+#define CL_LETTER(flags) ((flags) >> 3)
+#define CL_PUNCT(flags) (((flags) & (CL_L | CL_N | CL_WS)) == 0)
+#define O_U 1
+#define O_W 2
+#define TABLE_SIZE 0x110000
+#define PATTERNS 3
+
+typedef struct {
+    const unsigned char *table; /* both planes */
+    int kind;
+    const void *data;
+    Py_ssize_t n;
+} Scan;
+
+#define CH(k) PyUnicode_READ(sc->kind, sc->data, (k))
+#define CLS(k) sc->table[CH(k)]
+#define HI(k) sc->table[TABLE_SIZE + CH(k)]
+
+/* The end of the run of code points from j whose class has one of ``bits`` (plane 0 or 1). */
+static inline Py_ssize_t
+run_end(const Scan *sc, Py_ssize_t j, int plane, unsigned char bits)
+{
+    const unsigned char *table = sc->table + (plane ? TABLE_SIZE : 0);
+    while (j < sc->n && (table[CH(j)] & bits))
+        j++;
+    return j;
+}
+
+/* Whitespace from i (a \s code point): the end of the piece under \s*[\r\n] (when the run holds
+   \r or \n), else under ``at_end`` (\s++$ or \s+(?!\S) at the end of the text), else \s+(?!\S), else \s. */
+static Py_ssize_t
+space_end(const Scan *sc, Py_ssize_t i, int newline_first)
+{
+    Py_ssize_t end = run_end(sc, i + 1, 0, CL_WS);
+    if (end == sc->n && !newline_first)
+        return end; /* cl100k: \s++$ comes before \s*[\r\n] */
+    if (newline_first >= 0) {
+        Py_ssize_t last = -1;
+        for (Py_ssize_t k = i; k < end; k++) {
+            Py_UCS4 ch = CH(k);
+            if (ch == '\r' || ch == '\n')
+                last = k;
+        }
+        if (last >= 0)
+            return last + 1;
+    }
+    if (end == sc->n)
+        return end;
+    return end - i >= 2 ? end - 1 : i + 1;
+}
+
+/* The letter code (1..8 for s d m t l v e r) of the code point at k, case-insensitively. */
+#define LETTER_AT(k) CL_LETTER(CLS(k))
+
+static Py_ssize_t
+cl100k_end(const Scan *sc, Py_ssize_t i)
+{
+    Py_ssize_t n = sc->n;
+    Py_UCS4 c = CH(i);
+    unsigned char f = sc->table[c];
+    if (c == '\'' && i + 1 < n) {
+        int first = LETTER_AT(i + 1);
+        if (first >= 1 && first <= 4) /* 's 'd 'm 't */
+            return i + 2;
+        if (i + 2 < n) {
+            int second = LETTER_AT(i + 2);
+            if ((first == 5 && second == 5) || (first == 6 && second == 7) || (first == 8 && second == 7))
+                return i + 3; /* 'll 've 're */
+        }
+    }
+    if (f & CL_L) /* \p{L}++ */
+        return run_end(sc, i + 1, 0, CL_L);
+    if ((f & CL_N) == 0 && c != '\r' && c != '\n' && i + 1 < n && (CLS(i + 1) & CL_L))
+        return run_end(sc, i + 2, 0, CL_L); /* [^\r\n\p{L}\p{N}]?+\p{L}++ */
+    if (f & CL_N) { /* \p{N}{1,3}+ */
+        Py_ssize_t j = i + 1;
+        while (j < n && j < i + 3 && (CLS(j) & CL_N))
+            j++;
+        return j;
+    }
+    Py_ssize_t start = (c == ' ' && i + 1 < n && CL_PUNCT(CLS(i + 1))) ? i + 1 : i;
+    if (CL_PUNCT(CLS(start))) { /*  ?[^\s\p{L}\p{N}]++[\r\n]*+ */
+        Py_ssize_t j = start + 1;
+        while (j < n && CL_PUNCT(CLS(j)))
+            j++;
+        while (j < n && (CH(j) == '\r' || CH(j) == '\n'))
+            j++;
+        return j;
+    }
+    if (f & CL_WS)
+        return space_end(sc, i, 0);
+    return i + 1; /* not reached: every code point is a letter, a digit, a space or neither */
+}
+
+/* o200k: the end of U*W+ (upper_first = 0) or U+W* (upper_first = 1) from s, or -1 when it does not match. */
+static Py_ssize_t
+o200k_letters(const Scan *sc, Py_ssize_t s, int upper_first)
+{
+    Py_ssize_t n = sc->n;
+    Py_ssize_t e = run_end(sc, s, 1, O_U);
+    if (upper_first)
+        return e == s ? -1 : run_end(sc, e, 1, O_W);
+    /* U* gives back code points until W+ can start: at the last k <= e that is in W. */
+    Py_ssize_t k = e;
+    while (k >= s && !(k < n && (HI(k) & O_W)))
+        k--;
+    if (k < s)
+        return -1;
+    return run_end(sc, k + 1, 1, O_W);
+}
+
+/* o200k: j extended by (?i:'s|'t|'re|'ve|'m|'ll|'d) when one follows. */
+static Py_ssize_t
+o200k_contraction(const Scan *sc, Py_ssize_t j)
+{
+    Py_ssize_t n = sc->n;
+    if (j + 1 < n && CH(j) == '\'') {
+        int first = LETTER_AT(j + 1);
+        if (first >= 1 && first <= 4) /* 's 'd 'm 't */
+            return j + 2;
+        if (j + 2 < n) {
+            int second = LETTER_AT(j + 2);
+            if ((first == 5 && second == 5) || (first == 6 && second == 7) || (first == 8 && second == 7))
+                return j + 3; /* 'll 've 're */
+        }
+    }
+    return j;
+}
+
+static Py_ssize_t
+o200k_end(const Scan *sc, Py_ssize_t i)
+{
+    Py_ssize_t n = sc->n;
+    Py_UCS4 c = CH(i);
+    unsigned char f = sc->table[c];
+    int prefix = (f & (CL_L | CL_N)) == 0 && c != '\r' && c != '\n'; /* [^\r\n\p{L}\p{N}] */
+    for (int upper_first = 0; upper_first <= 1; upper_first++) {
+        Py_ssize_t j = prefix ? o200k_letters(sc, i + 1, upper_first) : -1;
+        if (j < 0)
+            j = o200k_letters(sc, i, upper_first);
+        if (j >= 0)
+            return o200k_contraction(sc, j);
+    }
+    if (f & CL_N) { /* \p{N}{1,3} */
+        Py_ssize_t j = i + 1;
+        while (j < n && j < i + 3 && (CLS(j) & CL_N))
+            j++;
+        return j;
+    }
+    Py_ssize_t start = (c == ' ' && i + 1 < n && CL_PUNCT(CLS(i + 1))) ? i + 1 : i;
+    if (CL_PUNCT(CLS(start))) { /*  ?[^\s\p{L}\p{N}]+[\r\n/]* */
+        Py_ssize_t j = start + 1;
+        while (j < n && CL_PUNCT(CLS(j)))
+            j++;
+        while (j < n && (CH(j) == '\r' || CH(j) == '\n' || CH(j) == '/'))
+            j++;
+        return j;
+    }
+    if (f & CL_WS)
+        return space_end(sc, i, 1);
+    return i + 1; /* not reached */
+}
+
+static Py_ssize_t
+r50k_end(const Scan *sc, Py_ssize_t i)
+{
+    Py_ssize_t n = sc->n;
+    Py_UCS4 c = CH(i);
+    if (c == '\'' && i + 1 < n) {
+        Py_UCS4 first = CH(i + 1);
+        if (first == 's' || first == 'd' || first == 'm' || first == 't')
+            return i + 2;
+        if (i + 2 < n) {
+            Py_UCS4 second = CH(i + 2);
+            if ((first == 'l' && second == 'l') || (first == 'v' && second == 'e') || (first == 'r' && second == 'e'))
+                return i + 3;
+        }
+    }
+    /*  ?\p{L}++ |  ?\p{N}++ |  ?[^\s\p{L}\p{N}]++ : the space is taken when the run can follow it */
+    Py_ssize_t start = (c == ' ' && i + 1 < n) ? i + 1 : i;
+    unsigned char f = CLS(start);
+    if (start != i && (f & CL_WS))
+        start = i, f = CLS(i);
+    if (f & CL_L)
+        return run_end(sc, start + 1, 0, CL_L);
+    if (f & CL_N)
+        return run_end(sc, start + 1, 0, CL_N);
+    if (CL_PUNCT(f)) {
+        Py_ssize_t j = start + 1;
+        while (j < n && CL_PUNCT(CLS(j)))
+            j++;
+        return j;
+    }
+    return space_end(sc, i, -1); /* \s++$ | \s+(?!\S) | \s */
+}
+
+#undef CH
+#undef CLS
+#undef HI
+
+static Py_ssize_t
+piece_end(const Scan *sc, int which, Py_ssize_t i)
+{
+    switch (which) {
+    case 0:
+        return cl100k_end(sc, i);
+    case 1:
+        return o200k_end(sc, i);
+    default:
+        return r50k_end(sc, i);
+    }
+}
+
+static int
+scan_init(Scan *sc, PyObject *text, PyObject *table, int which)
+{
+    if (PyBytes_GET_SIZE(table) != 2 * TABLE_SIZE) {
+        PyErr_SetString(PyExc_ValueError, "the class table must have 2 * 0x110000 entries");
+        return -1;
+    }
+    if (which < 0 || which >= PATTERNS) {
+        PyErr_SetString(PyExc_ValueError, "which must be 0 (cl100k), 1 (o200k) or 2 (r50k)");
+        return -1;
+    }
+    sc->table = (const unsigned char *)PyBytes_AS_STRING(table);
+    sc->kind = PyUnicode_KIND(text);
+    sc->data = PyUnicode_DATA(text);
+    sc->n = PyUnicode_GET_LENGTH(text);
+    return 0;
+}
+
+static PyObject *
+split_pattern(PyObject *module, PyObject *args)
+{
+    PyObject *text, *table;
+    int which;
+    if (!PyArg_ParseTuple(args, "USi:split_pattern", &text, &table, &which))
+        return NULL;
+    Scan sc;
+    if (scan_init(&sc, text, table, which) < 0)
+        return NULL;
+    PyObject *pieces = PyList_New(0);
+    if (pieces == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < sc.n;) {
+        Py_ssize_t j = piece_end(&sc, which, i);
+        PyObject *piece = PyUnicode_Substring(text, i, j);
+        if (piece == NULL || PyList_Append(pieces, piece) < 0) {
+            Py_XDECREF(piece);
+            Py_DECREF(pieces);
+            return NULL;
+        }
+        Py_DECREF(piece);
+        i = j;
+    }
+    return pieces;
+}
+
+/* Append the ids of one piece (str) to ``buffer``, through ``cache``; -1 with an exception on failure. */
+static int
+add_piece(Merger *m, PyObject *piece, PyObject *cache, Py_ssize_t limit, IdBuffer *buffer)
+{
+    PyObject *ids = PyDict_GetItemWithError(cache, piece);
+    if (ids != NULL) {
+        Py_INCREF(ids);
+    } else if (PyErr_Occurred()) {
+        return -1;
+    } else {
+        Py_ssize_t n = load_utf8(m, piece);
+        if (n < 0)
+            return -1;
+        ids = result_tuple(m, merge(m, n));
+        if (ids == NULL)
+            return -1;
+        if (limit > 0) {
+            if ((PyDict_GET_SIZE(cache) >= limit && evict_half(cache) < 0) || PyDict_SetItem(cache, piece, ids) < 0) {
+                Py_DECREF(ids);
+                return -1;
+            }
+        }
+    }
+    if (!PyTuple_Check(ids)) {
+        Py_DECREF(ids);
+        PyErr_SetString(PyExc_TypeError, "cache values must be tuples");
+        return -1;
+    }
+    int failed = buffer_extend(buffer, ids);
+    Py_DECREF(ids);
+    return failed;
+}
+
+/* The buffer's ids as a list (the buffer is emptied either way). */
+static PyObject *
+buffer_to_list(IdBuffer *buffer)
+{
+    PyObject *result = PyList_New(buffer->len);
+    if (result == NULL) {
+        buffer_clear(buffer);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < buffer->len; i++)
+        PyList_SET_ITEM(result, i, buffer->items[i]);
+    PyMem_Free(buffer->items);
+    buffer->items = NULL;
+    buffer->len = buffer->cap = 0;
+    return result;
+}
+
+static PyObject *
+Merger_encode_pieces(Merger *m, PyObject *args)
+{
+    PyObject *pieces, *cache;
+    Py_ssize_t limit;
+    if (!PyArg_ParseTuple(args, "O!O!n:encode_pieces", &PyList_Type, &pieces, &PyDict_Type, &cache, &limit))
+        return NULL;
+    IdBuffer buffer = {NULL, 0, 0};
+    for (Py_ssize_t p = 0; p < PyList_GET_SIZE(pieces); p++) {
+        PyObject *piece = PyList_GET_ITEM(pieces, p);
+        if (!PyUnicode_Check(piece)) {
+            PyErr_Format(PyExc_TypeError, "pieces must be str, not %.100s", Py_TYPE(piece)->tp_name);
+            goto fail;
+        }
+        Py_INCREF(piece);
+        int failed = add_piece(m, piece, cache, limit, &buffer);
+        Py_DECREF(piece);
+        if (failed)
+            goto fail;
+    }
+    return buffer_to_list(&buffer);
+fail:
+    buffer_clear(&buffer);
+    return NULL;
+}
+
+static PyObject *
+Merger_encode_text(Merger *m, PyObject *args)
+{
+    PyObject *text, *table;
+    int which;
+    Py_ssize_t limit;
+    if (!PyArg_ParseTuple(args, "USin:encode_text", &text, &table, &which, &limit))
+        return NULL;
+    Scan sc;
+    if (scan_init(&sc, text, table, which) < 0)
+        return NULL;
+    Py_INCREF(text);
+    IdBuffer buffer = {NULL, 0, 0};
+    for (Py_ssize_t i = 0; i < sc.n;) {
+        Py_ssize_t j = piece_end(&sc, which, i);
+        uint64_t hash = piece_hash(sc.kind, sc.data, i, j);
+        PyObject *ids = cache_find(m, hash, sc.kind, sc.data, i, j);
+        if (ids != NULL) {
+            Py_INCREF(ids);
+        } else {
+            PyObject *piece = PyUnicode_Substring(text, i, j);
+            if (piece == NULL)
+                goto fail;
+            Py_ssize_t n = load_utf8(m, piece);
+            ids = n < 0 ? NULL : result_tuple(m, merge(m, n));
+            if (ids != NULL && limit > 0 && cache_store(m, limit, hash, piece, ids) < 0)
+                Py_CLEAR(ids);
+            Py_DECREF(piece);
+            if (ids == NULL)
+                goto fail;
+        }
+        int failed = buffer_extend(&buffer, ids);
+        Py_DECREF(ids);
+        if (failed)
+            goto fail;
+        i = j;
+    }
+    Py_DECREF(text);
+    return buffer_to_list(&buffer);
+fail:
+    Py_DECREF(text);
+    buffer_clear(&buffer);
+    return NULL;
+}
+
+static PyMethodDef Merger_methods[] = {
+    {"encode", (PyCFunction)Merger_encode, METH_O, "enc_R of one word (bytes-like) as a tuple of ids."},
+    {"encode_pieces", (PyCFunction)Merger_encode_pieces, METH_VARARGS,
+     "encode_pieces(pieces, cache, limit): the ids of every piece (str), through the word cache."},
+    {"encode_text", (PyCFunction)Merger_encode_text, METH_VARARGS,
+     "encode_text(text, table, which, limit): the ids of split_pattern(text, table, which), through the own cache."},
+    {"clear_cache", (PyCFunction)Merger_clear_cache, METH_NOARGS, "Forget every word of encode_text's cache."},
+    {"cached_words", (PyCFunction)Merger_cached_words, METH_NOARGS, "The number of words in encode_text's cache."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject MergerType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "impl._fastenc.Merger",
+    .tp_basicsize = sizeof(Merger),
+    .tp_dealloc = (destructor)Merger_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A rule list compiled for the C merge loop (dense ids; see the module documentation).",
+    .tp_methods = Merger_methods,
+    .tp_new = Merger_new,
+};
+
+static PyMethodDef module_methods[] = {
+    {"split_pattern", split_pattern, METH_VARARGS,
+     "split_pattern(text, table, which): regex.findall with tiktoken's pattern ``which``, written out by hand."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "_fastenc",
+    .m_doc = "The BPE merge loop of impl.encoder and the word loop of impl.tokenizer in C.",
+    .m_size = -1,
+    .m_methods = module_methods,
+};
+
+PyMODINIT_FUNC
+PyInit__fastenc(void)
+{
+    if (PyType_Ready(&MergerType) < 0)
+        return NULL;
+    PyObject *mod = PyModule_Create(&module);
+    if (mod == NULL)
+        return NULL;
+    Py_INCREF(&MergerType);
+    if (PyModule_AddObject(mod, "Merger", (PyObject *)&MergerType) < 0) {
+        Py_DECREF(&MergerType);
+        Py_DECREF(mod);
+        return NULL;
+    }
+    return mod;
+}
