@@ -89,8 +89,26 @@ def test_command_line_examples_print_what_the_readme_shows(tmp_path: Path) -> No
 
 
 def test_checker_examples_behave_as_the_readme_says(tmp_path: Path) -> None:
-    (block,) = shell_blocks(section("Check your own implementation"))
+    block, plugin = shell_blocks(section("Check your own implementation"))
     correct, buggy = run_lines(block, tmp_path)
     assert correct.returncode == 0 and "no difference found" in correct.stdout, correct.stdout + correct.stderr
     assert buggy.returncode == 1 and "FOUND a difference in enc" in buggy.stdout, buggy.stdout + buggy.stderr
     assert "claim    : def-bpe" in buggy.stdout
+    (run,) = run_lines(plugin, tmp_path)
+    assert run.returncode == 0 and "3 passed" in run.stdout, run.stdout + run.stderr
+
+
+SHARED = ROOT.parent / "shared"
+
+
+@pytest.mark.skipif(not (SHARED / "vocabs" / "r50k_base.tiktoken.gz").exists(), reason="needs ../shared/vocabs")
+def test_audit_example_prints_what_the_readme_shows(tmp_path: Path) -> None:
+    text = section("Audit a tokenizer")
+    shown = next(block for block in text_blocks(text) if block.startswith("$ bpeproof audit"))
+    command, *expected = shown.splitlines()
+    shutil.copy(SHARED / "vocabs" / "r50k_base.tiktoken.gz", tmp_path)
+    (result,) = run_lines(command.removeprefix("$ "), tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    printed = result.stdout.splitlines()
+    for line in expected:
+        assert line in printed, (line, result.stdout)
