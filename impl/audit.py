@@ -489,7 +489,6 @@ class ProjectLibrary:
             tokenizer = Tokenizer(tokenizer.rules, pattern, tokenizer.special_tokens, byte_ids=tokenizer.byte_ids)
         self._tokenizer = tokenizer
         self._byte_ids = tokenizer.byte_ids
-        self._regex = compile_pattern(tokenizer.pattern)
 
     def encode_word(self, word: bytes) -> list[int] | None:
         byte_ids = self._byte_ids
@@ -502,7 +501,7 @@ class ProjectLibrary:
         return len(self._tokenizer.encode_ordinary(text))
 
     def pretokenize(self, text: str) -> list[bytes]:
-        return [match.group().encode("utf-8", "surrogateescape") for match in self._regex.finditer(text)]
+        return [piece.encode("utf-8", "surrogateescape") for piece in self._tokenizer.pre_tokenize(text)]
 
 
 def line_chunks(text: str, size: int) -> list[str]:

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
-from impl.patterns import compile_pattern
 from impl.tokenizer import Tokenizer
 
 
@@ -122,7 +121,7 @@ def explain_word(tokenizer: Tokenizer, word: bytes) -> WordExplanation:
 
 def explain(tokenizer: Tokenizer, text: str) -> Explanation:
     """Every pre-token of ``text``, explained."""
-    pieces = compile_pattern(tokenizer.pattern).findall(text)
+    pieces = tokenizer.pre_tokenize(text)
     return Explanation(text, [explain_word(tokenizer, piece.encode("utf-8")) for piece in pieces if piece])
 
 

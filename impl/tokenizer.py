@@ -9,24 +9,38 @@ first and decodes UTF-8 once, never token by token, because a token boundary
 may fall inside a character (prop-utf8-boundary).
 
 Token ids.  Internally the bytes are the ids 0..255 of V0 (def-alphabet-vocab).
-A tokenizer may present the bytes under other ids (``byte_ids``, a permutation
-of 0..255): tiktoken's rank files do, giving byte 0x21 "!" the id 0 and so on.
-Merged tokens keep their rule ids c, which are ≥ 256 in every valid rule list.
+A tokenizer may present the bytes under other ids (``byte_ids``: 256 distinct
+non-negative ids, none of them a rule's new id or a special token's id):
+tiktoken's rank files permute 0..255, giving byte 0x21 "!" the id 0 and so on;
+DeepSeek's ``tokenizer.json`` puts the bytes at 3..258.  Merged tokens keep
+their rule ids c, which are ≥ 256 in every valid rule list.
+
+Pre-tokenization.  Either one regular expression (``pattern``), whose matches
+are the words, or a ``impl.pretokenizers.PreTokenizer`` (``pretokenizer``): a
+sequence of Hugging Face ``Split`` steps, each cutting the pieces of the step
+before, as a ``tokenizer.json`` file's own pre-tokenizer does.
 
 File format (``save`` / ``load``), one UTF-8 JSON object::
 
     {
       "format": "bpeproof-tokenizer",   # always this string
-      "version": 1,                      # this module reads version 1
+      "version": 1 | 2,                  # 2 exactly when the file has "pretokenizer"
       "pattern": "<regular expression>", # the regex-module source used for pre-tokenization
       "pattern_name": "cl100k" | null,   # its name in impl.patterns.PATTERNS, if it has one
       "rules": [[a, b, c], ...],         # r_1..r_m in order, each over V_{j-1}
       "special_tokens": {"<name>": id},  # ids outside V_m, distinct, names non-empty
-      "byte_ids": null | [256 ints]      # external id of each byte 0..255 (a permutation); null = identity
+      "byte_ids": null | [256 ints]      # external id of each byte 0..255 (distinct, apart from the rules'
+                                         # new ids and the special ids); null = identity
+      "pretokenizer": [                  # version 2 only: the split steps, in order; "pattern" is then
+        {"pattern": "<Oniguruma regex>", #   kept but not used for encoding
+         "behavior": "isolated",         #   or removed, merged_with_previous, merged_with_next, contiguous
+         "invert": false}, ...]
     }
 
-Every key is required and no other key is allowed; the loader raises
-``FormatError`` naming the file and the key for anything else.
+Every key of the version is required and no other key is allowed; the loader
+raises ``FormatError`` naming the file and the key for anything else.  A
+tokenizer without a pre-tokenizer is written as version 1, so files that
+could be read before are written exactly as before.
 
 Speed.  When the optional C extension ``impl/_fastenc.c`` is built (and
 ``impl.encoder.USE_C_LOOP`` is true when the tokenizer is made), the loop over
@@ -34,7 +48,8 @@ the words runs in C: cache look-up, UTF-8 bytes, rank-order merging, the list
 of ids.  For tiktoken's patterns (cl100k, o200k, r50k) the pre-tokenizer is
 written out by hand in C as well, from a table of code point classes taken
 from the ``regex`` module (``_char_table``); the tests check it against
-``regex.findall``.  Without the
+``regex.findall``.  A tokenizer with split steps cuts its words with the
+``regex`` module and merges them in C.  Without the
 extension the same ids come from the ``regex`` module and ``impl.encoder``'s
 Python loops.
 """
@@ -54,6 +69,7 @@ from typing import Any, Literal
 from impl.atomic import FormatError, atomic_write_text
 from impl.encoder import Encoder, check_rules
 from impl.patterns import PATTERNS, compile_pattern, pattern_name, resolve_pattern
+from impl.pretokenizers import PreTokenizer, SplitStep
 from spec.types import (
     ALPHABET_SIZE,
     BPETypeError,
@@ -67,6 +83,7 @@ from spec.types import (
 __all__ = [
     "FORMAT_NAME",
     "FORMAT_VERSION",
+    "PRETOKENIZER_FORMAT_VERSION",
     "AllowedSpecial",
     "FormatError",
     "StreamDecoder",
@@ -77,8 +94,13 @@ __all__ = [
 ]
 
 FORMAT_NAME = "bpeproof-tokenizer"
+#: The version written for a tokenizer cutting words with one pattern (readers of version 1 read these files).
 FORMAT_VERSION = 1
+#: The version written for a tokenizer with a ``pretokenizer`` (it adds that key); this module reads both.
+PRETOKENIZER_FORMAT_VERSION = 2
 _KEYS = ("format", "version", "pattern", "pattern_name", "rules", "special_tokens", "byte_ids")
+#: The keys of each version.
+_VERSION_KEYS = {1: _KEYS, 2: (*_KEYS, "pretokenizer")}
 
 #: Texts of at least this many characters are encoded by the Python loops: the C loop takes words below 2**31 bytes.
 C_TEXT_LIMIT = 2**29
@@ -201,8 +223,18 @@ class Tokenizer:
     ``impl.patterns.PATTERNS`` ("r50k", "cl100k", "o200k", "words") or a raw
     regular expression for the ``regex`` module.  ``special_tokens``: name →
     id, ids outside V_m and distinct (def-utf8); plain encoding never produces
-    them.  ``byte_ids``: the external id of each byte (a permutation of
-    0..255), None for the identity.  ``cache_size`` bounds the word cache.
+    them.  ``byte_ids``: the external id of each byte: 256 distinct
+    non-negative ints, none of them a rule's new id c or a special token's id
+    (a permutation of 0..255 always qualifies); None for the identity.
+    ``cache_size`` bounds the word cache.
+
+    ``pretokenizer``: a ``impl.pretokenizers.PreTokenizer`` or a sequence of
+    ``SplitStep`` (Hugging Face ``Split`` steps applied in turn, as a
+    ``tokenizer.json`` file's ``Sequence`` pre-tokenizer does); when given it
+    cuts the text into words instead of ``pattern``, which is then only kept
+    (``pattern`` property, files).  A step with the behaviour "removed" drops
+    text, so ``decode(encode(text))`` may be shorter than the text, as with
+    the ``tokenizers`` library.  Saved files record the steps (format version 2).
     """
 
     def __init__(
@@ -213,14 +245,20 @@ class Tokenizer:
         *,
         byte_ids: Sequence[int] | None = None,
         cache_size: int = 1 << 18,
+        pretokenizer: PreTokenizer | Sequence[SplitStep] | None = None,
     ) -> None:
         if not _is_int(cache_size) or cache_size < 0:
             raise BPETypeError(f"cache_size must be a non-negative int, not {cache_size!r}")
         self._encoder = Encoder(rules, cache_size=0)
         self._pattern_source = resolve_pattern(pattern)
         self._regex = compile_pattern(self._pattern_source)
-        self._byte_ids = self._check_byte_ids(byte_ids)
-        self._specials = check_special_tokens(special_tokens, self._encoder)
+        self._pretokenizer = self._check_pretokenizer(pretokenizer)
+        new_ids = frozenset(rule.c for rule in self._encoder.rules)
+        self._byte_ids = self._check_byte_ids(byte_ids, new_ids)
+        vocabulary: Container[int] = self._encoder
+        if self._byte_ids is not None:
+            vocabulary = new_ids.union(self._byte_ids)
+        self._specials = check_special_tokens(special_tokens, vocabulary)
         self._special_bytes: dict[int, bytes] = {token: name.encode("utf-8") for name, token in self._specials.items()}
         to_external = self._byte_ids
         table: dict[int, bytes] = {}
@@ -234,13 +272,15 @@ class Tokenizer:
         self._fast: Any = self._encoder._c_merger(self._byte_ids)
         # tiktoken's patterns are also written out by hand in C (split_pattern), with a code point table from regex.
         self._split_table: bytes | None = None
-        self._split_which = _HAND_WRITTEN.get(self._pattern_source, -1)
+        self._split_which = _HAND_WRITTEN.get(self._pattern_source, -1) if self._pretokenizer is None else -1
         if self._fast is not None and self._split_which >= 0:
             self._split_table = _char_table()
         self._special_splitters: dict[frozenset[str], Any] = {}
 
     def __repr__(self) -> str:
         pattern = self.pattern_name or repr(self._pattern_source)
+        if self._pretokenizer is not None:
+            pattern = f"{len(self._pretokenizer.steps)} split steps"
         return (
             f"Tokenizer(rules={len(self.rules)}, pattern={pattern}, special_tokens={len(self._specials)},"
             f" vocab_size={self.vocab_size})"
@@ -249,17 +289,38 @@ class Tokenizer:
     # -- construction checks ----------------------------------------------------------------------------
 
     @staticmethod
-    def _check_byte_ids(byte_ids: Sequence[int] | None) -> tuple[int, ...] | None:
+    def _check_byte_ids(byte_ids: Sequence[int] | None, new_ids: Container[int] = ()) -> tuple[int, ...] | None:
+        """256 distinct non-negative ints, none in ``new_ids`` (the rules' new ids); None for the identity."""
         if byte_ids is None:
             return None
         if isinstance(byte_ids, (str, bytes)) or not isinstance(byte_ids, Sequence):
             raise BPETypeError(f"byte_ids must be a sequence of 256 ints, not {type(byte_ids).__name__}")
         if len(byte_ids) != ALPHABET_SIZE or not all(_is_int(x) for x in byte_ids):
             raise BPETypeError("byte_ids must hold exactly 256 ints")
-        if sorted(byte_ids) != list(range(ALPHABET_SIZE)):
-            raise BPEValueError("byte_ids must be a permutation of 0..255 (merged ids are always >= 256)")
         values = tuple(int(x) for x in byte_ids)
+        owner: dict[int, int] = {}
+        for byte, token in enumerate(values):
+            if token < 0:
+                raise BPEValueError(f"byte_ids[{byte}] = {token} is negative; ids are non-negative")
+            if token in owner:
+                raise BPEValueError(f"byte_ids gives the id {token} to the bytes {owner[token]} and {byte}")
+            owner[token] = byte
+            if token in new_ids:
+                raise BPEValueError(f"byte_ids[{byte}] = {token} is also the new id of a rule")
         return None if values == tuple(range(ALPHABET_SIZE)) else values
+
+    @staticmethod
+    def _check_pretokenizer(pretokenizer: PreTokenizer | Sequence[SplitStep] | None) -> PreTokenizer | None:
+        if pretokenizer is None or isinstance(pretokenizer, PreTokenizer):
+            return pretokenizer
+        if isinstance(pretokenizer, (str, bytes)) or not isinstance(pretokenizer, Sequence):
+            raise BPETypeError(
+                f"pretokenizer must be a PreTokenizer or a sequence of SplitStep, not {type(pretokenizer).__name__}"
+            )
+        for index, step in enumerate(pretokenizer):
+            if not isinstance(step, SplitStep):
+                raise BPETypeError(f"pretokenizer[{index}] must be a SplitStep, not {type(step).__name__}")
+        return PreTokenizer(pretokenizer)
 
     # -- properties -------------------------------------------------------------------------------------
 
@@ -272,6 +333,20 @@ class Tokenizer:
     def pattern(self) -> str:
         """The pre-tokenization regular expression."""
         return self._pattern_source
+
+    @property
+    def pretokenizer(self) -> PreTokenizer | None:
+        """The split steps that cut the text into words, or None when ``pattern`` does."""
+        return self._pretokenizer
+
+    def pre_tokenize(self, text: str) -> list[str]:
+        """The words ``encode`` cuts ``text`` into (before special tokens are considered: none are cut out)."""
+        if not isinstance(text, str):
+            raise BPETypeError(f"text must be str, not {type(text).__name__}")
+        if self._pretokenizer is not None:
+            return self._pretokenizer.split(text)
+        regex = self._regex
+        return [match.group() for match in regex.finditer(text)] if regex.groups else list(regex.findall(text))
 
     @property
     def pattern_name(self) -> str | None:
@@ -331,10 +406,13 @@ class Tokenizer:
             # The C loop keeps its own word cache for these patterns, keyed by code points (no str per piece).
             ids: list[int] = self._fast.encode_text(text, self._split_table, self._split_which, self._cache_size)
             return ids
-        regex = self._regex
-        pieces = [match.group() for match in regex.finditer(text)] if regex.groups else regex.findall(text)
-        if sum(map(len, pieces)) != len(text):
-            self._raise_uncovered(text)
+        if self._pretokenizer is not None:
+            pieces = self._pretokenizer.split(text)
+        else:
+            regex = self._regex
+            pieces = [match.group() for match in regex.finditer(text)] if regex.groups else regex.findall(text)
+            if sum(map(len, pieces)) != len(text):
+                self._raise_uncovered(text)
         if fast:
             ids = self._fast.encode_pieces(pieces, self._cache, self._cache_size)
             return ids
@@ -469,14 +547,16 @@ class Tokenizer:
 
     def to_json(self) -> str:
         """The tokenizer in the project's file format (see the module docstring); one rule per line."""
-        header = {
+        header: dict[str, Any] = {
             "format": FORMAT_NAME,
-            "version": FORMAT_VERSION,
+            "version": FORMAT_VERSION if self._pretokenizer is None else PRETOKENIZER_FORMAT_VERSION,
             "pattern": self._pattern_source,
             "pattern_name": self.pattern_name,
             "special_tokens": dict(self._specials),
             "byte_ids": list(self._byte_ids) if self._byte_ids is not None else None,
         }
+        if self._pretokenizer is not None:
+            header["pretokenizer"] = self._pretokenizer.to_json_value()
         lines = [f"{json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}" for key, value in header.items()]
         rules = ",\n".join(f"[{a},{b},{c}]" for a, b, c in self.rules)
         lines.append(f'"rules": [\n{rules}\n]')
@@ -510,18 +590,25 @@ class Tokenizer:
         document = _parse_json(text, path)
         if not isinstance(document, dict):
             raise FormatError(path, "(file)", f"the top level must be a JSON object, not {_json_type(document)}")
-        for key in _KEYS:
+        version = document.get("version", FORMAT_VERSION)
+        keys = _VERSION_KEYS.get(version, _KEYS) if _is_int(version) else _KEYS
+        if _is_int(version) and version not in _VERSION_KEYS:
+            problem = f"this reader understands versions {FORMAT_VERSION} and {PRETOKENIZER_FORMAT_VERSION}, not"
+            raise FormatError(path, "version", f"{problem} {_short(version)}")
+        for key in keys:
             if key not in document:
+                if key == "pretokenizer":
+                    raise FormatError(path, "version", f"version {version} files have the key 'pretokenizer'")
                 raise FormatError(path, key, "missing")
         for key in document:
-            if key not in _KEYS:
+            if key not in keys:
                 raise FormatError(path, key, "unknown key")
         if document["format"] != FORMAT_NAME:
             raise FormatError(path, "format", f"must be {FORMAT_NAME!r}, not {_short(document['format'])}")
-        version = document["version"]
-        if not _is_int(version) or version != FORMAT_VERSION:
-            problem = f"this reader understands version {FORMAT_VERSION}, not {_short(version)}"
-            raise FormatError(path, "version", problem)
+        if not _is_int(version) or version not in _VERSION_KEYS:
+            problem = f"this reader understands versions {FORMAT_VERSION} and {PRETOKENIZER_FORMAT_VERSION}, not"
+            raise FormatError(path, "version", f"{problem} {_short(version)}")
+        pretokenizer = _pretokenizer_from_json(document["pretokenizer"], path) if version == 2 else None
         pattern = document["pattern"]
         if not isinstance(pattern, str):
             raise FormatError(path, "pattern", f"must be a string, not {_json_type(pattern)}")
@@ -537,6 +624,18 @@ class Tokenizer:
         except ValueError as error:
             raise FormatError(path, "pattern", str(error)) from None
         rules = _rules_from_json(document["rules"], path)
+        new_ids = frozenset(rule.c for rule in rules)
+        byte_ids = document["byte_ids"]
+        checked_bytes: tuple[int, ...] | None = None
+        if byte_ids is not None:
+            if not isinstance(byte_ids, list):
+                raise FormatError(
+                    path, "byte_ids", f"must be null or an array of 256 integers, not {_json_type(byte_ids)}"
+                )
+            try:
+                checked_bytes = Tokenizer._check_byte_ids(byte_ids, new_ids)
+            except (BPEValueError, BPETypeError) as error:
+                raise FormatError(path, "byte_ids", str(error)) from None
         specials = document["special_tokens"]
         if not isinstance(specials, dict):
             raise FormatError(path, "special_tokens", f"must be an object, not {_json_type(specials)}")
@@ -544,22 +643,12 @@ class Tokenizer:
             if not _is_int(value) or value < 0:
                 problem = f"must be a non-negative integer, not {_short(value)}"
                 raise FormatError(path, f"special_tokens[{key!r}]", problem)
-        vocabulary = set(range(ALPHABET_SIZE)).union(rule.c for rule in rules)
+        vocabulary = new_ids.union(checked_bytes if checked_bytes is not None else range(ALPHABET_SIZE))
         try:
             check_special_tokens(specials, vocabulary)
         except (BPEValueError, BPETypeError) as error:
             raise FormatError(path, "special_tokens", str(error)) from None
-        byte_ids = document["byte_ids"]
-        if byte_ids is not None:
-            if not isinstance(byte_ids, list):
-                raise FormatError(
-                    path, "byte_ids", f"must be null or an array of 256 integers, not {_json_type(byte_ids)}"
-                )
-            try:
-                Tokenizer._check_byte_ids(byte_ids)
-            except (BPEValueError, BPETypeError) as error:
-                raise FormatError(path, "byte_ids", str(error)) from None
-        return cls(rules, pattern, specials, byte_ids=byte_ids)
+        return cls(rules, pattern, specials, byte_ids=byte_ids, pretokenizer=pretokenizer)
 
     # -- tiktoken rank files ----------------------------------------------------------------------------
 
@@ -642,6 +731,35 @@ def _parse_json(text: str, path: str | os.PathLike[str]) -> Any:
         raise FormatError(path, "(file)", "JSON nested too deeply") from None
     except ValueError as error:
         raise FormatError(path, "(file)", f"not valid JSON: {error}") from None
+
+
+def _pretokenizer_from_json(value: object, path: str | os.PathLike[str]) -> PreTokenizer:
+    """The ``pretokenizer`` key of a version 2 file: an array of ``{"pattern", "behavior", "invert"}`` objects."""
+    if not isinstance(value, list):
+        raise FormatError(path, "pretokenizer", f"must be an array of split steps, not {_json_type(value)}")
+    steps: list[SplitStep] = []
+    for index, item in enumerate(value):
+        key = f"pretokenizer[{index}]"
+        if not isinstance(item, dict):
+            raise FormatError(path, key, f"must be an object, not {_json_type(item)}")
+        for name in item:
+            if name not in ("pattern", "behavior", "invert"):
+                raise FormatError(path, f"{key}.{name}", "unknown key")
+        fields: tuple[tuple[str, str, type], ...] = (
+            ("pattern", "a string", str),
+            ("behavior", "a string", str),
+            ("invert", "a boolean", bool),
+        )
+        for name, kind, check in fields:
+            if name not in item:
+                raise FormatError(path, f"{key}.{name}", "missing")
+            if not isinstance(item[name], check):
+                raise FormatError(path, f"{key}.{name}", f"must be {kind}, not {_json_type(item[name])}")
+        try:
+            steps.append(SplitStep(item["pattern"], item["behavior"], item["invert"]))
+        except ValueError as error:
+            raise FormatError(path, key, str(error)) from None
+    return PreTokenizer(steps)
 
 
 def _rules_from_json(value: object, path: str | os.PathLike[str]) -> list[Rule]:

@@ -551,3 +551,42 @@ def test_real_vocab_facts(real_vocab: tuple[str, Tokenizer, Any]) -> None:
     assert tokenizer.pattern_name == name
     for token in (0, 255, 256, 1000, reference.n_vocab - 2):
         assert tokenizer.token_bytes(token) == reference.decode_single_token_bytes(token)
+
+
+# -- byte tokens at any ids, split steps instead of one pattern ------------------------------------------------
+
+
+@given(texts(40), st.integers(0, 3))
+def test_bytes_at_shifted_ids_are_the_spec_renamed(text: str, shift: int) -> None:
+    """Bytes at ids 3..258 (DeepSeek's layout) with rules above them: spec.enc per word, bytes renamed, round trip."""
+    rules = learned(SAMPLE, 8)
+    renumbered = {rule.c: 259 + shift + index for index, rule in enumerate(rules)}
+    shifted = [Rule(renumbered.get(r.a, r.a), renumbered.get(r.b, r.b), renumbered[r.c]) for r in rules]
+    byte_ids = [3 + b for b in range(ALPHABET_SIZE)]
+    tokenizer = Tokenizer(shifted, "cl100k", {"<s>": 0}, byte_ids=byte_ids)
+    expected = [
+        byte_ids[t] if t < ALPHABET_SIZE else t
+        for word in compile_pattern("cl100k").findall(text)
+        for t in spec.enc(shifted, word.encode("utf-8"))
+    ]
+    assert tokenizer.encode(text) == expected
+    assert tokenizer.decode(expected) == text
+    again = Tokenizer.from_json(tokenizer.to_json())
+    assert again.byte_ids == tuple(byte_ids) and again.encode(text) == expected
+    assert tokenizer.pre_tokenize(text) == compile_pattern("cl100k").findall(text)
+
+
+def test_pretokenizer_steps_replace_the_pattern() -> None:
+    """With split steps the pattern is kept but the steps cut the words; the file says version 2."""
+    from impl.pretokenizers import SplitStep
+
+    tokenizer = Tokenizer(learned(SAMPLE, 5), "cl100k", pretokenizer=[SplitStep(r"\p{N}{1,3}"), SplitStep(r"\s+")])
+    assert tokenizer.pre_tokenize("ab 1234") == ["ab", " ", "123", "4"]
+    assert tokenizer.pattern_name == "cl100k" and "2 split steps" in repr(tokenizer)
+    assert tokenizer.decode(tokenizer.encode(SAMPLE)) == SAMPLE
+    document = json.loads(tokenizer.to_json())
+    assert document["version"] == 2 and len(document["pretokenizer"]) == 2
+    with pytest.raises(BPETypeError):
+        Tokenizer([], pretokenizer=["a"])  # type: ignore[list-item]
+    with pytest.raises(BPETypeError):
+        Tokenizer([], pretokenizer="a")  # type: ignore[arg-type]

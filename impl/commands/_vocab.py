@@ -9,7 +9,9 @@ from pathlib import Path
 from impl import formats
 from impl.commands import UsageError
 from impl.patterns import PATTERNS
+from impl.pretokenizers import PreTokenizer, steps_from_hf
 from impl.tokenizer import FORMAT_NAME, Tokenizer
+from spec.types import BPETypeError, BPEValueError
 
 
 def _is_project_file(path: Path) -> bool:
@@ -34,7 +36,10 @@ def guess_pattern(vocab: formats.Vocab) -> str | None:
 def load_tokenizer(path: str, pattern: str | None = None) -> Tokenizer:
     """The project's tokenizer file, or a tiktoken rank file, ``tokenizer.json`` or GPT-2 pair, as a Tokenizer.
 
-    Ids are the file's own: its byte tokens keep their ids (``byte_ids``), and so do its merged tokens.
+    Ids are the file's own: its byte tokens keep their ids (``byte_ids``, anywhere), and so do its merged tokens.
+    Words are cut by ``pattern`` when given, else by the file's one pattern (or, for a rank file, the one its
+    name or size suggests), else by a ``tokenizer.json`` file's own pre-tokenizer steps (``Split`` and
+    ``ByteLevel``, as a ``PreTokenizer``).
     """
     file = Path(path)
     if not file.exists():
@@ -57,18 +62,27 @@ def load_tokenizer(path: str, pattern: str | None = None) -> Tokenizer:
             byte_ids[rule_id] = file_id
     if -1 in byte_ids:
         raise UsageError(f"{path}: byte {byte_ids.index(-1)} has no token; 'bpeproof audit' shows what is missing")
-    if sorted(byte_ids) != list(range(256)):
-        raise UsageError(f"{path}: its byte tokens are not the ids 0..255 (the encoder needs that); 'bpeproof audit'"
-                         " reads such files")
     renumbered = [f for f, r in conversion.id_map.items() if r >= 256 and f != r]
     if renumbered:
         raise UsageError(f"{path}: token {renumbered[0]} would need a new id; only files whose merged ids are >= 256"
                          " can be used for encoding")
-    chosen = pattern or vocab.pattern or guess_pattern(vocab)
-    if chosen is None:
-        raise UsageError(f"{path}: its pre-tokenizer is not one regular expression; pass --pattern"
-                         f" ({', '.join(PATTERNS)} or a regex)")
-    return Tokenizer(conversion.rules, chosen, vocab.specials, byte_ids=byte_ids)
+    pretokenizer: PreTokenizer | None = None
+    chosen = pattern or vocab.pattern
+    if chosen is None and vocab.pre_tokenizers:
+        try:
+            pretokenizer = steps_from_hf(vocab.pre_tokenizers)
+        except ValueError as error:
+            raise UsageError(f"{path}: {error}; pass --pattern ({', '.join(PATTERNS)} or a regex)") from None
+    elif chosen is None:
+        chosen = guess_pattern(vocab)
+        if chosen is None:
+            raise UsageError(f"{path}: it states no pre-tokenization pattern; pass --pattern"
+                             f" ({', '.join(PATTERNS)} or a regex)")
+    try:
+        return Tokenizer(conversion.rules, chosen or "words", vocab.specials, byte_ids=byte_ids,
+                         pretokenizer=pretokenizer)
+    except (BPEValueError, BPETypeError) as error:
+        raise UsageError(f"{path}: {error}") from None
 
 
 def parse_ids(words: list[str], source: str) -> list[int]:

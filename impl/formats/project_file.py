@@ -5,8 +5,13 @@ One UTF-8 JSON object with exactly the keys ``format`` (the string
 regex), ``pattern_name`` (its name in ``impl.patterns.PATTERNS`` or null),
 ``rules`` (``[[a, b, c], ...]``: r_1..r_m in order, each over V_{j-1}, the
 bytes being the ids 0..255), ``special_tokens`` (name → id, ids outside V_m)
-and ``byte_ids`` (null, or the external id of each byte 0..255: a permutation
-of 0..255).  ``impl.tokenizer.Tokenizer.save`` writes it.
+and ``byte_ids`` (null, or the external id of each byte 0..255: 256 distinct
+non-negative ids, none of them a rule's new id or a special token's id — a
+permutation of 0..255, or ids elsewhere, as DeepSeek's bytes at 3..258).
+``impl.tokenizer.Tokenizer.save`` writes it.  ``Tokenizer.save`` writes a
+version 2 file, with the key ``pretokenizer``, for a tokenizer that cuts words
+with split steps; this module reads and writes version 1, whose single
+pattern a ``Vocab`` holds.
 
 As a ``Vocab`` (kind ``bpeproof``), the ids are the external ones: byte ``x``
 is the token ``byte_ids[x]``, every rule's new id ``c`` is a token, and each
@@ -47,16 +52,23 @@ def _check_pattern(reader: JsonReader, pattern: str, key: str) -> None:
         raise reader.fail(key, f"not a valid regular expression: {exc}") from None
 
 
-def _byte_ids(reader: JsonReader, value: object) -> list[int]:
-    """The external id of each byte: the identity for null, else a checked permutation of 0..255."""
+def _byte_ids(reader: JsonReader, value: object, new_ids: set[int]) -> list[int]:
+    """The external id of each byte: the identity for null, else 256 distinct ids >= 0 apart from ``new_ids``."""
     if value is None:
         return list(range(ALPHABET_SIZE))
     items = reader.lst(value, "byte_ids")
     if len(items) != ALPHABET_SIZE:
         raise reader.fail("byte_ids", f"expected {ALPHABET_SIZE} integers, found {len(items)}")
     ids = [reader.integer(item, f"byte_ids[{index}]") for index, item in enumerate(items)]
-    if sorted(ids) != list(range(ALPHABET_SIZE)):
-        raise reader.fail("byte_ids", "not a permutation of 0..255")
+    owner: dict[int, int] = {}
+    for byte, token_id in enumerate(ids):
+        if token_id in owner or token_id < 0:
+            problem = f"the bytes {owner[token_id]} and {byte} share the id" if token_id in owner else "negative id"
+            detail = f"{problem} {token_id}"
+            raise reader.fail("byte_ids", f"not a permutation of 0..255 nor 256 distinct ids >= 0 ({detail})")
+        if token_id in new_ids:
+            raise reader.fail("byte_ids", f"byte {byte} has the id {token_id}, which a rule makes")
+        owner[token_id] = byte
     return ids
 
 
@@ -129,9 +141,10 @@ def parse_project(path: str | os.PathLike[str], data: bytes, *, pattern: str | N
         if PATTERNS[name] != file_pattern:
             raise reader.fail("pattern_name", f"{name!r} names another expression than 'pattern'")
     _check_pattern(reader, file_pattern, "pattern")
-    byte_ids = _byte_ids(reader, document["byte_ids"])
     rules = _rules(reader, document["rules"])
-    vocabulary = set(range(ALPHABET_SIZE)) | {c for _, _, c in rules}
+    new_ids = {c for _, _, c in rules}
+    byte_ids = _byte_ids(reader, document["byte_ids"], new_ids)
+    vocabulary = set(byte_ids) | new_ids
     specials = _specials(reader, document["special_tokens"], vocabulary)
 
     def external(token_id: int) -> int:
