@@ -90,22 +90,20 @@ def check_num_merges(num_merges: int | None) -> int | None:
 def count_pairs(words: Sequence[Sequence[int]]) -> list[tuple[Pair, int]]:
     """N_j(a, b) = Σ_k cnt_{x_k}(a, b) for every pair that occurs (def-bpe step 2).
 
-    Pairs are counted inside each word only, never across two words.  The table
-    is a plain list of (pair, count) entries, searched linearly (slow, but
-    simple enough for CrossHair to reason about), returned sorted by pair so
-    that its order is V_j's lexicographic order (ids compare as integers, def-bpe step 5).
+    Pairs are counted inside each word only, never across two words: every
+    adjacent pair of every word is listed, the list is sorted, and equal pairs
+    are counted as runs.  The result is sorted by pair, so its order is V_j's
+    lexicographic order (ids compare as integers, def-bpe step 5).  Lists and
+    sorting, not a dictionary, keep it within what CrossHair can reason about.
     """
+    pairs = sorted((word[i], word[i + 1]) for word in words for i in range(len(word) - 1))
     table: list[tuple[Pair, int]] = []
-    for word in words:
-        for i in range(len(word) - 1):
-            pair = (word[i], word[i + 1])
-            for index, (seen, count) in enumerate(table):
-                if seen == pair:
-                    table[index] = (seen, count + 1)
-                    break
-            else:
-                table.append((pair, 1))
-    return sorted(table)
+    for pair in pairs:
+        if table and table[-1][0] == pair:
+            table[-1] = (pair, table[-1][1] + 1)
+        else:
+            table.append((pair, 1))
+    return table
 
 
 def select_pair(table: Sequence[tuple[Pair, int]]) -> tuple[Pair, int, tuple[Pair, ...]]:
