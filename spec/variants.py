@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 
 from spec.bpe import enc_tokens
 from spec.merge import symbols, validate_rules
-from spec.types import ALPHABET_SIZE, Rule, RuleTriple
+from spec.types import Rule, RuleTriple
 
 Encoder = Callable[[Sequence[RuleTriple], bytes], list[int]]
 
@@ -124,7 +124,6 @@ VARIANTS: dict[str, Encoder] = {
 }
 
 __all__ = [
-    "ALPHABET_SIZE",
     "VARIANTS",
     "enc_bytes_rank",
     "enc_rule_rank",
