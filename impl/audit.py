@@ -90,6 +90,7 @@ from typing import Any, Protocol
 
 import regex
 
+from impl import patterns
 from impl.encoder import Encoder
 from impl.formats import GPT2_PATTERN, Conversion, Vocab, bytes_to_unicode, convert, load
 from impl.patterns import PATTERNS, compile_pattern, pattern_name, resolve_pattern
@@ -246,10 +247,10 @@ class MergeTable:
         return units[0] if len(units) == 1 else None
 
 
-def fast_variants(rules: Sequence[RuleTriple]) -> dict[str, Callable[[bytes], list[int]]]:
-    """The variants of ``spec.variants.VARIANTS`` for a valid rule list, fast: same names, same values."""
-    table = MergeTable.from_rules(rules)
-    encoder = Encoder(rules, cache_size=0)
+def variant_functions(
+    sequential: Callable[[bytes], list[int]], table: MergeTable
+) -> dict[str, Callable[[bytes], list[int]]]:
+    """The five variants of ``spec.variants.VARIANTS`` on one merge table, by name."""
 
     def whole(fallback: Callable[[bytes], list[int]]) -> Callable[[bytes], list[int]]:
         def run(word: bytes) -> list[int]:
@@ -259,12 +260,18 @@ def fast_variants(rules: Sequence[RuleTriple]) -> dict[str, Callable[[bytes], li
         return run
 
     return {
-        "sequential": encoder.encode,
+        "sequential": sequential,
         "rule-rank": table.rule_rank,
         "bytes-rank": table.bytes_rank,
         "whole-word+rule-rank": whole(table.rule_rank),
         "whole-word+bytes-rank": whole(table.bytes_rank),
     }
+
+
+def fast_variants(rules: Sequence[RuleTriple]) -> dict[str, Callable[[bytes], list[int]]]:
+    """The variants of ``spec.variants.VARIANTS`` for a valid rule list, fast: same names, same values."""
+    table = MergeTable.from_rules(rules)
+    return variant_functions(Encoder(rules, cache_size=0).encode, table)
 
 
 def shortest_length(lengths_at: Mapping[bytes, int], longest: int, word: bytes) -> tuple[int, list[bytes]]:
@@ -562,13 +569,7 @@ Français : « Où est la bibliothèque ? » Deutsch: Größe, Straße, Übermä
 
 def guess_pattern(vocab: Vocab) -> str | None:
     """The pattern of a rank file by its name (r50k/gpt2, cl100k, o200k) or its size; None when unknown."""
-    name = Path(vocab.source).name.lower()
-    for key, pattern in (("r50k", "r50k"), ("gpt2", "r50k"), ("p50k", "r50k"), ("cl100k", "cl100k"),
-                         ("o200k", "o200k")):
-        if key in name:
-            return pattern
-    by_size = {50256: "r50k", 50257: "r50k", 100256: "cl100k", 199998: "o200k"}
-    return by_size.get(len(vocab.tokens))
+    return patterns.guess_pattern(vocab.source, len(vocab.tokens))
 
 
 def read_corpus(path: str) -> str:
@@ -716,22 +717,7 @@ class FileView:
         return self.file_ids(self.encoder.encode_word(word))
 
     def variants(self) -> dict[str, Callable[[bytes], list[int]]]:
-        table = self.table
-
-        def whole(fallback: Callable[[bytes], list[int]]) -> Callable[[bytes], list[int]]:
-            def run(word: bytes) -> list[int]:
-                token = table.whole_word(word) if word else None
-                return [token] if token is not None else fallback(word)
-
-            return run
-
-        return {
-            "sequential": self.sequential,
-            "rule-rank": table.rule_rank,
-            "bytes-rank": table.bytes_rank,
-            "whole-word+rule-rank": whole(table.rule_rank),
-            "whole-word+bytes-rank": whole(table.bytes_rank),
-        }
+        return variant_functions(self.sequential, self.table)
 
 
 def _examples(items: Sequence[Any], limit: int = EXAMPLES) -> dict[str, Any]:

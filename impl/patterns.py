@@ -19,7 +19,7 @@ from typing import Any
 
 import regex
 
-__all__ = ["PATTERNS", "compile_pattern", "pattern_name", "resolve_pattern"]
+__all__ = ["PATTERNS", "compile_pattern", "guess_pattern", "pattern_name", "resolve_pattern"]
 
 _R50K = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
 
@@ -85,3 +85,14 @@ def compile_pattern(pattern: str) -> Any:
         raise ValueError(f"invalid pre-tokenization pattern {source!r}: {error}") from None
     except (OverflowError, RecursionError, MemoryError) as error:
         raise ValueError(f"invalid pre-tokenization pattern {source!r}: {type(error).__name__}") from None
+
+
+def guess_pattern(source: str, token_count: int) -> str | None:
+    """The pattern of a tiktoken rank file, which holds none: by its file name (r50k/gpt2, cl100k, o200k) or by its
+    number of tokens; None when neither tells."""
+    name = source.replace("\\", "/").rsplit("/", 1)[-1].lower()
+    for key, pattern in (("r50k", "r50k"), ("gpt2", "r50k"), ("p50k", "r50k"), ("cl100k", "cl100k"),
+                         ("o200k", "o200k")):
+        if key in name:
+            return pattern
+    return {50256: "r50k", 50257: "r50k", 100256: "cl100k", 199998: "o200k"}.get(token_count)

@@ -6,7 +6,7 @@ import gzip
 import json
 from pathlib import Path
 
-from impl import formats
+from impl import formats, patterns
 from impl.commands import UsageError
 from impl.patterns import PATTERNS
 from impl.pretokenizers import PreTokenizer, steps_from_hf
@@ -26,11 +26,7 @@ def _is_project_file(path: Path) -> bool:
 
 def guess_pattern(vocab: formats.Vocab) -> str | None:
     """A rank file's pattern by its name (r50k/gpt2, cl100k, o200k) or its size; None when neither tells."""
-    name = Path(vocab.source).name.lower()
-    for key, pattern in (("r50k", "r50k"), ("gpt2", "r50k"), ("cl100k", "cl100k"), ("o200k", "o200k")):
-        if key in name:
-            return pattern
-    return {50256: "r50k", 50257: "r50k", 100256: "cl100k", 199998: "o200k"}.get(len(vocab.tokens))
+    return patterns.guess_pattern(vocab.source, len(vocab.tokens))
 
 
 def load_tokenizer(path: str, pattern: str | None = None) -> Tokenizer:
