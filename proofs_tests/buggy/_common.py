@@ -1,4 +1,4 @@
-"""Small building blocks shared by the planted implementations: one correct pass M_r and a byte table.
+"""Small building blocks shared by the planted implementations: one correct pass M_r, rank merging, a byte table.
 
 Each is written independently of ``spec`` (only its data types are used), the way an
 implementation under test would be.
@@ -24,6 +24,32 @@ def merge_pass(tokens: Sequence[int], a: int, b: int, c: int) -> list[int]:
             out.append(tokens[i])
             i += 1
     return out
+
+
+RankTable = dict[tuple[int, int], tuple[int, int]]
+
+
+def first_rank(rules: Iterable[RuleLike]) -> RankTable:
+    """(a, b) → (index, c) of the first rule joining a and b."""
+    rank: RankTable = {}
+    for j, (a, b, c) in enumerate(rules):
+        rank.setdefault((a, b), (j, c))
+    return rank
+
+
+def merge_by_rank(rank: RankTable, data: bytes) -> list[int]:
+    """Repeatedly merge the adjacent pair of lowest rank in ``rank``, the leftmost among equals."""
+    tokens = list(data)
+    while True:
+        best: tuple[int, int, int] | None = None
+        for i in range(len(tokens) - 1):
+            found = rank.get((tokens[i], tokens[i + 1]))
+            if found is not None and (best is None or found[0] < best[0]):
+                best = (found[0], found[1], i)
+        if best is None:
+            return tokens
+        _, c, i = best
+        tokens[i : i + 2] = [c]
 
 
 def byte_table(rules: Iterable[RuleLike]) -> dict[int, bytes]:

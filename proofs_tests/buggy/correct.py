@@ -9,7 +9,7 @@ import itertools
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from proofs_tests.buggy._common import RuleLike, byte_table, merge_pass
+from proofs_tests.buggy._common import RuleLike, byte_table, first_rank, merge_by_rank, merge_pass
 
 Rules = Sequence[RuleLike]
 
@@ -18,20 +18,7 @@ def enc_rank_order(rules: Rules, data: bytes) -> list[int]:
     """Rank order: repeatedly merge the adjacent pair of lowest rule index (the first rule for a repeated
     pair), the leftmost among equal ranks.  Equal to enc_R (def-bpe): a pair, once its rule has run,
     never forms again, since every later id is new."""
-    rank: dict[tuple[int, int], tuple[int, int]] = {}
-    for j, (a, b, c) in enumerate(rules):
-        rank.setdefault((a, b), (j, c))
-    tokens = list(data)
-    while True:
-        best: tuple[int, int, int] | None = None
-        for i in range(len(tokens) - 1):
-            found = rank.get((tokens[i], tokens[i + 1]))
-            if found is not None and (best is None or found[0] < best[0]):
-                best = (found[0], found[1], i)
-        if best is None:
-            return tokens
-        _, c, i = best
-        tokens[i : i + 2] = [c]
+    return merge_by_rank(first_rank(rules), data)
 
 
 def enc_fixpoint(rules: Rules, data: bytes) -> list[int]:

@@ -10,7 +10,7 @@ import itertools
 from collections import Counter
 from collections.abc import Sequence
 
-from proofs_tests.buggy._common import RuleLike, byte_table, enc_correct, merge_pass
+from proofs_tests.buggy._common import RuleLike, byte_table, enc_correct, first_rank, merge_by_rank, merge_pass
 
 Rules = Sequence[RuleLike]
 
@@ -32,16 +32,9 @@ def enc_right_to_left(rules: Rules, data: bytes) -> list[int]:
     return tokens
 
 
-def _first_rank(rules: Rules) -> dict[tuple[int, int], tuple[int, int]]:
-    rank: dict[tuple[int, int], tuple[int, int]] = {}
-    for j, (a, b, c) in enumerate(rules):
-        rank.setdefault((a, b), (j, c))
-    return rank
-
-
 def enc_rightmost_first(rules: Rules, data: bytes) -> list[int]:
     """Rank order, but the rightmost of the lowest-rank pairs is merged first (def-merge: leftmost)."""
-    rank = _first_rank(rules)
+    rank = first_rank(rules)
     tokens = list(data)
     while True:
         best: tuple[int, int, int] | None = None
@@ -180,18 +173,7 @@ def enc_by_frequency(rules: Rules, data: bytes) -> list[int]:
 
 def enc_duplicate_pair_last(rules: Rules, data: bytes) -> list[int]:
     """Rank order with a dict that keeps the *last* rule for a repeated pair (def-bpe: the first one fires)."""
-    rank = {(a, b): (j, c) for j, (a, b, c) in enumerate(rules)}
-    tokens = list(data)
-    while True:
-        best: tuple[int, int, int] | None = None
-        for i in range(len(tokens) - 1):
-            found = rank.get((tokens[i], tokens[i + 1]))
-            if found is not None and (best is None or found[0] < best[0]):
-                best = (found[0], found[1], i)
-        if best is None:
-            return tokens
-        _, c, i = best
-        tokens[i : i + 2] = [c]
+    return merge_by_rank({(a, b): (j, c) for j, (a, b, c) in enumerate(rules)}, data)
 
 
 _BY_RULE_SET: dict[tuple[frozenset[tuple[int, ...]], bytes], list[int]] = {}
