@@ -113,8 +113,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import multiprocessing
-import multiprocessing.connection
+import math
 import os
 import secrets
 import signal
@@ -131,6 +130,7 @@ from hypothesis.control import current_build_context
 
 from proofs_tests import checker_strategies as cs
 from proofs_tests import strategies as ps
+from proofs_tests.checker_process import DEFAULT_MEMORY_MB, Channel, ChannelError, fork_worker
 from proofs_tests.checker_properties import CLAIMS, Failure, expect, judge
 from proofs_tests.checker_worker import (
     SIGNATURES,
@@ -140,7 +140,9 @@ from proofs_tests.checker_worker import (
     Target,
     TargetError,
     Worker,
+    decode_args,
     describe,
+    encode_args,
 )
 from spec.merge import MAX_SPEC_LENGTH
 
@@ -233,6 +235,11 @@ class CheckResult:
     note: str | None = None
 
     @property
+    def ran(self) -> bool:
+        """Whether any example ran (or a difference was found): a run of zero examples proves nothing."""
+        return self.found or self.examples > 0
+
+    @property
     def examples_per_second(self) -> float:
         """Throughput of the run."""
         return self.examples / self.seconds if self.seconds > 0 else 0.0
@@ -248,6 +255,7 @@ class CheckResult:
         """A JSON-ready dict with stable keys (bytes become lists of ints; ``*_repr`` keys hold Python reprs)."""
         return {
             "found": self.found,
+            "ran": self.ran,
             "function": self.function,
             "claim": self.claim,
             "claim_text": self.claim_text,
@@ -410,8 +418,10 @@ def _run_property(
             failure = judge(call, outcome)
             if failure is not None:
                 failure.earlier = list(calls[:index])
-                if backend != "hypothesis":  # symbolic values become concrete ones before they are kept
-                    failure = current_build_context().data.provider.realize(failure, for_failure=True)
+                if backend != "hypothesis":
+                    failure = _concrete_failure(failure, caller)
+                    if failure is None:
+                        return  # symbolic values misled the code under test: not a difference
                 state.record(failure, prop.name)
                 if state.report is not None:
                     state.report(state)
@@ -451,6 +461,22 @@ def _run_property(
     except Exception:
         if state.failure is None:
             raise
+
+
+def _concrete_failure(failure: Failure, caller: Caller) -> Failure | None:
+    """A failure found on symbolic inputs, with the inputs made concrete (real bytes, ints, lists) and the
+    calls run again on them; None when the concrete calls are answered as the specification answers."""
+    realized: Failure = current_build_context().data.provider.realize(failure, for_failure=True)
+    assert realized.call is not None
+    calls = [*realized.earlier, realized.call]
+    calls = [(kind, decode_args(kind, json.loads(json.dumps(encode_args(kind, args))))) for kind, args in calls]
+    outcomes = caller.run(calls)
+    if len(outcomes) != len(calls):
+        return None
+    again = judge(calls[-1], outcomes[-1])
+    if again is not None:
+        again.earlier = calls[:-1]
+    return again
 
 
 def _search(
@@ -594,17 +620,24 @@ def check(
     call_timeout: float = DEFAULT_CALL_TIMEOUT,
     explicit: bool = True,
     shrink_seconds: float | None = None,
+    memory_mb: int | None = DEFAULT_MEMORY_MB,
+    optional: bool = False,
 ) -> CheckResult:
     """Check the functions named in ``targets`` ({"enc": …, "dec": …, "train": …}) for ``seconds``.
 
     A difference is shrunk for ``shrink_seconds`` (default: a fifth of the budget, 1–5 s) within the budget.
     ``explicit=False`` skips the hand-picked first examples (``checker_strategies.EXPLICIT``), to measure
-    the search alone.  Raises ``TargetError`` when a target cannot be imported, is not callable or has the
-    wrong signature.
+    the search alone.  The targets are imported in the worker process only, within the budget; the worker
+    runs under a memory cap of ``memory_mb`` MiB (None: none).  ``optional``: drop the targets whose module
+    lacks the function (at least one must exist).  Raises ``TargetError`` when a target cannot be imported
+    (or does not load within the budget), is not callable or has the wrong signature.  ``result.ran``
+    is false when no example ran: never a pass.
     """
     unknown = set(targets) - set(SIGNATURES)
     if unknown or not targets:
         raise TargetError(f"targets must be some of enc, dec, train, not {sorted(unknown) or 'none'}")
+    if not (isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds > 0):
+        raise TargetError(f"seconds must be a positive number, not {seconds!r}")
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     run_seed = secrets.randbelow(2**31) if seed is None else seed
@@ -612,17 +645,29 @@ def check(
     shrink = max(1.0, min(5.0, 0.2 * seconds)) if shrink_seconds is None else shrink_seconds
     state = _State(start=start, deadline=start + seconds, shrink_seconds=shrink)
     if backend == "crosshair":
+        if optional:
+            budget = max(0.1, state.deadline - time.monotonic())
+            with Worker(targets, call_timeout, import_timeout=budget, memory_mb=memory_mb, optional=True) as worker:
+                targets = dict(worker.targets)
         return _check_crosshair(targets, state, run_seed, call_timeout, explicit)
     if backend != "hypothesis":
         raise TargetError(f"backend must be 'hypothesis' or 'crosshair', not {backend!r}")
-    return _check_with_worker(targets, state, run_seed, call_timeout, explicit)
+    return _check_with_worker(targets, state, run_seed, call_timeout, explicit, memory_mb, optional)
 
 
 def _check_with_worker(
-    targets: dict[str, Target], state: _State, run_seed: int, call_timeout: float, explicit: bool
+    targets: dict[str, Target],
+    state: _State,
+    run_seed: int,
+    call_timeout: float,
+    explicit: bool,
+    memory_mb: int | None = DEFAULT_MEMORY_MB,
+    optional: bool = False,
 ) -> CheckResult:
     backend: Backend = "hypothesis"
-    with Worker(targets, call_timeout) as worker:
+    budget = max(0.1, state.deadline - time.monotonic())
+    with Worker(targets, call_timeout, import_timeout=budget, memory_mb=memory_mb, optional=optional) as worker:
+        targets = dict(worker.targets)
         _smoke(worker, targets, call_timeout, state)
         if state.failure is None:
             _search(targets, worker, state, run_seed, backend, call_timeout, explicit)
@@ -704,63 +749,106 @@ def _alarm(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
+def _calls_json(calls: Sequence[Call]) -> list[Any]:
+    return [[kind, encode_args(kind, args)] for kind, args in calls]
+
+
 def _crosshair_child(
-    conn: multiprocessing.connection.Connection,
+    channel: Channel,
     targets: dict[str, Target],
     state: _State,
     run_seed: int,
     call_timeout: float,
     explicit: bool,
 ) -> None:
+    """The CrossHair search, in a forked process; it sends its progress as JSON data (the failing calls, made
+    concrete, and the counts), which the parent runs again concretely before reporting anything."""
     try:
         caller = _TimedLocalCaller(targets)
     except TargetError as error:
-        conn.send(("usage", str(error)))
+        channel.send({"status": "usage", "message": str(error)})
         return
-    def report(current: _State) -> None:
-        conn.send(("progress", (current.failure, dict(current.counts), current.found_at, current.property)))
 
-    state.report = report
+    def message(status: str, current: _State) -> dict[str, Any]:
+        failure = current.failure
+        calls = None if failure is None or failure.call is None else _calls_json([*failure.earlier, failure.call])
+        return {"status": status, "calls": calls, "counts": dict(current.counts), "found_at": current.found_at,
+                "property": current.property}
+
+    state.report = lambda current: channel.send(message("progress", current))
     with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):
         _search(targets, caller, state, run_seed, "crosshair", call_timeout * 10, explicit)
     state.report = None
-    conn.send(("done", (state.failure, dict(state.counts), state.found_at, state.property)))
+    channel.send(message("done", state))
+
+
+def _read_calls(value: object) -> list[Call] | None:
+    """Calls sent by the CrossHair process, validated by the worker's own argument decoding."""
+    if not isinstance(value, list) or not value:
+        return None
+    calls: list[Call] = []
+    for item in value:
+        if not (isinstance(item, list) and len(item) == 2 and item[0] in SIGNATURES and isinstance(item[1], list)):
+            return None
+        try:
+            calls.append((item[0], decode_args(item[0], item[1])))
+        except (TypeError, ValueError, IndexError, AttributeError, UnicodeError):
+            return None
+    return calls
 
 
 def _check_crosshair(
     targets: dict[str, Target], state: _State, run_seed: int, call_timeout: float, explicit: bool
 ) -> CheckResult:
-    context: Any = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
-    parent, child = context.Pipe()
-    process = context.Process(target=_crosshair_child, args=(child, targets, state, run_seed, call_timeout, explicit),
-                              daemon=True)
-    process.start()
-    child.close()
-    latest: Any = None
+    process = fork_worker(
+        lambda channel: _crosshair_child(channel, targets, state, run_seed, call_timeout, explicit), None
+    )
+    latest: dict[str, Any] | None = None
     done = False
-    while not done:
-        now = time.monotonic()
-        end = state.deadline
-        if state.found_at is not None:
-            end = min(end, state.found_at + state.shrink_seconds)
-        if now >= end + 1.0 or not parent.poll(max(0.0, end + 1.0 - now)):
-            break
-        try:
-            status, payload = parent.recv()
-        except (EOFError, OSError):
-            break
-        if status == "usage":
-            process.kill()
-            raise TargetError(payload)
-        latest, done = payload, status == "done"
-        state.found_at = payload[2]
-    process.kill()
-    process.join(2.0)
+    try:
+        while not done:
+            now = time.monotonic()
+            end = state.deadline
+            if state.found_at is not None:
+                end = min(end, state.found_at + state.shrink_seconds)
+            try:
+                payload = process.channel.receive(max(0.0, end + 1.0 - now))
+            except (TimeoutError, ChannelError):
+                break
+            if not isinstance(payload, dict):
+                break
+            if payload.get("status") == "usage":
+                raise TargetError(str(payload.get("message")))
+            latest, done = payload, payload.get("status") == "done"
+            found_at = payload.get("found_at")
+            state.found_at = float(found_at) if isinstance(found_at, (int, float)) else None
+    finally:
+        process.kill()
     note = None if done else "the CrossHair search was stopped at the deadline"
+    failure: Failure | None = None
+    state.failure = None
     if latest is not None:
-        failure, counts, found_at, name = latest
-        state.failure, state.counts, state.found_at, state.property = failure, Counter(counts), found_at, name
-    return _result(targets, state, run_seed, "crosshair", state.failure, None, note)
+        counts = latest.get("counts")
+        if isinstance(counts, dict):
+            state.counts = Counter({str(k): int(v) for k, v in counts.items() if isinstance(v, int)})
+        name = latest.get("property")
+        state.property = name if isinstance(name, str) else None
+        calls = _read_calls(latest.get("calls"))
+        if calls is not None:
+            # the symbolic search's finding, run again on concrete inputs in an isolated worker
+            with Worker(targets, call_timeout) as worker:
+                outcomes = worker.run(calls, _call_timeout(calls, call_timeout) * 2)
+            if len(outcomes) == len(calls):
+                failure = judge(calls[-1], outcomes[-1])
+            if failure is None:
+                note = "a difference seen on symbolic inputs was not reproduced on concrete ones: not reported"
+            else:
+                failure.earlier = calls[:-1]
+    state.failure = failure
+    if failure is None:
+        state.found_at = None
+    return _result(targets, state, run_seed, "crosshair", failure, "earlier-calls" if failure and failure.earlier
+                   else None, note)
 
 
 # ---------------------------------------------------------------------------

@@ -1,11 +1,15 @@
 """The code under test runs here, in a separate process, so that it can never hang or crash the checker.
 
-An implementation may raise, return the wrong type, print, exit, or never return
-(a trainer that loops forever when ``num_merges`` is None breaks
-prop-bpe-training-termination).  ``Worker`` forks one process that resolves the
-``module:function`` targets and then answers batches of calls; each answer is
-awaited with a time limit, and a call that does not return in time is reported
-as a ``timeout`` outcome while the process is killed and started again.
+An implementation may raise, return the wrong type, print, exit, fork, eat memory, or never
+return (a trainer that loops forever when ``num_merges`` is None breaks
+prop-bpe-training-termination).  ``Worker`` forks one process (``checker_process``:
+its own process group, killed with the checker, under a memory cap) that imports the
+``module:function`` targets — the checker itself never imports them — and then
+answers batches of calls; each answer is awaited with a time limit, and a call that
+does not return in time is reported as a ``timeout`` outcome while the process group
+is killed and a fresh process started.  Calls and answers travel as JSON lines
+(bytes as Latin-1 strings) and every answer is validated (``decode_outcome``):
+nothing the code under test sends is unpickled or executed.
 
 Throughput comes from keeping the process alive: a batch (all calls of one
 generated example) is one message there, and one short message per answer back.
@@ -14,12 +18,9 @@ generated example) is one message there, and one short message per answer back.
 from __future__ import annotations
 
 import contextlib
-import copy
 import importlib
 import importlib.util
 import inspect
-import multiprocessing
-import multiprocessing.connection
 import operator
 import os
 import sys
@@ -29,6 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from proofs_tests.checker_process import DEFAULT_MEMORY_MB, Channel, ChannelError, Process, fork_worker
 from spec.types import Rule
 
 #: A function under test: a callable, or ``"module:function"`` (``module`` alone means the default name;
@@ -38,7 +40,7 @@ Target = Callable[..., object] | str
 #: One call of a function under test: its kind ("enc", "dec" or "train") and the arguments.
 Call = tuple[str, tuple[Any, ...]]
 
-OutcomeKind = Literal["ok", "raised", "badtype", "timeout", "crashed"]
+OutcomeKind = Literal["ok", "raised", "badtype", "timeout", "crashed", "memory"]
 
 #: What each kind of function is called with, for messages: the spec's signatures.
 SIGNATURES = {
@@ -181,6 +183,9 @@ def run_call(function: Callable[..., object], kind: str, args: tuple[Any, ...]) 
     try:
         value = function(*args)
         outcome = normalise(kind, value)
+    except MemoryError as error:
+        message = f"MemoryError: {error}: the worker's memory cap was hit"
+        return Outcome("memory", message=message[:500], seconds=time.perf_counter() - start)
     except BaseException as error:  # the code under test may raise anything, SystemExit included
         tb = error.__traceback__
         frames = len(traceback.extract_tb(tb)) if tb is not None else 0
@@ -200,87 +205,182 @@ def _silence() -> None:
     sys.stderr = sys.stdout
 
 
-def _worker_main(conn: multiprocessing.connection.Connection, targets: dict[str, Target]) -> None:
+# -- the data-only channel: arguments and answers as JSON (bytes as Latin-1 strings) ---------------------
+
+
+def _latin1(data: bytes) -> str:
+    return bytes(data).decode("latin-1")
+
+
+def encode_args(kind: str, args: tuple[Any, ...]) -> list[Any]:
+    """The arguments of one call as JSON data."""
+    if kind == "enc":
+        rules, data = args
+        return [[[int(x) for x in rule] for rule in rules], _latin1(data)]
+    if kind == "dec":
+        rules, ids = args
+        return [[[int(x) for x in rule] for rule in rules], [int(t) for t in ids]]
+    corpus, num_merges = args
+    return [[_latin1(word) for word in corpus], num_merges]
+
+
+def decode_args(kind: str, value: list[Any]) -> tuple[Any, ...]:
+    """``encode_args`` reversed, with the spec's types (``Rule``, ``bytes``)."""
+    if kind == "enc":
+        return ([Rule(*rule) for rule in value[0]], value[1].encode("latin-1"))
+    if kind == "dec":
+        return ([Rule(*rule) for rule in value[0]], list(value[1]))
+    return ([word.encode("latin-1") for word in value[0]], value[1])
+
+
+def _encode_outcome(kind: str, outcome: Outcome) -> dict[str, Any]:
+    value: Any = None
+    if outcome.kind == "ok":
+        if kind == "dec":
+            value = _latin1(outcome.value)
+        elif kind == "train":
+            value = [list(rule) for rule in outcome.value]
+        else:
+            value = list(outcome.value)
+    return {"kind": outcome.kind, "value": value, "message": outcome.message, "seconds": outcome.seconds,
+            "at_call": outcome.at_call}
+
+
+class ReplyError(Exception):
+    """A worker's reply that is not a valid outcome."""
+
+
+def _is_int_value(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def decode_outcome(kind: str, reply: object) -> Outcome:
+    """Validate a worker's reply and turn it into an ``Outcome`` (raises ``ReplyError``)."""
+    if not isinstance(reply, dict) or set(reply) != {"kind", "value", "message", "seconds", "at_call"}:
+        raise ReplyError("a reply must be an object with kind, value, message, seconds, at_call")
+    status, value, message = reply["kind"], reply["value"], reply["message"]
+    seconds, at_call = reply["seconds"], reply["at_call"]
+    if status not in ("ok", "raised", "badtype", "memory") or not isinstance(message, str):
+        raise ReplyError(f"unknown outcome kind {status!r}")
+    if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or not isinstance(at_call, bool):
+        raise ReplyError("seconds must be a number and at_call a bool")
+    if status != "ok":
+        if value is not None:
+            raise ReplyError("a failed call carries no value")
+        return Outcome(status, None, message[:500], float(seconds), at_call)
+    if kind == "dec":
+        if not isinstance(value, str) or any(ord(ch) > 255 for ch in value):
+            raise ReplyError("dec's value must be bytes as a Latin-1 string")
+        return Outcome("ok", value.encode("latin-1"), "", float(seconds))
+    if not isinstance(value, list):
+        raise ReplyError(f"{kind}'s value must be a list")
+    if kind == "enc":
+        if not all(_is_int_value(t) for t in value):
+            raise ReplyError("enc's value must be a list of ints")
+        return Outcome("ok", list(value), "", float(seconds))
+    rules: list[Rule] = []
+    for rule in value:
+        if not isinstance(rule, list) or len(rule) != 3 or not all(_is_int_value(x) for x in rule):
+            raise ReplyError("train's value must be a list of [a, b, c] int triples")
+        rules.append(Rule(*rule))
+    return Outcome("ok", rules, "", float(seconds))
+
+
+def _worker_main(channel: Channel, targets: dict[str, Target], optional: bool) -> None:
     _silence()
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 20_000))
     functions: dict[str, Callable[..., object]] = {}
     try:
         for kind, target in targets.items():
-            functions[kind] = resolve(target, kind)
+            try:
+                functions[kind] = resolve(target, kind)
+            except TargetError as error:
+                if not (optional and "has no attribute" in str(error)):
+                    raise
+        if not functions:
+            raise TargetError(f"{', '.join(map(describe, targets.values()))}: the module defines none of"
+                              f" {', '.join(targets)}")
     except TargetError as error:
-        conn.send(("usage", str(error)))
+        channel.send({"status": "usage", "message": str(error), "kinds": []})
         return
-    conn.send(("ready", ""))
+    channel.send({"status": "ready", "message": "", "kinds": sorted(functions)})
     while True:
         try:
-            batch = conn.recv()
-        except (EOFError, OSError):
+            batch = channel.receive(None)
+        except ChannelError:
             return
         if batch is None:
             return
-        for kind, args in batch:
-            # a fresh copy per call: calls of one batch may share a rule list the code under test could mutate
-            conn.send(run_call(functions[kind], kind, copy.deepcopy(args)))
+        for kind, raw in batch:
+            outcome = run_call(functions[kind], kind, decode_args(kind, raw))
+            channel.send(_encode_outcome(kind, outcome))
 
 
 class Worker:
-    """A process holding the functions under test, restarted after a time-out or a crash."""
+    """A process holding the functions under test, restarted after a time-out or a crash.
 
-    def __init__(self, targets: dict[str, Target], call_timeout: float) -> None:
+    The process is forked (so callables work as targets), leads its own process group (killed with
+    everything it started after a time-out, a crash and at the end), dies with the checker, runs under
+    a memory cap, and answers in JSON lines that are validated here (``checker_process``).
+    ``optional``: targets whose function the module does not define are dropped (``--impl MOD``);
+    ``kinds`` then names those that exist.
+    """
+
+    def __init__(
+        self,
+        targets: dict[str, Target],
+        call_timeout: float,
+        *,
+        import_timeout: float = IMPORT_TIMEOUT,
+        memory_mb: int | None = DEFAULT_MEMORY_MB,
+        optional: bool = False,
+    ) -> None:
         self.targets = dict(targets)
         self.call_timeout = call_timeout
+        self.import_timeout = import_timeout
+        self.memory_mb = memory_mb
+        self.optional = optional
         self.restarts = 0
-        methods = multiprocessing.get_all_start_methods()
-        self._context: Any = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-        self._process: Any = None
-        self._conn: multiprocessing.connection.Connection | None = None
+        self.kinds: list[str] = []
+        self._process: Process | None = None
         self._dirty = False
         self.start()
 
     def start(self) -> None:
         """Start a fresh process (raises ``TargetError`` if a target cannot be used)."""
-        parent, child = self._context.Pipe()
-        process = self._context.Process(target=_worker_main, args=(child, self.targets), daemon=True)
-        process.start()
-        child.close()
-        self._process, self._conn = process, parent
-        if not parent.poll(IMPORT_TIMEOUT):
-            self.stop()
-            raise TargetError(f"loading {', '.join(map(describe, self.targets.values()))} took over {IMPORT_TIMEOUT} s")
+        names = ", ".join(map(describe, self.targets.values()))
+        process = fork_worker(lambda channel: _worker_main(channel, self.targets, self.optional), self.memory_mb)
+        self._process = process
         try:
-            status, message = parent.recv()
-        except (EOFError, OSError):
-            code = process.exitcode
+            hello = process.channel.receive(self.import_timeout)
+        except TimeoutError:
             self.stop()
-            raise TargetError(
-                f"loading {', '.join(map(describe, self.targets.values()))} ended the process (exit code {code})"
-            ) from None
-        if status != "ready":
+            raise TargetError(f"loading {names} took over {self.import_timeout:.3g} s") from None
+        except ChannelError:
+            code = process.wait(1.0)
             self.stop()
-            raise TargetError(message)
+            raise TargetError(f"loading {names} ended the process (exit code {code})") from None
+        if not isinstance(hello, dict) or hello.get("status") not in ("ready", "usage"):
+            self.stop()
+            raise TargetError(f"loading {names}: the worker sent an invalid first message")
+        if hello["status"] != "ready":
+            self.stop()
+            raise TargetError(str(hello.get("message")))
+        kinds = hello.get("kinds")
+        self.kinds = [k for k in kinds if k in self.targets] if isinstance(kinds, list) else []
+        self.targets = {kind: self.targets[kind] for kind in self.kinds}
 
     def stop(self) -> None:
-        """End the process: ask it to leave, then kill it if it does not."""
-        conn, process = self._conn, self._process
-        self._conn = self._process = None
-        if conn is not None:
-            with contextlib.suppress(OSError, ValueError):
-                conn.send(None)
-            conn.close()
+        """End the process and its group."""
+        process, self._process = self._process, None
         if process is not None:
-            process.join(0.2)
-            if process.is_alive():
-                process.kill()
-                process.join(2.0)
+            with contextlib.suppress(ChannelError):
+                process.channel.send(None)
+            process.kill()
 
     def restart(self) -> None:
         """Kill the process and start a fresh one (state such as caches is gone)."""
-        if self._process is not None and self._process.is_alive():
-            self._process.kill()
-            self._process.join(2.0)
-        if self._conn is not None:
-            self._conn.close()
-        self._conn = self._process = None
+        self.stop()
         self._dirty = False
         self.restarts += 1
         self.start()
@@ -293,36 +393,42 @@ class Worker:
         limit = self.call_timeout if timeout is None else timeout
         if self._dirty:  # an earlier run was interrupted: answers may still be on their way
             self.restart()
-        if self._conn is None:
+        if self._process is None:
             self.start()
-        assert self._conn is not None
         self._dirty = True
         outcomes = self._run(calls, limit)  # an exception here (a timer tick) leaves _dirty set
         self._dirty = False
         return outcomes
 
+    def _ended(self) -> Outcome:
+        code = self._process.wait(1.0) if self._process is not None else None
+        self.restart()
+        return Outcome("crashed", message=f"ended the process running it (exit code {code})")
+
     def _run(self, calls: Sequence[Call], limit: float) -> list[Outcome]:
-        assert self._conn is not None
+        assert self._process is not None
         outcomes: list[Outcome] = []
+        request = [[kind, encode_args(kind, args)] for kind, args in calls]
         try:
-            self._conn.send(list(calls))
-        except (OSError, ValueError):
+            self._process.channel.send(request)
+        except ChannelError:
             self.restart()
-            assert self._conn is not None
-            self._conn.send(list(calls))
-        for _ in calls:
-            if not self._conn.poll(limit):
+            assert self._process is not None
+            self._process.channel.send(request)
+        for kind, _ in calls:
+            try:
+                reply = self._process.channel.receive(limit)
+            except TimeoutError:
                 outcomes.append(Outcome("timeout", message=f"did not return within {limit:.3g} s", seconds=limit))
                 self.restart()
                 return outcomes
+            except ChannelError:
+                outcomes.append(self._ended())
+                return outcomes
             try:
-                outcomes.append(self._conn.recv())
-            except (EOFError, OSError):
-                code = None
-                if self._process is not None:
-                    self._process.join(1.0)
-                    code = self._process.exitcode
-                outcomes.append(Outcome("crashed", message=f"ended the process running it (exit code {code})"))
+                outcomes.append(decode_outcome(kind, reply))
+            except ReplyError as error:
+                outcomes.append(Outcome("crashed", message=f"the worker sent an invalid reply: {error}"))
                 self.restart()
                 return outcomes
         return outcomes

@@ -3,11 +3,15 @@
     bpeproof check --enc mymod:enc [--dec mymod:dec] [--train mymod:train] [--seconds 30] [--seed N]
                    [--json] [--backend hypothesis|crosshair] [--call-timeout 2]
     bpeproof check --impl mymod          # whichever of mymod.enc, mymod.dec, mymod.train exist
+    bpeproof check --tokenizer mymod:encode --vocab cl100k_base.tiktoken [--decode mymod:decode]
+    bpeproof check --cmd 'node adapter.js' --vocab cl100k_base.tiktoken
 
-Exit codes: 0 no difference within the budget; 1 a difference was found (the shrunk
-input, the spec's answer, the implementation's answer and the article id of the
-claim it breaks are printed); 2 a usage error (an import path that does not
-resolve, not callable, a wrong signature), as one line.  The current directory is
+Exit codes: 0 examples ran and no difference was found within the budget; 1 a
+difference was found (the shrunk input, the spec's answer, the implementation's
+answer and the article id of the claim it breaks are printed); 2 a usage error (an
+import path that does not resolve, not callable, a wrong signature, a program that
+does not speak the protocol, a file that is not a vocabulary) or a run in which no
+example ran, as one line.  The code under test is imported only in the worker process.  The current directory is
 importable, so ``--enc mymod:enc`` finds ``./mymod.py``; a path works too
 (``--enc src/mybpe.py:enc``).  The search itself lives in ``proofs_tests.checker``.
 """
@@ -15,43 +19,49 @@ importable, so ``--enc mymod:enc`` finds ``./mymod.py``; a path works too
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
+from typing import Any
 
-from impl.commands import EXIT_FOUND, EXIT_OK, UsageError
+from impl.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE, UsageError
 
 KINDS = ("enc", "dec", "train")
 
 
-def _targets(args: argparse.Namespace) -> dict[str, str]:
+def _targets(args: argparse.Namespace) -> tuple[dict[str, str], bool]:
+    """The targets, and whether they are optional (``--impl MOD``: whichever of its functions exist).
+
+    Nothing is imported here: the worker process imports the code under test, within the budget."""
     targets = {kind: getattr(args, kind) for kind in KINDS if getattr(args, kind)}
     if args.impl:
-        from proofs_tests.checker_worker import import_module_or_file
-
-        try:
-            module = import_module_or_file(args.impl)
-        except ImportError as error:
-            raise UsageError(f"--impl {args.impl}: cannot import module {args.impl!r}: {error}") from None
-        except Exception as error:
-            raise UsageError(f"--impl {args.impl}: importing failed: {type(error).__name__}: {error}") from None
-        for kind in KINDS:
-            if kind not in targets and callable(getattr(module, kind, None)):
-                targets[kind] = f"{args.impl}:{kind}"
-        if not targets:
-            raise UsageError(f"--impl {args.impl}: the module defines none of enc, dec, train")
+        if targets:
+            raise UsageError("--impl MOD checks MOD.enc, MOD.dec and MOD.train; give it alone")
+        return {kind: f"{args.impl}:{kind}" for kind in KINDS}, True
     if not targets:
-        raise UsageError("give at least one of --enc, --dec, --train (MODULE:FUNCTION) or --impl MODULE")
-    return targets
+        raise UsageError("give at least one of --enc, --dec, --train (MODULE:FUNCTION), --impl MODULE,"
+                         " --tokenizer MODULE:FUNCTION or --cmd PROGRAM (with --vocab FILE)")
+    return targets, False
+
+
+def _positive(value: float, option: str) -> None:
+    if not math.isfinite(value) or value <= 0:
+        raise UsageError(f"{option} must be a positive number, not {value:g}")
 
 
 def run(args: argparse.Namespace) -> int:
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
-    if args.seconds <= 0:
-        raise UsageError(f"--seconds must be positive, not {args.seconds:g}")
-    if args.call_timeout <= 0:
-        raise UsageError(f"--call-timeout must be positive, not {args.call_timeout:g}")
-    targets = _targets(args)
+    _positive(args.seconds, "--seconds")
+    _positive(args.call_timeout, "--call-timeout")
+    if args.memory_mb is not None and args.memory_mb <= 0:
+        raise UsageError(f"--memory-mb must be positive, not {args.memory_mb}")
+    from proofs_tests.checker_process import install_signal_handlers
+
+    install_signal_handlers()
+    if args.tokenizer or args.cmd or args.vocab:
+        return _run_tokenizer(args)
+    targets, optional = _targets(args)
     from proofs_tests.checker import TargetError, check
 
     try:
@@ -61,11 +71,50 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             backend=args.backend,
             call_timeout=args.call_timeout,
+            memory_mb=args.memory_mb,
+            optional=optional,
         )
     except TargetError as error:
         raise UsageError(str(error)) from None
-    print(result.to_json() if args.json else result.report(), flush=True)
-    return EXIT_FOUND if result.found else EXIT_OK
+    return _finish(result, args.json)
+
+
+def _finish(result: Any, as_json: bool) -> int:
+    """Print the result; exit 1 for a difference, 0 only when examples ran, else 2 with the reason."""
+    print(result.to_json() if as_json else result.report(), flush=True)
+    if result.found:
+        return EXIT_FOUND
+    if not result.ran:
+        print(f"bpeproof check: error: {result.note or 'no example ran'}", file=sys.stderr, flush=True)
+        return EXIT_USAGE
+    return EXIT_OK
+
+
+def _run_tokenizer(args: argparse.Namespace) -> int:
+    if not args.vocab:
+        raise UsageError("--tokenizer and --cmd need --vocab FILE (the vocabulary the implementation uses)")
+    if bool(args.tokenizer) == bool(args.cmd):
+        raise UsageError("give one of --tokenizer MODULE:FUNCTION and --cmd 'PROGRAM ARGS'")
+    if any(getattr(args, kind) for kind in KINDS) or args.impl:
+        raise UsageError("--tokenizer/--cmd check text -> ids functions; --enc, --dec, --train, --impl check"
+                         " the specification's signatures: give one kind")
+    from proofs_tests.checker_tokenizer import TargetError, check_tokenizer
+
+    try:
+        result = check_tokenizer(
+            args.tokenizer,
+            vocab=args.vocab,
+            pattern=args.pattern,
+            decode=args.decode,
+            cmd=args.cmd,
+            seconds=args.seconds,
+            seed=args.seed,
+            call_timeout=args.call_timeout,
+            memory_mb=args.memory_mb,
+        )
+    except TargetError as error:
+        raise UsageError(str(error)) from None
+    return _finish(result, args.json)
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -90,4 +139,17 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                         help="search backend (crosshair: symbolic, much slower; see proofs_tests/checker.py)")
     parser.add_argument("--call-timeout", type=float, default=2.0, metavar="SECONDS",
                         help="a call that takes longer counts as not returning (default 2)")
+    parser.add_argument("--memory-mb", type=int, default=4096, metavar="MIB",
+                        help="memory cap of the process running the code under test (default 4096); hitting it is"
+                        " reported as a finding")
+    group = parser.add_argument_group("text -> ids tokenizers (checked against the vocabulary file's own tokenizer)")
+    group.add_argument("--tokenizer", metavar="MOD:FUNC", help="FUNC(text: str) -> list[int]")
+    group.add_argument("--cmd", metavar="'PROGRAM ARGS'", help="a program speaking the line protocol on stdin/stdout"
+                       " (see README, 'Check a tokenizer in any language')")
+    group.add_argument("--vocab", metavar="FILE", help="the vocabulary the tokenizer uses (tiktoken rank file,"
+                       " tokenizer.json, GPT-2 pair, the project's file)")
+    group.add_argument("--pattern", metavar="NAME|REGEX", default=None,
+                       help="pre-tokenization pattern of the reference (default: the file's own)")
+    group.add_argument("--decode", metavar="MOD:FUNC", help="decode(ids: list[int]) -> str, checked as"
+                       " decode(encode(t)) == t")
     parser.set_defaults(handler=run)

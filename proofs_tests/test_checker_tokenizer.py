@@ -1,0 +1,242 @@
+"""``bpeproof check --tokenizer/--cmd``: text → ids tokenizers checked against a vocabulary file's reference.
+
+The planted ports (``proofs_tests.buggy.ports``) must each be caught, in the layer listed
+there; the correct ports (the pure-Python port, tiktoken wrapped, the project's Tokenizer)
+and the example adapters must pass.  Budgets here are short (CI); the 30 s / 60 s proofs
+run with ``python bench/bench_check.py --proofs``.  The vocabulary is trained here
+(``proofs_tests.buggy.vocab``): no download, no ``../shared``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from proofs_tests.buggy.ports import CORRECT_PORTS, PORTS
+from proofs_tests.buggy.vocab import write_rank_file
+from proofs_tests.checker_tokenizer import (
+    TargetError,
+    TokenizerCheckResult,
+    _top_level_alternatives,
+    check_tokenizer,
+    matched_alternative,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+CATCH_SECONDS = 12.0
+
+
+@pytest.fixture(scope="module")
+def vocab(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return str(write_rank_file(tmp_path_factory.mktemp("vocab") / "trained.tiktoken"))
+
+
+@pytest.fixture(scope="module")
+def unreachable_vocab(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return str(write_rank_file(tmp_path_factory.mktemp("vocab") / "unreachable.tiktoken", unreachable=True))
+
+
+def _reference_semantics(path: str) -> str | None:
+    from impl.commands._vocab import load_tokenizer
+
+    return getattr(load_tokenizer(path, "cl100k"), "semantics", None)
+
+
+@pytest.fixture(scope="module")
+def caught(vocab: str, unreachable_vocab: str) -> dict[str, TokenizerCheckResult]:
+    """Every planted port checked once, two at a time (each check is a worker process and the checker)."""
+
+    def run(target: str) -> TokenizerCheckResult:
+        path = unreachable_vocab if target.endswith("no_whole_piece") else vocab
+        return check_tokenizer(target, vocab=path, pattern="cl100k", seconds=CATCH_SECONDS, seed=3,
+                               shrink_seconds=1.5)
+
+    targets = [t for t, _ in PORTS if not t.endswith("no_whole_piece") or
+               _reference_semantics(unreachable_vocab) == "tiktoken"]
+    with ThreadPoolExecutor(2) as pool:
+        return dict(zip(targets, pool.map(run, targets), strict=True))
+
+
+@pytest.mark.parametrize(("target", "layers"), PORTS, ids=[t.split(":")[1] for t, _ in PORTS])
+def test_planted_port_is_caught(caught: dict[str, TokenizerCheckResult], target: str, layers: str) -> None:
+    if target not in caught:
+        pytest.skip("the reference does not run rank files with tiktoken's semantics (whole-piece lookup) here")
+    result = caught[target]
+    assert result.found, result.report()
+    assert result.layer in layers.split("|"), result.report()
+    assert result.seconds_to_find is not None and result.seconds_to_find < CATCH_SECONDS
+    assert result.text is not None
+    if not result.earlier:  # a wrong answer that needs an earlier text shrinks slowly (a fresh process per try)
+        assert len(result.text) <= 12, result.report()
+    report = result.report()
+    assert "code pts" in report and "reference:" in report and "impl" in report
+
+
+@pytest.mark.parametrize("target", CORRECT_PORTS, ids=[t.split(":")[1] for t in CORRECT_PORTS])
+def test_correct_port_passes(vocab: str, target: str) -> None:
+    result = check_tokenizer(target, vocab=vocab, pattern="cl100k", seconds=1.5, seed=5,
+                             decode="proofs_tests.buggy.ports:decode")
+    assert not result.found, result.report()
+    assert result.ran and result.examples > 500, result.report()
+
+
+def test_report_names_the_alternative_and_the_variant(caught: dict[str, TokenizerCheckResult]) -> None:
+    split = caught["proofs_tests.buggy.ports:encode_ws_no_lookahead"]
+    assert split.alternative is not None and r"\s+(?!\S)" in split.alternative, split.report()
+    greedy = caught["proofs_tests.buggy.ports:encode_greedy_longest"]
+    assert greedy.piece is not None and greedy.aligned, greedy.report()
+    document = json.loads(greedy.to_json())
+    assert {"found", "ran", "layer", "claim", "text", "codepoints", "expected", "actual", "aligned", "piece",
+            "variants", "library_answer"} <= set(document)
+
+
+def test_library_answer_is_shown(caught: dict[str, TokenizerCheckResult]) -> None:
+    pytest.importorskip("tiktoken")
+    result = caught["proofs_tests.buggy.ports:encode_digits_1_4"]
+    assert result.library is not None and result.library.startswith("tiktoken")
+    assert result.library_answer == result.expected, result.report()
+
+
+def test_pattern_alternatives() -> None:
+    assert _top_level_alternatives(r"a|[|(]|(b|c)|\|") == ["a", "[|(]", "(b|c)", r"\|"]
+    from impl.patterns import PATTERNS
+
+    assert matched_alternative(PATTERNS["cl100k"], "  a", 0) == (7, r"\s+(?!\S)", " ")
+
+
+def test_variants_agree_with_the_spec(vocab: str) -> None:
+    """The table-driven variants used in reports give the spec's own answers (spec.variants) on a small file."""
+    from impl.commands._vocab import load_tokenizer
+    from proofs_tests.checker_tokenizer import Variants
+    from spec.variants import enc_bytes_rank, enc_whole_word_first
+
+    reference = load_tokenizer(vocab, "cl100k")
+    variants = Variants(reference)
+    table = {data: token for token, data in sorted(variants.bytes_rank.items(), key=lambda x: x[1])}
+    del table
+    for word in [b" the", b"aaaa", b"12345", b" hello", "日本".encode(), b"  "]:
+        ids = variants.bytes_rank_parts(word)
+        assert ids is not None
+        if getattr(reference, "semantics", "sequential") == "tiktoken":
+            assert "whole-word+bytes-rank" in variants.agreeing(word, list(reference.encode(word.decode()))) or \
+                len(reference.pre_tokenize(word.decode())) > 1
+    assert callable(enc_bytes_rank) and callable(enc_whole_word_first)
+
+
+# ---------------------------------------------------------------------------
+# Adapters (examples/adapters/) and the command line
+# ---------------------------------------------------------------------------
+
+
+def _cli(*args: str, cwd: Path = ROOT, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "impl.cli", "check", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def test_python_adapter_passes(vocab: str) -> None:
+    pytest.importorskip("tiktoken")
+    adapter = ROOT / "examples" / "adapters" / "tiktoken_adapter.py"
+    result = _cli("--cmd", f"{sys.executable} {adapter}", "--vocab", vocab, "--pattern", "cl100k",
+                  "--seconds", "2", "--seed", "4", "--json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    document = json.loads(result.stdout)
+    assert document["found"] is False and document["examples"] > 1000
+
+
+def _npm_install(target: Path) -> str | None:
+    """Install js-tiktoken into ``target``; the reason when it cannot be (no node/npm, no registry)."""
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        return "node or npm is not installed"
+    try:
+        view = subprocess.run(["npm", "view", "js-tiktoken", "version"], capture_output=True, text=True,
+                              timeout=20, check=False)
+    except subprocess.TimeoutExpired:
+        return "npm cannot reach the registry (timed out)"
+    if view.returncode != 0:
+        return "npm cannot reach the registry"
+    done = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--silent", "js-tiktoken@1"], cwd=target,
+                          capture_output=True, text=True, timeout=120, check=False)
+    return None if done.returncode == 0 else f"npm install failed: {done.stderr.strip()[:200]}"
+
+
+def test_node_adapter_speaks_the_protocol(vocab: str, tmp_path: Path) -> None:
+    reason = _npm_install(tmp_path)
+    if reason is not None:
+        pytest.skip(reason)
+    adapter = ROOT / "examples" / "adapters" / "js_tiktoken_adapter.mjs"
+    result = _cli("--cmd", f"node {adapter}", "--vocab", vocab, "--pattern", "cl100k", "--seconds", "4",
+                  "--seed", "2", "--json", cwd=tmp_path)
+    assert result.returncode in (0, 1), result.stdout + result.stderr
+    document = json.loads(result.stdout)
+    assert document["ran"] is True
+    if document["found"]:  # js-tiktoken's \s is JavaScript's: it lacks U+0085, which Python's regex counts
+        assert document["layer"] == "split", document
+
+
+def test_cli_tokenizer_finds_a_planted_port(vocab: str) -> None:
+    result = _cli("--tokenizer", "proofs_tests.buggy.ports:encode_case_sensitive", "--vocab", vocab,
+                  "--pattern", "cl100k", "--seconds", "10", "--seed", "1")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "FOUND a difference" in result.stdout and "layer    : split" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--tokenizer", "no_such_module_xyz:encode"], "no_such_module_xyz"),
+        (["--tokenizer", "proofs_tests.buggy.ports:no_such"], "no attribute"),
+        (["--cmd", "false"], "exit code"),
+        (["--cmd", "echo garbage"], "hello"),
+        (["--cmd", "/no/such/program"], "cannot start"),
+        (["--tokenizer", "proofs_tests.buggy.ports:encode", "--seconds", "nan"], "--seconds"),
+    ],
+)
+def test_cli_bad_input_is_one_line_and_exit_2(vocab: str, args: list[str], message: str) -> None:
+    result = _cli(*args, "--vocab", vocab, "--pattern", "cl100k", *([] if "--seconds" in args else
+                                                                    ["--seconds", "3"]))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], result.stderr
+
+
+def test_cli_not_a_vocabulary(tmp_path: Path) -> None:
+    bad = tmp_path / "notes.txt"
+    bad.write_text("hello\n", encoding="utf-8")
+    result = _cli("--tokenizer", "proofs_tests.buggy.ports:encode", "--vocab", str(bad), "--seconds", "2")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+
+
+def test_program_that_exits_mid_run_is_a_finding(vocab: str, tmp_path: Path) -> None:
+    program = tmp_path / "dies.py"
+    program.write_text(
+        "import json, sys\n"
+        "print(json.dumps({'protocol': 'bpeproof-check', 'version': 1}), flush=True)\n"
+        "for line in sys.stdin:\n"
+        "    request = json.loads(line)\n"
+        "    if any('7' in t for t in request['encode']):\n"
+        "        sys.exit(5)\n"
+        "    print(json.dumps({'results': [list(t.encode()) for t in request['encode']]}), flush=True)\n",
+        encoding="utf-8",
+    )
+    result = check_tokenizer(cmd=f"{sys.executable} {program}", vocab=vocab, pattern="cl100k", seconds=5, seed=1,
+                             shrink_seconds=1)
+    assert result.found and result.kind in ("encode", "crashed"), result.report()
+
+
+def test_python_api_rejects_bad_targets(vocab: str) -> None:
+    with pytest.raises(TargetError, match="cannot import"):
+        check_tokenizer("no_such_module_xyz:f", vocab=vocab, pattern="cl100k", seconds=1)
+    with pytest.raises(TargetError, match="pass --pattern"):
+        check_tokenizer("proofs_tests.buggy.ports:encode", vocab=vocab, seconds=1)
+    with pytest.raises(TargetError, match="seconds"):
+        check_tokenizer("proofs_tests.buggy.ports:encode", vocab=vocab, seconds=float("nan"))
