@@ -12,6 +12,14 @@ and ``MOD.train`` (def-bpe, prop-bpe-training-termination, prop-bpe-vocab-size),
 skipped when the module has no such function.  A failing test prints the checker's
 report: the claim, the shrunk input, the spec's and the implementation's answers.
 Without the option those tests skip and nothing else changes.
+
+A text → ids tokenizer (``FUNC(text) -> list[int]``) is checked against a vocabulary
+file's reference tokenizer the same way (``bpeproof check --tokenizer``)::
+
+    pytest --pyargs proofs_tests --bpe-tokenizer mymod:encode --bpe-vocab cl100k_base.tiktoken
+           [--bpe-pattern cl100k] [--bpe-decode mymod:decode] [--bpe-seconds 20]
+
+which runs only ``test_bpe_tokenizer`` (``proofs_tests/test_checker_tokenizer.py``).
 """
 
 from __future__ import annotations
@@ -20,6 +28,8 @@ import pytest
 
 #: Tests whose names start with this are the checks that ``--bpe-impl`` runs.
 PREFIX = "test_bpe_impl_"
+#: The test that ``--bpe-tokenizer`` runs.
+TOKENIZER_TEST = "test_bpe_tokenizer"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -29,14 +39,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--bpe-seconds", metavar="N", type=float, default=10.0,
                     help="time budget per function for --bpe-impl (default 10)")
     group.addoption("--bpe-seed", metavar="N", type=int, default=None, help="seed for --bpe-impl (default random)")
+    group.addoption("--bpe-tokenizer", metavar="MOD:FUNC", default=None,
+                    help="check FUNC(text) -> list[int] against --bpe-vocab's reference tokenizer")
+    group.addoption("--bpe-vocab", metavar="FILE", default=None, help="the vocabulary file for --bpe-tokenizer")
+    group.addoption("--bpe-pattern", metavar="NAME|REGEX", default=None, help="pre-tokenization pattern for"
+                    " --bpe-vocab (default: the file's own)")
+    group.addoption("--bpe-decode", metavar="MOD:FUNC", default=None, help="decode(ids) -> str for --bpe-tokenizer")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """With ``--bpe-impl``, keep only the implementation checks."""
-    if not config.getoption("--bpe-impl", default=None):
+    """With ``--bpe-impl`` (``--bpe-tokenizer``), keep only the implementation (tokenizer) checks."""
+    impl = config.getoption("--bpe-impl", default=None)
+    tokenizer = config.getoption("--bpe-tokenizer", default=None)
+    if not impl and not tokenizer:
         return
-    keep = [item for item in items if item.name.startswith(PREFIX)]
-    drop = [item for item in items if not item.name.startswith(PREFIX)]
+
+    def wanted(item: pytest.Item) -> bool:
+        return bool((impl and item.name.startswith(PREFIX)) or (tokenizer and item.name == TOKENIZER_TEST))
+
+    keep = [item for item in items if wanted(item)]
+    drop = [item for item in items if not wanted(item)]
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep

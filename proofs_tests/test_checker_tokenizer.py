@@ -240,3 +240,38 @@ def test_python_api_rejects_bad_targets(vocab: str) -> None:
         check_tokenizer("proofs_tests.buggy.ports:encode", vocab=vocab, seconds=1)
     with pytest.raises(TargetError, match="seconds"):
         check_tokenizer("proofs_tests.buggy.ports:encode", vocab=vocab, seconds=float("nan"))
+
+
+# ---------------------------------------------------------------------------
+# The pytest plugin: pytest --pyargs proofs_tests --bpe-tokenizer MOD:FUNC --bpe-vocab FILE
+# ---------------------------------------------------------------------------
+
+
+def test_bpe_tokenizer(pytestconfig: pytest.Config) -> None:
+    """FUNC(text) equals the reference tokenizer of --bpe-vocab (bpeproof check --tokenizer)."""
+    target = pytestconfig.getoption("--bpe-tokenizer", default=None)
+    vocab_file = pytestconfig.getoption("--bpe-vocab", default=None)
+    if not target:
+        pytest.skip("no --bpe-tokenizer MOD:FUNC given (see proofs_tests/plugin.py)")
+    if not vocab_file:
+        pytest.fail("--bpe-tokenizer needs --bpe-vocab FILE")
+    result = check_tokenizer(str(target), vocab=str(vocab_file), pattern=pytestconfig.getoption("--bpe-pattern"),
+                             decode=pytestconfig.getoption("--bpe-decode"),
+                             seconds=float(pytestconfig.getoption("--bpe-seconds", default=10.0)),
+                             seed=pytestconfig.getoption("--bpe-seed", default=None))
+    assert result.ran, result.note
+    assert not result.found, "\n" + result.report()
+
+
+def test_plugin_checks_a_tokenizer(vocab: str) -> None:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    command = [sys.executable, "-m", "pytest", "-p", "proofs_tests.plugin", "--pyargs",
+               "proofs_tests.test_checker_tokenizer", "--bpe-vocab", vocab, "--bpe-pattern", "cl100k", "--bpe-seconds", "3", "--bpe-seed", "1", "-q",
+               "-p", "no:cacheprovider"]
+    bad = subprocess.run([*command, "--bpe-tokenizer", "proofs_tests.buggy.ports:encode_digits_1_4"], cwd=ROOT,
+                         env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert bad.returncode == 1 and "1 failed" in bad.stdout and "layer    : split" in bad.stdout, bad.stdout
+    good = subprocess.run([*command, "--bpe-tokenizer", "proofs_tests.buggy.ports:encode", "--bpe-decode",
+                           "proofs_tests.buggy.ports:decode"], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert good.returncode == 0 and "1 passed" in good.stdout, good.stdout
