@@ -266,8 +266,8 @@ def test_bpe_tokenizer(pytestconfig: pytest.Config) -> None:
 def test_plugin_checks_a_tokenizer(vocab: str) -> None:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     command = [sys.executable, "-m", "pytest", "-p", "proofs_tests.plugin", "--pyargs",
-               "proofs_tests.test_checker_tokenizer", "--bpe-vocab", vocab, "--bpe-pattern", "cl100k", "--bpe-seconds", "3", "--bpe-seed", "1", "-q",
-               "-p", "no:cacheprovider"]
+               "proofs_tests.test_checker_tokenizer", "--bpe-vocab", vocab, "--bpe-pattern", "cl100k",
+               "--bpe-seconds", "3", "--bpe-seed", "1", "-q", "-p", "no:cacheprovider"]
     bad = subprocess.run([*command, "--bpe-tokenizer", "proofs_tests.buggy.ports:encode_digits_1_4"], cwd=ROOT,
                          env=env, capture_output=True, text=True, timeout=120, check=False)
     assert bad.returncode == 1 and "1 failed" in bad.stdout and "layer    : split" in bad.stdout, bad.stdout
