@@ -179,6 +179,7 @@ class Property:
     strategy: st.SearchStrategy[list[Call]]
     weight: float = 1.0
     long: bool = False  # inputs beyond the spec's guard: shrunk by ``_shrink_long``, not by Hypothesis
+    batch: bool = False  # each example is many independent calls (counted one by one), shrunk by ``_shrink_long``
 
 
 PROPERTIES: list[Property] = [
@@ -187,6 +188,7 @@ PROPERTIES: list[Property] = [
     Property("train", "train", cs.train_calls()),
     Property("train_unbounded", "train", cs.unbounded_train_calls(), 0.5),
     Property("enc_long", "enc", cs.long_enc_calls(), 0.4, long=True),
+    Property("enc_batch", "enc", st.integers(0, 2**32 - 1).map(cs.fast_enc_calls), 1.5, batch=True),
 ]
 
 
@@ -409,7 +411,7 @@ def _run_property(
     def body(calls: list[Call]) -> None:
         if _should_stop(state, slice_end, call_timeout):
             raise _Stop
-        state.counts[prop.name] += 1
+        state.counts[prop.name] += len(calls) if prop.batch else 1
         spec_seconds = sum(expect(call) for call in calls)
         outcomes = caller.run(calls, _call_timeout(calls, call_timeout) + SPEC_FACTOR * spec_seconds)
         for index, (call, outcome) in enumerate(zip(calls, outcomes, strict=False)):
@@ -436,7 +438,7 @@ def _run_property(
     test = seed(hypothesis_seed)(test)
     # Hypothesis's shrinker can spend many seconds between two test calls on a 2000-byte input
     # (it checks candidates against what it has seen): long inputs are shrunk by ``_shrink_long``.
-    phases = [Phase.generate] if prop.long else [Phase.generate, Phase.shrink]
+    phases = [Phase.generate] if prop.long or prop.batch else [Phase.generate, Phase.shrink]
     if explicit:
         phases.insert(0, Phase.explicit)
     options: dict[str, Any] = {}
@@ -531,17 +533,30 @@ def _shrink_long(worker: Worker, state: _State, call_timeout: float) -> None:
     """Shrink a failing enc call on a long input: cut the data from the end, then from the start,
     halving the cut each time it no longer fails, while the shrinking time lasts."""
     failure = state.failure
-    long_properties = {p.name for p in PROPERTIES if p.long}
-    if failure is None or failure.call is None or failure.call[0] != "enc" or state.property not in long_properties:
+    own_shrinking = {p.name for p in PROPERTIES if p.long or p.batch}
+    if failure is None or failure.call is None or failure.call[0] != "enc" or state.property not in own_shrinking:
         return
     rules, data = failure.call[1]
+    name = state.property or "enc"
 
-    def attempt(candidate: bytes) -> Failure | None:
-        call: Call = ("enc", (rules, candidate))
+    def attempt(candidate: bytes, candidate_rules: list[Any] | None = None) -> Failure | None:
+        call: Call = ("enc", (rules if candidate_rules is None else candidate_rules, candidate))
         limit = _call_timeout([call], call_timeout) + SPEC_FACTOR * expect(call)
-        state.counts["enc_long"] += 1
+        state.counts[name] += 1
         return judge(call, worker.run([call], limit)[-1])
 
+    if failure.earlier and failure.outcome_kind != "timeout":  # independent calls: try the failing one alone
+        alone = attempt(data)
+        if alone is not None:
+            failure = alone
+    if not failure.earlier:  # rules the failure does not need, dropped one at a time from the end
+        index = len(rules) - 1
+        while index >= 0 and not state.shrink_over(time.monotonic(), call_timeout):
+            fewer = list(rules[:index]) + list(rules[index + 1 :])
+            found = attempt(data, fewer) if _valid(fewer) else None
+            if found is not None:
+                rules, failure = fewer, found
+            index -= 1
     for from_end in (True, False):
         step = len(data) // 2
         while step >= 1 and not state.shrink_over(time.monotonic(), call_timeout):
@@ -552,6 +567,18 @@ def _shrink_long(worker: Worker, state: _State, call_timeout: float) -> None:
             else:
                 step //= 2
     state.failure = failure
+
+
+def _valid(rules: Sequence[Any]) -> bool:
+    """Whether a rule list is still valid (def-merge) after a rule was dropped."""
+    from spec.merge import validate_rules
+    from spec.types import BPEValueError
+
+    try:
+        validate_rules(list(rules))
+    except (BPEValueError, ValueError, TypeError):
+        return False
+    return True
 
 
 def _confirm(worker: Worker, failure: Failure, call_timeout: float) -> tuple[Failure, str | None]:

@@ -25,6 +25,7 @@ Three additions matter most for catching real bugs:
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from hypothesis import strategies as st
@@ -263,3 +264,52 @@ EXPLICIT: dict[str, list[list[Call]]] = {
         [("train", ([b"slow"] * 4 + [b"slower"] * 2 + [b"lowest"] * 3 + [b"newest"] * 3, 5))],
     ],
 }
+
+
+# ---------------------------------------------------------------------------
+# Fast batches: many independent enc calls per example, drawn with ``random`` (not Hypothesis)
+# ---------------------------------------------------------------------------
+
+_FAST_ALPHABETS = [b"ab", b"abc", b"abcd", b"a b\n", b"\xe3\x81\x82\x84", bytes(range(256))]
+
+
+def _fast_rules(rng: random.Random, alphabet: bytes, sample: bytes) -> list[Rule]:
+    """A valid rule list like ``firing_rules``: mostly pairs adjacent in the current encoding of ``sample``."""
+    count = rng.randint(0, 8)
+    next_id = ALPHABET_SIZE + rng.choice([0, 0, 1, 7, 300])
+    tokens = list(sample)
+    known = list(dict.fromkeys([*alphabet, *sample]))
+    rules: list[Rule] = []
+    for _ in range(count):
+        shape = rng.choice(["fire", "fire", "fire", "equal", "repeat", "any"])
+        if shape == "fire" and len(tokens) >= 2:
+            i = rng.randrange(len(tokens) - 1)
+            a, b = tokens[i], tokens[i + 1]
+        elif shape == "repeat" and rules:
+            a, b = rng.choice(rules)[:2]
+        elif shape == "equal":
+            a = b = rng.choice(known)
+        else:
+            a, b = rng.choice(known), rng.choice(known)
+        rule = Rule(a, b, next_id)
+        rules.append(rule)
+        known.append(next_id)
+        tokens = merge(rule, tokens)
+        next_id += rng.choice([1, 1, 1, 2, 50])
+    return rules
+
+
+def fast_enc_calls(seed: int, count: int = 64, max_size: int = 40) -> list[Call]:
+    """``count`` independent calls enc(rules, data) from one seed: small alphabets, runs, firing rules, a = b
+    rules, repeated pairs, non-contiguous fresh ids (as ``enc_calls``, without the call sequences)."""
+    rng = random.Random(seed)
+    calls: list[Call] = []
+    for _ in range(count):
+        source = rng.choice(_FAST_ALPHABETS)
+        alphabet = bytes(rng.sample(list(source), rng.randint(1, min(4, len(source)))))
+        pieces = []
+        for _ in range(rng.randint(0, 6)):
+            pieces.append(bytes([rng.choice(alphabet)]) * rng.choice([1, 1, 2, 3, 5, 8]))
+        data = b"".join(pieces)[: rng.randint(0, max_size)]
+        calls.append(("enc", (_fast_rules(rng, alphabet, data), data)))
+    return calls

@@ -1,0 +1,89 @@
+"""Speed of ``bpeproof check``, and the time to catch each planted text → ids port.
+
+    python bench/bench_check.py                 # throughput: enc checks and --tokenizer checks, 10 s each
+    python bench/bench_check.py --proofs        # every planted port caught within 30 s, correct ports 60 s clean
+    python bench/bench_check.py --seconds 5     # shorter runs
+
+Throughput counts examples (one call of the code under test, judged against the specification or the reference)
+per second of wall time on this machine (2 cores).  The vocabulary is trained on the spot
+(``proofs_tests.buggy.vocab``); with ``../shared/vocabs/cl100k_base.tiktoken.gz`` present the tokenizer
+checks also run on cl100k.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from proofs_tests.buggy.ports import CORRECT_PORTS, PORTS  # noqa: E402
+from proofs_tests.buggy.vocab import write_rank_file  # noqa: E402
+from proofs_tests.checker import check  # noqa: E402
+from proofs_tests.checker_tokenizer import check_tokenizer  # noqa: E402
+
+CL100K = ROOT.parent / "shared" / "vocabs" / "cl100k_base.tiktoken.gz"
+
+
+def throughput(seconds: float, vocab: str) -> None:
+    print(f"throughput, {seconds:g} s each (examples per second)")
+    for target in ("impl.encoder:enc", "proofs_tests.buggy.correct:enc_rank_order"):
+        result = check({"enc": target}, seconds=seconds, seed=1)
+        print(f"  enc   {target:<48} {result.examples_per_second:8.0f}/s  {result.per_property}", flush=True)
+    runs = [(target, vocab) for target in CORRECT_PORTS]
+    if CL100K.exists():
+        runs.append(("proofs_tests.buggy.ports:encode_tiktoken", str(CL100K)))
+    for target, path in runs:
+        text_result = check_tokenizer(target, vocab=path, pattern="cl100k", seconds=seconds, seed=1)
+        name = f"{target.split(':')[1]} on {Path(path).name}"
+        status = "FLAGGED" if text_result.found else "ok"
+        print(f"  text  {name:<48} {text_result.examples_per_second:8.0f}/s  {status} {text_result.per_source}",
+              flush=True)
+
+
+def proofs(vocab: str, unreachable: str, catch: float, clean: float) -> int:
+    failures = 0
+    print(f"planted ports, {catch:g} s budget each")
+    for target, layers in PORTS:
+        path = unreachable if target.endswith("no_whole_piece") else vocab
+        result = check_tokenizer(target, vocab=path, pattern="cl100k", seconds=catch, seed=1)
+        ok = result.found and result.layer in layers.split("|")
+        failures += not ok
+        found = f"{result.seconds_to_find:.2f} s" if result.seconds_to_find is not None else "-"
+        print(f"  {target.split(':')[1]:<30} {'caught' if ok else 'MISSED'} in {found:>8}  layer {result.layer}"
+              f"  text {result.text!r}", flush=True)
+    print(f"correct ports, {clean:g} s each")
+    for target in CORRECT_PORTS:
+        for path in (vocab, unreachable):
+            result = check_tokenizer(target, vocab=path, pattern="cl100k", seconds=clean, seed=2,
+                                     decode="proofs_tests.buggy.ports:decode")
+            ok = not result.found and result.ran
+            failures += not ok
+            print(f"  {target.split(':')[1]:<30} {Path(path).name:<22} {'clean' if ok else 'FLAGGED'}"
+                  f"  {result.examples} examples ({result.examples_per_second:.0f}/s)", flush=True)
+    return failures
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=float, default=10.0, help="budget of each throughput run")
+    parser.add_argument("--proofs", action="store_true", help="the 30 s catch / 60 s clean runs")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        vocab = str(write_rank_file(Path(tmp) / "trained.tiktoken"))
+        unreachable = str(write_rank_file(Path(tmp) / "unreachable.tiktoken", unreachable=True))
+        start = time.monotonic()
+        if args.proofs:
+            failures = proofs(vocab, unreachable, 30.0, 60.0)
+            print(f"{failures} failures in {time.monotonic() - start:.0f} s")
+            return 1 if failures else 0
+        throughput(args.seconds, vocab)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
