@@ -1,22 +1,25 @@
-"""The implementation against the specification, for CrossHair.
+"""The implementation's production Python paths against the specification, for CrossHair.
 
-Two forms, both on small inputs (CrossHair explores paths, so the inputs are bounded):
+The paths are the ones the engine runs when the C extensions are not used: the encoder's whole-token shortcut
+followed by the flat-list loop (``Encoder.encode_word_uncached``, which calls ``_merge_short``), the heap loop
+for long words (``Encoder._merge_long``), the trainer's ``strings`` backend and the trainer's merge step.  Every
+comparison uses two rules, the second one over V_1, so that the rank order, the shortcut's cross-merge check and
+merged parts all matter.  Two forms, on small inputs (CrossHair explores paths, so the inputs are bounded):
 
-* pairs of wrappers for ``crosshair diffbehavior`` (it has no preconditions, so each wrapper returns the
-  same ``None`` outside the bounds): ``spec_merge``/``impl_merge`` and ``spec_encode``/``impl_encode``;
-* the same equality as a postcondition (``post[]: __return__ == …``) for ``crosshair check``, which stops at
-  the first difference.
+* the equality as a postcondition (``post[]: __return__ == …``) for ``crosshair check``, which stops at the first
+  difference and confirms over all paths when it finds none;
+* pairs of wrappers for ``crosshair diffbehavior`` (it has no preconditions, so each wrapper returns the same
+  ``None`` outside the bounds): ``spec_encode``/``impl_encode``.
 
-``right_to_left_merge`` and ``right_to_left_encode`` are planted wrong variants (each merge scanning from
-the right end): the CI gate requires CrossHair to find their difference, so that a "no difference"
-answer for the implementation means something.
+``planted_*`` are wrong variants (each merge scanning from the right end): the CI gate requires CrossHair to
+find their difference, so that a "no difference" answer for the implementation means something.
 """
 
 from __future__ import annotations
 
-import impl
 import impl.encoder
-from spec.bpe import enc_tokens
+import impl.trainer
+from spec.bpe import enc_tokens, train
 from spec.merge import merge
 from spec.types import ALPHABET_SIZE, Rule
 
@@ -24,56 +27,86 @@ C = ALPHABET_SIZE
 
 
 def _small_merge(a: int, b: int, x: list[int]) -> bool:
-    return len(x) <= 5
-
-
-def _small_encode_one(a: int, b: int, data: bytes) -> bool:
-    return 0 <= a < C and 0 <= b < C and len(data) <= 4
+    return 0 <= a <= C and 0 <= b <= C and len(x) <= 5
 
 
 def _small_encode(a1: int, b1: int, a2: int, b2: int, data: bytes) -> bool:
+    return 0 <= a1 < C and 0 <= b1 < C and 0 <= a2 <= C and 0 <= b2 <= C and len(data) <= 4
+
+
+def _small_diff(a1: int, b1: int, a2: int, b2: int, data: bytes) -> bool:
     return 0 <= a1 < C and 0 <= b1 < C and 0 <= a2 <= C and 0 <= b2 <= C and len(data) <= 3
 
 
-def python_enc(rules: list[Rule], data: bytes) -> list[int]:
-    """impl.enc on its pure-Python path: CrossHair's symbolic values cannot enter the compiled merge loop."""
+def _rules(a1: int, b1: int, a2: int, b2: int) -> list[Rule]:
+    return [Rule(a1, b1, C), Rule(a2, b2, C + 1)]
+
+
+def python_encoder(rules: list[Rule]) -> impl.encoder.Encoder:
+    """An encoder on the pure-Python paths: CrossHair's symbolic values cannot enter the compiled loop."""
     saved = impl.encoder.USE_C_LOOP
     impl.encoder.USE_C_LOOP = False
     try:
-        return impl.enc(rules, data)
+        return impl.encoder.Encoder(rules, cache_size=0)
     finally:
         impl.encoder.USE_C_LOOP = saved
 
 
-# --- diffbehavior pairs ----------------------------------------------------------------------------------------
+def impl_encode_word(rules: list[Rule], data: bytes) -> list[int]:
+    """The encoder's production path for a word: the whole-token shortcut, else the flat-list loop."""
+    return list(python_encoder(rules).encode_word_uncached(bytes(data)))
 
 
-def spec_merge(a: int, b: int, x: list[int]) -> list[int] | None:
-    """spec.apply_rule for r = (a, b ↦ 257) on a short list, None outside the bounds."""
-    if not _small_merge(a, b, x):
-        return None
-    return merge(Rule(a, b, C + 1), x)
+def impl_encode_long(rules: list[Rule], data: bytes) -> list[int]:
+    """The encoder's heap loop for long words, run on a short one."""
+    return python_encoder(rules)._merge_long(list(data))
 
 
-def impl_merge(a: int, b: int, x: list[int]) -> list[int] | None:
-    """impl.apply_rule under the same bounds as ``spec_merge``."""
-    if not _small_merge(a, b, x):
-        return None
-    return impl.apply_rule(Rule(a, b, C + 1), x)
+def impl_train_strings(w1: bytes, w2: bytes) -> list[Rule]:
+    """The trainer's ``strings`` backend, unbounded, on the corpus (w1, w2)."""
+    counts: dict[bytes, int] = {}
+    for word in (w1, w2):
+        counts[word] = counts.get(word, 0) + 1
+    return impl.trainer._train_distinct(counts, None, False, backend="strings")
 
 
-def spec_encode(a: int, b: int, data: bytes) -> list[int] | None:
-    """spec.enc with R = ((a, b ↦ 256)) on short data, None outside the bounds."""
-    if not _small_encode_one(a, b, data):
-        return None
-    return enc_tokens([Rule(a, b, C)], list(data))
+# --- the equalities as contracts --------------------------------------------------------------------------------
 
 
-def impl_encode(a: int, b: int, data: bytes) -> list[int] | None:
-    """impl.enc under the same bounds as ``spec_encode``."""
-    if not _small_encode_one(a, b, data):
-        return None
-    return python_enc([Rule(a, b, C)], data)
+def impl_merge_equals_spec(a: int, b: int, x: list[int]) -> list[int]:
+    """impl.trainer.apply_rule = spec M_r (def-merge), for the second rule (a, b ↦ 257) over V_1.
+
+    pre: _small_merge(a, b, x)
+    post[]: __return__ == merge(Rule(a, b, C + 1), x)
+    """
+    return impl.trainer.apply_rule(Rule(a, b, C + 1), x)
+
+
+def impl_encode_word_equals_spec(a1: int, b1: int, a2: int, b2: int, data: bytes) -> list[int]:
+    """Encoder.encode_word_uncached (shortcut and flat-list loop) = spec.enc (def-bpe), two rules.
+
+    pre: _small_encode(a1, b1, a2, b2, data)
+    post[]: __return__ == enc_tokens(_rules(a1, b1, a2, b2), list(data))
+    """
+    return impl_encode_word(_rules(a1, b1, a2, b2), data)
+
+
+def impl_encode_long_equals_spec(a1: int, b1: int, a2: int, b2: int, data: bytes) -> list[int]:
+    """Encoder._merge_long (the heap loop) = spec.enc (def-bpe), two rules.
+
+    pre: _small_encode(a1, b1, a2, b2, data)
+    post[]: __return__ == enc_tokens(_rules(a1, b1, a2, b2), list(data))
+    """
+    return impl_encode_long(_rules(a1, b1, a2, b2), data)
+
+
+def impl_train_equals_spec(w1: bytes, w2: bytes) -> list[Rule]:
+    """The ``strings`` trainer = spec.train (def-bpe) with no bound on the merges.
+
+    pre: 1 <= len(w1) <= 3 and 1 <= len(w2) <= 3
+    post[]: __return__ == train([w1, w2], None)
+    """
+    return impl_train_strings(w1, w2)
 
 
 def _merge_from_right(rule: Rule, x: list[int]) -> list[int]:
@@ -89,41 +122,6 @@ def _merge_from_right(rule: Rule, x: list[int]) -> list[int]:
     return out[::-1]
 
 
-def right_to_left_merge(a: int, b: int, x: list[int]) -> list[int] | None:
-    """A planted bug: M_r scanning from the right end, which differs on (a, a, a) with a = b."""
-    if not _small_merge(a, b, x):
-        return None
-    return _merge_from_right(Rule(a, b, C + 1), x)
-
-
-def right_to_left_encode(a: int, b: int, data: bytes) -> list[int] | None:
-    """A planted bug: the merge scanning from the right end."""
-    if not _small_encode_one(a, b, data):
-        return None
-    return _merge_from_right(Rule(a, b, C), list(data))
-
-
-# --- the same equalities as contracts ---------------------------------------------------------------------------
-
-
-def impl_merge_equals_spec(a: int, b: int, x: list[int]) -> list[int]:
-    """impl.apply_rule = spec.apply_rule (def-merge).
-
-    pre: _small_merge(a, b, x)
-    post[]: __return__ == merge(Rule(a, b, C + 1), x)
-    """
-    return impl.apply_rule(Rule(a, b, C + 1), x)
-
-
-def impl_encode_equals_spec(a1: int, b1: int, a2: int, b2: int, data: bytes) -> list[int]:
-    """impl.enc = spec.enc (def-bpe), rules given in order.
-
-    pre: _small_encode(a1, b1, a2, b2, data)
-    post[]: __return__ == enc_tokens([Rule(a1, b1, C), Rule(a2, b2, C + 1)], list(data))
-    """
-    return python_enc([Rule(a1, b1, C), Rule(a2, b2, C + 1)], data)
-
-
 def planted_merge_equals_spec(a: int, b: int, x: list[int]) -> list[int]:
     """The planted right-to-left merge claimed equal to the spec: CrossHair must refute it.
 
@@ -137,9 +135,36 @@ def planted_encode_equals_spec(a1: int, b1: int, a2: int, b2: int, data: bytes) 
     """Two rules applied in order, each merge scanning from the right, claimed equal to the spec: must be refuted.
 
     pre: _small_encode(a1, b1, a2, b2, data)
-    post[]: __return__ == enc_tokens([Rule(a1, b1, C), Rule(a2, b2, C + 1)], list(data))
+    post[]: __return__ == enc_tokens(_rules(a1, b1, a2, b2), list(data))
     """
     tokens = list(data)
-    for rule in (Rule(a1, b1, C), Rule(a2, b2, C + 1)):
+    for rule in _rules(a1, b1, a2, b2):
+        tokens = _merge_from_right(rule, tokens)
+    return tokens
+
+
+# --- diffbehavior pairs ----------------------------------------------------------------------------------------
+
+
+def spec_encode(a1: int, b1: int, a2: int, b2: int, data: bytes) -> list[int] | None:
+    """spec.enc with two rules on short data, None outside the bounds."""
+    if not _small_diff(a1, b1, a2, b2, data):
+        return None
+    return enc_tokens(_rules(a1, b1, a2, b2), list(data))
+
+
+def impl_encode(a1: int, b1: int, a2: int, b2: int, data: bytes) -> list[int] | None:
+    """The encoder's production path under the same bounds as ``spec_encode``."""
+    if not _small_diff(a1, b1, a2, b2, data):
+        return None
+    return impl_encode_word(_rules(a1, b1, a2, b2), data)
+
+
+def right_to_left_encode(a1: int, b1: int, a2: int, b2: int, data: bytes) -> list[int] | None:
+    """A planted bug: each merge scanning from the right end."""
+    if not _small_diff(a1, b1, a2, b2, data):
+        return None
+    tokens = list(data)
+    for rule in _rules(a1, b1, a2, b2):
         tokens = _merge_from_right(rule, tokens)
     return tokens

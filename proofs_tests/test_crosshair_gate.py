@@ -1,78 +1,65 @@
-"""The CrossHair gate: the spec's bounded contracts are proved, and planted false claims are refuted, in one run.
+"""The CrossHair gate on the specification: every bounded contract is proved, every planted false claim refuted.
 
-CrossHair answers "Confirmed over all paths" only when it has explored every
-path within the preconditions' bounds; that answer is what the gate requires
-of every condition in ``spec.contracts``.  The same command must report a
-counterexample for every condition of the planted module: otherwise the run
-proved nothing (a budget too small, a condition never evaluated, …).
+CrossHair answers "Confirmed over all paths" only when it has explored every path within the preconditions'
+bounds; that answer is what the gate requires of every condition in ``spec.contracts``.  Every condition of
+``proofs_tests/fixtures/planted_false_claims.py`` must be refuted by the same command with the same budget:
+otherwise the runs prove nothing (a budget too small, a condition never evaluated, …).  The runs are started
+together and run in parallel (``proofs_tests.crosshair_runs``); each test waits for its own.
 """
 
 from __future__ import annotations
 
-import re
-import subprocess
-import sys
-from pathlib import Path
+import pytest
 
-import spec.contracts
-from proofs_tests.fixtures import planted_false_claims
+from proofs_tests import crosshair_runs as runs
 
-#: Per-condition budget in CPU seconds; every condition confirms well within it on 2 cores.
-PER_CONDITION_TIMEOUT = 120
-
-
-def condition_lines(module_file: Path) -> set[int]:
-    """The line numbers of the ``post`` conditions in a module's docstrings."""
-    lines = module_file.read_text(encoding="utf-8").splitlines()
-    return {number for number, line in enumerate(lines, start=1) if re.match(r"\s*post(\[\])?:", line)}
-
-
-def run_gate(*modules: str, timeout: int = PER_CONDITION_TIMEOUT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "crosshair", "check", "--report_all", f"--per_condition_timeout={timeout}", *modules],
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        check=False,
-    )
+#: The spec's runs and the lemma functions each one checks; together they must cover every lemma of the module.
+SPEC_RUNS: dict[str, list[str]] = {
+    "spec.lemma_training": ["lemma_training"],
+    "spec.lemma_training_unbounded": ["lemma_training_unbounded"],
+    "spec.lemma_count_pairs": ["lemma_count_pairs"],
+    "spec.lemma_merge_step": ["lemma_merge_step"],
+    "spec.lemma_merge_step_v2": ["lemma_merge_step_v2"],
+    "spec.others": [
+        "lemma_decode_concatenates", "lemma_roundtrip", "lemma_vocabulary_size", "lemma_rule_rank_is_sequential",
+        "lemma_run_length",
+    ],
+}
 
 
-def verdicts(output: str, module_file: Path) -> dict[int, str]:
-    """Line number → CrossHair's verdict, for the lines it reported in ``module_file``."""
-    found: dict[int, str] = {}
-    pattern = re.compile(rf"^{re.escape(str(module_file))}:(\d+): (\w+): (.*)$")
-    for line in output.splitlines():
-        match = pattern.match(line)
-        if match:
-            found[int(match.group(1))] = f"{match.group(2)}: {match.group(3)}"
-    return found
+def test_every_spec_lemma_has_a_run() -> None:
+    path = runs.module_file(runs.SPEC)
+    covered = set().union(*(runs.condition_lines(path, f) for functions in SPEC_RUNS.values() for f in functions))
+    assert covered == runs.condition_lines(path)
+    assert len(covered) >= 30, "the spec's contracts lost conditions"
 
 
-def test_spec_contracts_confirmed_and_planted_claims_refuted() -> None:
-    spec_file = Path(spec.contracts.__file__).resolve()
-    planted_file = Path(planted_false_claims.__file__).resolve()
-    result = run_gate("spec.contracts", "proofs_tests.fixtures.planted_false_claims")
-    output = result.stdout + result.stderr
-
-    spec_expected = condition_lines(spec_file)
-    planted_expected = condition_lines(planted_file)
-    assert len(spec_expected) >= 13, "the spec's contracts lost conditions"
-    assert len(planted_expected) >= 2
-
-    spec_verdicts = verdicts(output, spec_file)
+@pytest.mark.timeout(runs.RUN_TIMEOUT + 60)
+@pytest.mark.parametrize("name", sorted(SPEC_RUNS))
+def test_spec_contracts_confirmed_over_all_paths(name: str) -> None:
+    path = runs.module_file(runs.SPEC)
+    done = runs.result(name)
+    expected = set().union(*(runs.condition_lines(path, f) for f in SPEC_RUNS[name]))
+    found = runs.verdicts(done.output, path)
     not_confirmed = {
-        line: spec_verdicts.get(line, "no verdict")
-        for line in sorted(spec_expected)
-        if spec_verdicts.get(line) != "info: Confirmed over all paths."
+        line: found.get(line, "no verdict") for line in sorted(expected) if found.get(line) != runs.CONFIRMED
     }
-    assert not not_confirmed, f"spec conditions not confirmed: {not_confirmed}\n{output}"
+    assert not not_confirmed, f"spec conditions not confirmed: {not_confirmed}\n{done.output}"
+    assert done.returncode == 0, done.output
 
-    planted_verdicts = verdicts(output, planted_file)
+
+@pytest.mark.timeout(runs.RUN_TIMEOUT + 60)
+def test_planted_false_claims_refuted() -> None:
+    path = runs.module_file(runs.PLANTED)
+    done = runs.result("planted")
+    expected = runs.condition_lines(path)
+    assert len(expected) >= 3
+    found = runs.verdicts(done.output, path)
     not_refuted = {
-        line: planted_verdicts.get(line, "no verdict")
-        for line in sorted(planted_expected)
-        if not planted_verdicts.get(line, "").startswith("error: false when calling")
+        line: found.get(line, "no verdict")
+        for line in sorted(expected)
+        if not found.get(line, "").startswith("error: false when calling")
     }
-    assert not not_refuted, f"planted false claims not refuted: {not_refuted}\n{output}"
+    assert not not_refuted, f"planted false claims not refuted: {not_refuted}\n{done.output}"
     # A counterexample makes crosshair exit 1; anything else (a crash, a usage error) is a broken gate.
-    assert result.returncode == 1, output
+    assert done.returncode == 1, done.output

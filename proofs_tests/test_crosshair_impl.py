@@ -1,78 +1,62 @@
-"""CrossHair on the implementation: no difference from the spec on small inputs, and live canaries.
+"""CrossHair on the implementation's production Python paths: no difference from the spec, and live canaries.
 
-* ``crosshair diffbehavior`` compares the spec's and the implementation's merge step and encoder
-  (``proofs_tests/equivalence.py``) and must find no difference, while the same command with the same budget
-  must find the difference of a planted right-to-left merge.
-* ``crosshair check`` on the equalities written as contracts: the merge step must be confirmed over all paths,
-  the encoder must have no counterexample, and the planted variants must be refuted.
-* ``crosshair check`` on ``impl.contracts`` (the lemma's claims on the implementation's own functions) must
-  find no counterexample.
+* ``crosshair check`` on the equalities of ``proofs_tests/equivalence.py``: the trainer's merge step is confirmed
+  equal to M_r over all paths; the encoder's word path (whole-token shortcut and flat-list loop), its heap loop and
+  the ``strings`` trainer, whose dictionaries keep CrossHair from exhausting the paths, must have no
+  counterexample; the planted right-to-left variants must be refuted with the same budget.
+* ``crosshair check`` on ``impl.contracts``: the lemma's claims on the trainer's list-based merge step are
+  confirmed over all paths.  The other runs (the implementation's own round trip and N − K bound, and
+  ``crosshair diffbehavior``) are outside CI: ``python -m proofs_tests.crosshair_runs --all``.
 """
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
+import pytest
 
-from proofs_tests import equivalence
-from proofs_tests.test_crosshair_gate import condition_lines, run_gate, verdicts
+from proofs_tests import crosshair_runs as runs
 
-#: CPU seconds per diffbehavior run; the planted right-to-left encoder is found at about 30–60 s.
-DIFF_BUDGET = 90
-
-#: CPU seconds per condition where CrossHair can only search (dict-based tables defeat exhaustive proof).
-SEARCH_BUDGET = 30
-
-E = "proofs_tests.equivalence"
+TIMEOUT = runs.RUN_TIMEOUT + 60
 
 
-def diffbehavior(first: str, second: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "crosshair", "diffbehavior", f"--per_condition_timeout={DIFF_BUDGET}",
-         f"{E}.{first}", f"{E}.{second}"],
-        capture_output=True, text=True, timeout=1800, check=False,
-    )
+def _verdicts(name: str, module: str, function: str) -> list[str]:
+    """CrossHair's verdict on each condition of ``function``, "no verdict" where it reported none."""
+    path = runs.module_file(module)
+    found = runs.verdicts(runs.result(name).output, path)
+    lines = sorted(runs.condition_lines(path, function))
+    assert lines, function
+    return [found.get(line, "no verdict") for line in lines]
 
 
-def test_diffbehavior_spec_against_impl_with_canaries() -> None:
-    pairs = [
-        ("spec_merge", "impl_merge"),
-        ("spec_merge", "right_to_left_merge"),
-        ("spec_encode", "impl_encode"),
-        ("spec_encode", "right_to_left_encode"),
-    ]
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        results = dict(zip(pairs, pool.map(lambda pair: diffbehavior(*pair), pairs), strict=True))
-    for pair, result in results.items():
-        output = result.stdout + result.stderr
-        if pair[1].startswith("impl"):
-            assert result.returncode == 0 and "No differences found" in output, (pair, output)
-        else:
-            assert result.returncode == 1 and "returns" in output, (pair, output)
+@pytest.mark.timeout(TIMEOUT)
+@pytest.mark.parametrize(
+    ("name", "module", "function"),
+    [
+        ("equivalence.impl_merge", runs.EQUIVALENCE, "impl_merge_equals_spec"),
+        ("impl.lemma_impl_merge_step", runs.IMPL, "lemma_impl_merge_step"),
+    ],
+)
+def test_list_based_paths_confirmed(name: str, module: str, function: str) -> None:
+    verdicts = _verdicts(name, module, function)
+    assert all(v == runs.CONFIRMED for v in verdicts), (verdicts, runs.result(name).output)
 
 
-def test_equalities_as_contracts() -> None:
-    result = run_gate(E, timeout=SEARCH_BUDGET)
-    output = result.stdout + result.stderr
-    path = Path(equivalence.__file__).resolve()
-    found = verdicts(output, path)
-    lines = sorted(condition_lines(path))
-    by_function = dict(zip(["impl_merge", "impl_encode", "planted_merge", "planted_encode"], lines, strict=True))
-    assert found.get(by_function["impl_merge"]) == "info: Confirmed over all paths.", output
-    assert found.get(by_function["impl_encode"], "").startswith("info:"), output  # no counterexample
-    assert found.get(by_function["planted_merge"], "").startswith("error: false when calling"), output
-    assert found.get(by_function["planted_encode"], "").startswith("error: false when calling"), output
+@pytest.mark.timeout(TIMEOUT)
+@pytest.mark.parametrize(
+    ("name", "module", "function"),
+    [
+        ("equivalence.impl_encode_word", runs.EQUIVALENCE, "impl_encode_word_equals_spec"),
+        ("equivalence.impl_encode_long", runs.EQUIVALENCE, "impl_encode_long_equals_spec"),
+        ("equivalence.impl_train", runs.EQUIVALENCE, "impl_train_equals_spec"),
+    ],
+)
+def test_dictionary_paths_have_no_counterexample(name: str, module: str, function: str) -> None:
+    verdicts = _verdicts(name, module, function)
+    assert all(v.startswith("info:") for v in verdicts), (verdicts, runs.result(name).output)
+    assert runs.result(name).returncode == 0
 
 
-def test_implementation_contracts_have_no_counterexample() -> None:
-    import impl.contracts
-
-    result = run_gate("impl.contracts", timeout=SEARCH_BUDGET)
-    output = result.stdout + result.stderr
-    path = Path(impl.contracts.__file__).resolve()
-    found = verdicts(output, path)
-    assert set(found) == condition_lines(path), output
-    assert all(verdict.startswith("info:") for verdict in found.values()), output
-    assert result.returncode == 0, output
+@pytest.mark.timeout(TIMEOUT)
+@pytest.mark.parametrize("function", ["planted_merge_equals_spec", "planted_encode_equals_spec"])
+def test_planted_equalities_refuted(function: str) -> None:
+    verdicts = _verdicts("equivalence.planted", runs.EQUIVALENCE, function)
+    assert all(v.startswith("error: false when calling") for v in verdicts), verdicts

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from spec.merge import MAX_SPEC_LENGTH, _check_tokens, _is_int, merge, validate_rules
+from spec.merge import MAX_SPEC_LENGTH, Steps, _check_tokens, _is_int, merge, validate_rules
 from spec.types import (
     ALPHABET_SIZE,
     BPETypeError,
@@ -87,7 +87,7 @@ def check_num_merges(num_merges: int | None) -> int | None:
     return num_merges
 
 
-def count_pairs(words: Sequence[Sequence[int]]) -> list[tuple[Pair, int]]:
+def count_pairs(words: Sequence[Sequence[int]], steps: Steps | None = None) -> list[tuple[Pair, int]]:
     """N_j(a, b) = Σ_k cnt_{x_k}(a, b) for every pair that occurs (def-bpe step 2).
 
     Pairs are counted inside each word only, never across two words: every
@@ -95,10 +95,13 @@ def count_pairs(words: Sequence[Sequence[int]]) -> list[tuple[Pair, int]]:
     are counted as runs.  The result is sorted by pair, so its order is V_j's
     lexicographic order (ids compare as integers, def-bpe step 5).  Lists and
     sorting, not a dictionary, keep it within what CrossHair can reason about.
+    ``steps``, when given, counts one step per pair added to the table.
     """
     pairs = sorted((word[i], word[i + 1]) for word in words for i in range(len(word) - 1))
     table: list[tuple[Pair, int]] = []
     for pair in pairs:
+        if steps is not None:
+            steps.count += 1
         if table and table[-1][0] == pair:
             table[-1] = (pair, table[-1][1] + 1)
         else:
@@ -106,14 +109,24 @@ def count_pairs(words: Sequence[Sequence[int]]) -> list[tuple[Pair, int]]:
     return table
 
 
-def select_pair(table: Sequence[tuple[Pair, int]]) -> tuple[Pair, int, tuple[Pair, ...]]:
+def select_pair(table: Sequence[tuple[Pair, int]], steps: Steps | None = None) -> tuple[Pair, int, tuple[Pair, ...]]:
     """def-bpe step 4: the pair with the largest count, ties to the smallest in lexicographic order.
 
     Returns the chosen pair, its count and the other pairs with the same count.
     ``table`` is sorted by pair, so the first pair with the largest count is the smallest.
+    ``steps``, when given, counts one step per table entry read (two passes: α = 2).
     """
-    best = max(count for _, count in table)
-    maxima = [pair for pair, count in table if count == best]
+    best = 0
+    for _, count in table:
+        if steps is not None:
+            steps.count += 1
+        best = max(best, count)
+    maxima: list[Pair] = []
+    for pair, count in table:
+        if steps is not None:
+            steps.count += 1
+        if count == best:
+            maxima.append(pair)
     return maxima[0], best, tuple(maxima[1:])
 
 
@@ -126,34 +139,39 @@ def train_trace(corpus: Sequence[bytes], num_merges: int | None) -> Trace:
     (prop-bpe-training-termination guarantees that this happens after at most
     N − K merges).
 
-    The step count follows prop-bpe-training-cost: one step to write each symbol
-    at initialisation; per iteration one step per adjacent pair added to the
-    table (counting), one per table entry (selecting) and one per token scanned
-    (applying).  The final, unsuccessful count is included.
+    The step count follows prop-bpe-training-cost and is counted by the code that
+    does the work: one step to write each symbol at initialisation, then the
+    steps that ``count_pairs`` (one per pair added to the table), ``select_pair``
+    (one per table entry read, in each of its two passes) and ``merge`` (one per
+    case of def-merge evaluated) report.  The final, unsuccessful count is included.
     """
     words = check_corpus(corpus)
     bound = check_num_merges(num_merges)
     # Step 1: x_k^(0) = w_k, V_0 = Σ, j = 0.
-    xs: list[list[int]] = [list(word) for word in words]
+    cost = Steps()
+    xs: list[list[int]] = []
+    for word in words:
+        x: list[int] = []
+        for symbol in word:
+            x.append(symbol)
+            cost.count += 1
+        xs.append(x)
     n_symbols = sum(len(x) for x in xs)
-    cost = n_symbols
     steps: list[TraceStep] = []
     j = 0
     while True:
         # Step 2: stop at j = m, else count the pairs inside each word.
         if bound is not None and j == bound:
             break
-        table = count_pairs(xs)
-        cost += sum(len(x) - 1 for x in xs) + len(table)
+        table = count_pairs(xs, cost)
         # Step 3: stop when every count is 0 (no word has an adjacent pair).
         if not table:
             break
         # Step 4: the largest count, ties to the smallest pair.
-        (a, b), count, tied = select_pair(table)
+        (a, b), count, tied = select_pair(table, cost)
         # Step 5: a new id larger than all earlier ones; apply the rule to every word.
         rule = Rule(a, b, ALPHABET_SIZE + j)
-        cost += sum(len(x) for x in xs)
-        xs = [merge(rule, x) for x in xs]
+        xs = [merge(rule, x, cost) for x in xs]
         steps.append(
             TraceStep(
                 rule=rule,
@@ -164,7 +182,7 @@ def train_trace(corpus: Sequence[bytes], num_merges: int | None) -> Trace:
             )
         )
         j += 1
-    return Trace(corpus_symbols=n_symbols, corpus_words=len(words), steps=tuple(steps), cost=cost)
+    return Trace(corpus_symbols=n_symbols, corpus_words=len(words), steps=tuple(steps), cost=cost.count)
 
 
 def train(corpus: Sequence[bytes], num_merges: int | None) -> list[Rule]:

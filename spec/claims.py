@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import pairwise
 
-from spec.bpe import Trace, enc_tokens
+from spec.bpe import Pair, Trace, enc_tokens
 from spec.merge import cnt_tokens, dec_tokens, merge, rep_tokens, vocabulary
 from spec.types import ALPHABET_SIZE, Rule
 from spec.variants import merge_by_rule_rank
@@ -88,14 +88,98 @@ def training_totals_drop_by_count_when_distinct(trace: Trace) -> bool:
 
 
 def training_cost_bounded(trace: Trace) -> bool:
-    """prop-bpe-training-cost: at most N + (m' + 1)·2N + m'·N = (3m' + 3)·N steps, i.e. O(mN).
+    """prop-bpe-training-cost: the steps the trainer counted are at most N + (m' + 1)·N + m'·(2N + N) = (4m' + 2)·N.
 
-    Initialisation writes N symbols; each count adds at most T_j − K ≤ N pairs and
-    selecting reads at most N table entries (m' + 1 counts, the last finding nothing
-    or stopping at m); each of the m' applications scans T_j ≤ N tokens.
+    The counts come from the code that does the work (see ``spec.bpe.train_trace``):
+    N to write the symbols; each of the at most m' + 1 counts adds one step per
+    adjacent pair, Σ_k (|x_k| − 1) ≤ N; each of the m' selections reads the table
+    twice (α = 2, at most N entries); each of the m' applications evaluates at most
+    |x_k| cases of def-merge per word (β = 1), Σ_k |x_k| ≤ N.
     """
     merges = len(trace.steps)
-    return trace.cost <= (3 * merges + 3) * trace.corpus_symbols
+    return trace.corpus_symbols <= trace.cost <= (4 * merges + 2) * trace.corpus_symbols
+
+
+def segmentations(corpus: Sequence[bytes], trace: Trace) -> list[list[list[int]]]:
+    """x^(0), x^(1), …, x^(m'): every word's tokens before the first merge and after each one (def-bpe)."""
+    return [[list(word) for word in corpus]] + [[list(x) for x in step.words] for step in trace.steps]
+
+
+def _pair_total(words: list[list[int]], a: int, b: int) -> int:
+    """N_j(a, b) = Σ_k cnt_{x_k}(a, b), from def-merge's cnt."""
+    return sum(cnt_tokens(x, a, b) for x in words)
+
+
+def pairs_counted_inside_words(words: list[list[int]], table: Sequence[tuple[Pair, int]]) -> bool:
+    """def-bpe step 2: the table holds N_j(a, b) = Σ_k cnt_{x_k}(a, b) ≥ 1 for exactly the pairs inside some word.
+
+    Its counts add up to Σ_k (|x_k| − 1), the adjacent pairs inside the words, so no
+    pair across two words is counted; its pairs are distinct and in increasing order.
+    """
+    inside = [(x[i], x[i + 1]) for x in words for i in range(len(x) - 1)]
+    return (
+        all(count == _pair_total(words, a, b) and count >= 1 for (a, b), count in table)
+        and sum(count for _, count in table) == len(inside)
+        and all(pair in [p for p, _ in table] for pair in inside)
+        and all(earlier[0] < later[0] for earlier, later in pairwise(table))
+    )
+
+
+def training_stops_only_when_done(corpus: Sequence[bytes], num_merges: int | None, trace: Trace) -> bool:
+    """def-bpe step 3: training stops after m merges, or earlier only when no word has an adjacent pair left."""
+    last = segmentations(corpus, trace)[-1]
+    if num_merges is not None and len(trace.steps) > num_merges:
+        return False
+    return (num_merges is not None and len(trace.steps) == num_merges) or all(len(x) <= 1 for x in last)
+
+
+def training_picks_largest_smallest(corpus: Sequence[bytes], trace: Trace) -> bool:
+    """def-bpe step 4: each chosen pair has the largest N_j, and is the smallest pair among those with that count.
+
+    The counts are recomputed from def-merge's cnt on the words before the step, and
+    the words after it are M_r of the words before (step 5).
+    """
+    rounds = segmentations(corpus, trace)
+    for j, step in enumerate(trace.steps):
+        words = rounds[j]
+        a, b = step.rule.a, step.rule.b
+        if step.count != _pair_total(words, a, b) or step.count < 1:
+            return False
+        for x in words:
+            for i in range(len(x) - 1):
+                p, q = x[i], x[i + 1]
+                other = _pair_total(words, p, q)
+                if other > step.count or (other == step.count and (p, q) < (a, b)):
+                    return False
+        if rounds[j + 1] != [merge(step.rule, x) for x in words]:
+            return False
+    return True
+
+
+def training_new_ids(trace: Trace) -> bool:
+    """def-bpe step 5: rule j joins two ids of V_{j−1} and its new id is 256 + j − 1, larger than all of them."""
+    return all(
+        step.rule.c == ALPHABET_SIZE + j and 0 <= step.rule.a < step.rule.c and 0 <= step.rule.b < step.rule.c
+        for j, step in enumerate(trace.steps)
+    )
+
+
+def merge_leftmost_first(rule: Rule, x: list[int]) -> bool:
+    """def-merge, the direction of M_r: it replaces the leftmost occurrence of (a, b) first, then merges the rest.
+
+    If (a, b) first occurs at position i, M_r x = x_1 … x_{i−1} · c · M_r(x_{i+2} …);
+    with no occurrence, M_r x = x.
+    """
+    for i in range(len(x) - 1):
+        if (x[i], x[i + 1]) == (rule.a, rule.b):
+            return merge(rule, x) == x[:i] + [rule.c] + merge(rule, x[i + 2 :])
+    return merge(rule, x) == x
+
+
+def run_length(rule: Rule, length: int) -> bool:
+    """exr-run-length: (a, a ↦ c) on a^ℓ gives c^⌊ℓ/2⌋ followed by a^(ℓ mod 2), the leftover at the right end."""
+    x = [rule.a] * length
+    return rule.a != rule.b or merge(rule, x) == [rule.c] * (length // 2) + [rule.a] * (length % 2)
 
 
 def rule_rank_is_sequential(rules: Sequence[Rule], data: bytes) -> bool:

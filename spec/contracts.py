@@ -15,19 +15,25 @@ The bounds are what CrossHair proves in CI time; the Hypothesis properties in
 from __future__ import annotations
 
 # The contracts in the docstrings below use these names; nothing else in this module does.
-from spec.bpe import train_trace
+from spec.bpe import count_pairs, train_trace
 from spec.claims import (
     decode_concatenates,
     encoding_length_bounded,
     merge_keeps_bytes,
+    merge_leftmost_first,
     merge_never_lengthens,
     merge_shortens_by_rep,
+    pairs_counted_inside_words,
     rep_at_most_cnt,
     rep_equals_cnt_if_distinct,
     rep_positive_if_cnt_positive,
     roundtrip,
     rule_rank_is_sequential,
+    run_length,
     training_cost_bounded,
+    training_new_ids,
+    training_picks_largest_smallest,
+    training_stops_only_when_done,
     training_variant_decreases,
     training_within_bound,
     vocabulary_size,
@@ -59,6 +65,41 @@ def lemma_merge_step(a: int, b: int, x: list[int]) -> None:
     post: rep_positive_if_cnt_positive(Rule(a, b, C), x)
     post: rep_equals_cnt_if_distinct(Rule(a, b, C), x)
     post: merge_never_lengthens(Rule(a, b, C), x)
+    post: merge_leftmost_first(Rule(a, b, C), x)
+    """
+
+
+def lemma_merge_step_v2(a1: int, b1: int, a: int, b: int, x: list[int]) -> None:
+    """lem-merge-step (1)–(4) for the second rule r = (a, b ↦ 257) after (a1, b1 ↦ 256): a and b may be merged tokens.
+
+    pre: _is_byte(a1) and _is_byte(b1)
+    pre: 0 <= a <= C and 0 <= b <= C
+    pre: len(x) <= 3
+    pre: _in_v1(x)
+    post[]: merge_keeps_bytes([Rule(a1, b1, C)], Rule(a, b, C + 1), x)
+    post: merge_shortens_by_rep(Rule(a, b, C + 1), x)
+    post: rep_at_most_cnt(Rule(a, b, C + 1), x)
+    post: rep_positive_if_cnt_positive(Rule(a, b, C + 1), x)
+    post: rep_equals_cnt_if_distinct(Rule(a, b, C + 1), x)
+    post: merge_leftmost_first(Rule(a, b, C + 1), x)
+    """
+
+
+def lemma_run_length(a: int, length: int) -> None:
+    """exr-run-length and the direction of M_r: (a, a ↦ 256) on a^ℓ leaves its odd a at the right end.
+
+    pre: _is_byte(a)
+    pre: 0 <= length <= 7
+    post[]: run_length(Rule(a, a, C), length)
+    """
+
+
+def lemma_count_pairs(w1: list[int], w2: list[int]) -> None:
+    """def-bpe step 2: N_j(a, b) = Σ_k cnt_{x_k}(a, b), pairs counted inside each word only.
+
+    pre: 1 <= len(w1) <= 3 and 1 <= len(w2) <= 3
+    pre: _in_v1(w1) and _in_v1(w2)
+    post[]: pairs_counted_inside_words([w1, w2], count_pairs([w1, w2]))
     """
 
 
@@ -96,13 +137,29 @@ def lemma_vocabulary_size(a1: int, b1: int, c1: int, a2: int, b2: int, c2: int) 
 
 
 def lemma_training(w1: bytes, w2: bytes, num_merges: int) -> None:
-    """prop-bpe-training-termination and prop-bpe-training-cost on the corpus (w1, w2).
+    """def-bpe steps 3–5, prop-bpe-training-termination and prop-bpe-training-cost on the corpus (w1, w2), m ≤ 2.
 
     pre: 1 <= len(w1) <= 3 and 1 <= len(w2) <= 3
     pre: 0 <= num_merges <= 2
     post[]: training_within_bound(train_trace([w1, w2], num_merges))
     post: training_variant_decreases(train_trace([w1, w2], num_merges))
     post: training_cost_bounded(train_trace([w1, w2], num_merges))
+    post: training_stops_only_when_done([w1, w2], num_merges, train_trace([w1, w2], num_merges))
+    post: training_picks_largest_smallest([w1, w2], train_trace([w1, w2], num_merges))
+    post: training_new_ids(train_trace([w1, w2], num_merges))
+    """
+
+
+def lemma_training_unbounded(w1: bytes, w2: bytes) -> None:
+    """The same with no bound on the merges (num_merges = None): training runs until no word has a pair left.
+
+    pre: 1 <= len(w1) <= 3 and 1 <= len(w2) <= 3
+    post[]: training_within_bound(train_trace([w1, w2], None))
+    post: training_variant_decreases(train_trace([w1, w2], None))
+    post: training_cost_bounded(train_trace([w1, w2], None))
+    post: training_stops_only_when_done([w1, w2], None, train_trace([w1, w2], None))
+    post: training_picks_largest_smallest([w1, w2], train_trace([w1, w2], None))
+    post: training_new_ids(train_trace([w1, w2], None))
     """
 
 

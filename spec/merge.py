@@ -131,21 +131,34 @@ def dec(rules: Sequence[RuleTriple], tokens: Sequence[int]) -> bytes:
 # ---------------------------------------------------------------------------
 
 
-def merge(rule: Rule, tokens: list[int]) -> list[int]:
+class Steps:
+    """A step counter for prop-bpe-training-cost: the functions given one add one step per case they evaluate."""
+
+    __slots__ = ("count",)
+
+    def __init__(self) -> None:
+        self.count = 0
+
+
+def merge(rule: Rule, tokens: list[int], steps: Steps | None = None) -> list[int]:
     """M_r (def-merge), case for case.
 
     M_r(ε) = ε;  M_r(t1) = (t1);
     M_r(t1 t2 u) = c · M_r(u)       if (t1, t2) = (a, b)
                  = t1 · M_r(t2 u)   otherwise.
+
+    ``steps``, when given, counts one step per case evaluated (one comparison and one write).
     """
+    if steps is not None:
+        steps.count += 1
     if len(tokens) == 0:
         return []
     if len(tokens) == 1:
         return [tokens[0]]
     t1, t2, u = tokens[0], tokens[1], tokens[2:]
     if (t1, t2) == (rule.a, rule.b):
-        return [rule.c] + merge(rule, u)
-    return [t1] + merge(rule, [t2] + u)
+        return [rule.c] + merge(rule, u, steps)
+    return [t1] + merge(rule, [t2] + u, steps)
 
 
 def rep_tokens(rule: Rule, tokens: list[int]) -> int:

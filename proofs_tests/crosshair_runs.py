@@ -1,0 +1,186 @@
+"""Every CrossHair run of the test suite, started together and run in parallel, one process per target.
+
+The first test that needs a result starts all runs on a pool of ``os.cpu_count()`` worker threads (each run is a
+``crosshair`` subprocess, so they use every core), longest first; each test then waits only for its own run.
+CrossHair's per-condition budgets count CPU seconds, so the verdicts do not depend on how loaded the machine is.
+``python -m proofs_tests.crosshair_runs [--all]`` runs them all (with ``--all``, also the runs kept out of CI)
+and prints each verdict.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+#: CPU seconds per condition of a bounded contract: every one confirms well within it on 2 cores.
+PROOF_BUDGET = 120
+
+#: CPU seconds per condition where CrossHair can only search (dictionary-based tables defeat exhaustive proof).
+SEARCH_BUDGET = 30
+
+#: CPU seconds per ``diffbehavior`` run; it always spends its whole budget.
+DIFF_BUDGET = 30
+
+#: Wall-clock limit of one run, far above its budgets even on a loaded machine.
+RUN_TIMEOUT = 900
+
+SPEC = "spec.contracts"
+PLANTED = "proofs_tests.fixtures.planted_false_claims"
+EQUIVALENCE = "proofs_tests.equivalence"
+IMPL = "impl.contracts"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One CrossHair subprocess: its arguments after ``crosshair``."""
+
+    args: tuple[str, ...]
+
+
+def _check(budget: int, *targets: str) -> Run:
+    return Run(("check", "--report_all", f"--per_condition_timeout={budget}", *targets))
+
+
+def _diff(first: str, second: str) -> Run:
+    return Run(("diffbehavior", f"--per_condition_timeout={DIFF_BUDGET}", f"{EQUIVALENCE}.{first}",
+                f"{EQUIVALENCE}.{second}"))
+
+
+#: Every run, longest first.
+RUNS: dict[str, Run] = {
+    "spec.lemma_training": _check(PROOF_BUDGET, f"{SPEC}.lemma_training"),
+    "spec.lemma_training_unbounded": _check(PROOF_BUDGET, f"{SPEC}.lemma_training_unbounded"),
+    "equivalence.impl_encode_word": _check(SEARCH_BUDGET, f"{EQUIVALENCE}.impl_encode_word_equals_spec"),
+    "equivalence.impl_encode_long": _check(SEARCH_BUDGET, f"{EQUIVALENCE}.impl_encode_long_equals_spec"),
+    "equivalence.impl_train": _check(SEARCH_BUDGET, f"{EQUIVALENCE}.impl_train_equals_spec"),
+    "spec.lemma_count_pairs": _check(PROOF_BUDGET, f"{SPEC}.lemma_count_pairs"),
+    "spec.lemma_merge_step": _check(PROOF_BUDGET, f"{SPEC}.lemma_merge_step"),
+    "spec.lemma_merge_step_v2": _check(PROOF_BUDGET, f"{SPEC}.lemma_merge_step_v2"),
+    "spec.others": _check(
+        PROOF_BUDGET, f"{SPEC}.lemma_decode_concatenates", f"{SPEC}.lemma_roundtrip", f"{SPEC}.lemma_vocabulary_size",
+        f"{SPEC}.lemma_rule_rank_is_sequential", f"{SPEC}.lemma_run_length",
+    ),
+    "impl.lemma_impl_merge_step": _check(PROOF_BUDGET, f"{IMPL}.lemma_impl_merge_step"),
+    "equivalence.impl_merge": _check(PROOF_BUDGET, f"{EQUIVALENCE}.impl_merge_equals_spec"),
+    "equivalence.planted": _check(
+        SEARCH_BUDGET, f"{EQUIVALENCE}.planted_merge_equals_spec", f"{EQUIVALENCE}.planted_encode_equals_spec"
+    ),
+    "planted": _check(PROOF_BUDGET, PLANTED),
+}
+
+#: Runs outside CI (``python -m proofs_tests.crosshair_runs --all``): the implementation's own lemmas on its
+#: dictionary-based paths, implied within the bounds by the equalities above and the spec's confirmed lemmas, and
+#: ``diffbehavior``, which did not find the planted right-to-left encoder with two rules in 60 s, so it is no gate.
+EXTRA_RUNS: dict[str, Run] = {
+    "impl.lemma_impl_roundtrip": _check(SEARCH_BUDGET, f"{IMPL}.lemma_impl_roundtrip"),
+    "impl.lemma_impl_training": _check(SEARCH_BUDGET, f"{IMPL}.lemma_impl_training"),
+    "diff.impl": _diff("spec_encode", "impl_encode"),
+    "diff.planted": _diff("spec_encode", "right_to_left_encode"),
+}
+
+#: Which runs a test module needs; a module's first result starts all of its group, in parallel.
+GROUPS: dict[str, tuple[str, ...]] = {
+    "spec": tuple(name for name in RUNS if name.startswith(("spec.", "planted"))),
+    "impl": tuple(name for name in RUNS if name.startswith(("equivalence.", "impl."))),
+    "extra": tuple(EXTRA_RUNS),
+}
+
+
+@dataclass(frozen=True)
+class Result:
+    """A finished run: exit code, combined output, wall seconds."""
+
+    returncode: int
+    output: str
+    seconds: float
+
+
+def run(name: str) -> Result:
+    """Run one CrossHair process now (in the current directory, with the current interpreter)."""
+    started = time.monotonic()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "crosshair", *{**RUNS, **EXTRA_RUNS}[name].args],
+            capture_output=True, text=True, timeout=RUN_TIMEOUT, check=False,
+        )
+        output, code = done.stdout + done.stderr, done.returncode
+    except subprocess.TimeoutExpired as expired:
+        output, code = f"timed out after {RUN_TIMEOUT} s: {expired.output!r}", -1
+    return Result(code, output, time.monotonic() - started)
+
+
+_futures: dict[str, Future[Result]] = {}
+
+
+def start(group: str) -> None:
+    """Start every run of ``group`` (once per process), longest first, on ``os.cpu_count()`` workers."""
+    pending = [name for name in GROUPS[group] if name not in _futures]
+    if pending:
+        pool = ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2), thread_name_prefix="crosshair")
+        for name in pending:
+            _futures[name] = pool.submit(run, name)
+        pool.shutdown(wait=False)
+
+
+def result(name: str) -> Result:
+    """The result of one run, starting all runs of its group if they have not started."""
+    if name not in _futures:
+        start(next(group for group, names in GROUPS.items() if name in names))
+    return _futures[name].result()
+
+
+def module_file(module: str) -> Path:
+    __import__(module)
+    return Path(sys.modules[module].__file__ or "").resolve()
+
+
+def condition_lines(path: Path, function: str | None = None) -> set[int]:
+    """The line numbers of the ``post`` conditions in a module's docstrings (of one function, if given)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    inside = function is None
+    found: set[int] = set()
+    for number, line in enumerate(lines, start=1):
+        if function is not None and line.startswith("def "):
+            inside = line.startswith(f"def {function}(")
+        if inside and re.match(r"\s*post(\[\])?:", line):
+            found.add(number)
+    return found
+
+
+def verdicts(output: str, path: Path) -> dict[int, str]:
+    """Line number → CrossHair's verdict, for the lines it reported in the file ``path``."""
+    found: dict[int, str] = {}
+    pattern = re.compile(rf"^{re.escape(str(path))}:(\d+): (\w+): (.*)$")
+    for line in output.splitlines():
+        match = pattern.match(line)
+        if match:
+            found[int(match.group(1))] = f"{match.group(2)}: {match.group(3)}"
+    return found
+
+
+CONFIRMED = "info: Confirmed over all paths."
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CI runs (with ``--all``, the extra ones too) and print each verdict."""
+    groups = ["spec", "impl", "extra"] if "--all" in (sys.argv[1:] if argv is None else argv) else ["spec", "impl"]
+    for group in groups:
+        start(group)
+    for group in groups:
+        for name in GROUPS[group]:
+            done = result(name)
+            print(f"{name}: exit {done.returncode} in {done.seconds:.0f} s", flush=True)
+            for line in done.output.splitlines():
+                if ": info: " in line or ": error: " in line or "differences" in line.lower():
+                    print(f"    {line}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
