@@ -707,6 +707,13 @@ def analyse(reference: Any, text: str, expected: list[int], actual: list[int], s
             encode_alone: Callable[[str], Answer] | None) -> Analysis:
     """Which layer differs: the split, the merge inside a piece, or the bytes (see the module docstring)."""
     data = text.encode("utf-8")
+    specials = {token: name for name, token in reference.special_tokens.items()}
+    if special and [t for t in expected if t in specials] != [t for t in actual if t in specials]:
+        names = [specials[t] for t in expected if t in specials]
+        return Analysis("special", "def-utf8", f"with allowed_special the reference reads {names} as special"
+                        f" tokens {[t for t in expected if t in specials]}; the implementation's ids hold"
+                        f" {[t for t in actual if t in specials] or 'none of them'} (special tokens are ids apart"
+                        " from the rules, produced only where allowed)")
     spans = _spans(reference, actual)
     spelled = b"".join(s[3] or b"" for s in spans)
     unknown = [s[2] for s in spans if s[3] is None]

@@ -275,3 +275,15 @@ def test_plugin_checks_a_tokenizer(vocab: str) -> None:
                            "proofs_tests.buggy.ports:decode"], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=120, check=False)
     assert good.returncode == 0 and "1 passed" in good.stdout, good.stdout
+
+
+def test_special_tokens_with_and_without_allowed_special(tmp_path: Path) -> None:
+    from proofs_tests.buggy.vocab import write_project_file
+
+    path = str(write_project_file(tmp_path / "special.bpeproof.json"))
+    good = check_tokenizer("proofs_tests.buggy.ports:encode_reference_special", vocab=path, seconds=2, seed=1)
+    assert not good.found and good.per_source.get("special", 0) > 0, good.report()
+    bad = check_tokenizer("proofs_tests.buggy.ports:encode_special_ignored", vocab=path, seconds=10, seed=1,
+                          shrink_seconds=1)
+    assert bad.found and bad.allowed_special == "all" and bad.layer == "special", bad.report()
+    assert bad.text is not None and "<|" in bad.text

@@ -300,3 +300,15 @@ CORRECT_PORTS: list[str] = [
     "proofs_tests.buggy.ports:encode_tiktoken",
     "proofs_tests.buggy.ports:encode_reference",
 ]
+
+
+def encode_reference_special(text: str, allowed_special: str | None = None) -> list[int]:
+    """The project's Tokenizer, taking ``allowed_special`` ("all" or None) as the protocol passes it."""
+    tokenizer = _reference(_vocab(), os.environ.get("BPEPROOF_CHECK_PATTERN"))
+    return list(tokenizer.encode(text, allowed_special=allowed_special))  # type: ignore[attr-defined]
+
+
+def encode_special_ignored(text: str, allowed_special: str | None = None) -> list[int]:
+    """Planted: ``allowed_special`` is accepted and ignored, special names always encoded as text."""
+    tokenizer = _reference(_vocab(), os.environ.get("BPEPROOF_CHECK_PATTERN"))
+    return list(tokenizer.encode(text, allowed_special=None))  # type: ignore[attr-defined]  # was: allowed_special

@@ -58,3 +58,21 @@ def write_rank_file(path: Path, merges: int = 700, unreachable: bool = False) ->
     lines = [f"{base64.b64encode(token).decode()} {rank}" for token, rank in sorted(ranks.items(), key=lambda x: x[1])]
     path.write_text("\n".join(lines) + "\n", encoding="ascii")
     return path
+
+
+#: The special tokens of ``write_project_file``.
+SPECIALS = {"<|endoftext|>": 100_000, "<|fim|>": 100_001}
+
+
+def write_project_file(path: Path, merges: int = 700) -> Path:
+    """The trained rules as the project's own tokenizer file, with cl100k's pattern and ``SPECIALS``."""
+    from impl.tokenizer import Tokenizer
+
+    generator = TextGenerator(0, weights={"corpus": 0.0})
+    texts = [generator.draw()[0] for _ in range(3000)] + [ENGLISH] * 40
+    pattern = regex.compile(PATTERNS["cl100k"])
+    counts: Counter[bytes] = Counter()
+    for text in texts:
+        counts.update(piece.encode("utf-8") for piece in pattern.findall(text))
+    Tokenizer(train_counts(counts, merges), "cl100k", SPECIALS).save(path)
+    return path
