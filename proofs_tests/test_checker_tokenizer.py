@@ -287,3 +287,6 @@ def test_special_tokens_with_and_without_allowed_special(tmp_path: Path) -> None
                           shrink_seconds=1)
     assert bad.found and bad.allowed_special == "all" and bad.layer == "special", bad.report()
     assert bad.text is not None and "<|" in bad.text
+    always = check_tokenizer("proofs_tests.buggy.ports:encode_special_always", vocab=path, seconds=10, seed=1,
+                             shrink_seconds=1)
+    assert always.found and always.allowed_special is None and always.layer == "special", always.report()

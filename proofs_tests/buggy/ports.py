@@ -312,3 +312,9 @@ def encode_special_ignored(text: str, allowed_special: str | None = None) -> lis
     """Planted: ``allowed_special`` is accepted and ignored, special names always encoded as text."""
     tokenizer = _reference(_vocab(), os.environ.get("BPEPROOF_CHECK_PATTERN"))
     return list(tokenizer.encode(text, allowed_special=None))  # type: ignore[attr-defined]  # was: allowed_special
+
+
+def encode_special_always(text: str, allowed_special: str | None = None) -> list[int]:
+    """Planted: special names are always special tokens, even when not allowed."""
+    tokenizer = _reference(_vocab(), os.environ.get("BPEPROOF_CHECK_PATTERN"))
+    return list(tokenizer.encode(text, allowed_special="all"))  # type: ignore[attr-defined]  # was: allowed_special
