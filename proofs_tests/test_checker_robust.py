@@ -150,3 +150,13 @@ def test_memory_cap_is_a_finding() -> None:
 
     result = check_encoder(enc_hungry, seconds=8, seed=1, shrink_seconds=0.5, memory_mb=1024)
     assert result.found and "memory cap" in str(result.actual), result.report()
+
+
+def test_crosshair_reports_no_false_difference_on_correct_code() -> None:
+    """Symbolic inputs once reached the engine's C path (SymbolicBytes): a finding is now run again concretely."""
+    pytest.importorskip("hypothesis_crosshair_provider")
+    from proofs_tests.checker import check
+
+    result = check({"enc": "impl:enc"}, seconds=6, seed=1, backend="crosshair")
+    assert not result.found, result.report()
+
