@@ -51,7 +51,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NO_RANK INT32_MAX
+/* A pair's value: (rank << 32) | dense id of the result; NO_VALUE when the pair does not merge. */
+#define NO_VALUE UINT64_MAX
+#define VALUE(rank, result) (((uint64_t)(uint32_t)(rank) << 32) | (uint32_t)(result))
+#define RANK_OF(value) ((int32_t)((value) >> 32))
+#define RESULT_OF(value) ((int32_t)((value) & 0xFFFFFFFFu))
 #define EMPTY_KEY UINT64_MAX
 /* Words of at most this many bytes are merged in a flat array. */
 #ifndef SHORT_WORD
@@ -61,19 +65,26 @@
 /* One slot of the pair table: key and rank side by side, so that a lookup touches one cache line. */
 typedef struct {
     uint64_t key; /* (a << 32) | b, EMPTY_KEY for a free slot */
-    int64_t rank;
+    uint64_t value; /* VALUE(rank, result) */
 } Slot;
 
 typedef struct {
     PyObject_HEAD
-    int32_t *byte_pairs; /* the rank of each pair of bytes (a << 8 | b): 256 KB, the pairs every word starts with */
+    uint64_t *byte_pairs; /* the value of each pair of dense ids below 256 (a << 8 | b) */
+    int32_t byte_units[256]; /* the dense id a word's byte starts as */
     Slot *slots;
     uint64_t mask;
     int shift;
     Py_ssize_t n_ids; /* 256 + number of rules */
-    PyObject **outputs; /* n_ids owned references */
+    PyObject **outputs; /* n_ids owned references; None for a byte that has no id (an error when reported) */
+    /* The whole-piece table: a word whose bytes are one of these is that dense id, without merging. */
+    PyObject **whole; /* n_ids owned bytes references or NULL; NULL when there is no table */
+    int32_t *whole_index; /* dense ids, -1 for a free slot */
+    uint32_t *whole_hash; /* the low bits of each slot's bytes_hash, compared before the bytes */
+    uint64_t whole_mask;
     /* Work space, grown on demand; only used while the GIL is held and no Python code runs. */
-    int32_t *tok, *aux, *nxt, *prv;
+    int32_t *tok, *nxt, *prv;
+    uint64_t *aux;
     uint64_t *heap;
     Py_ssize_t cap;
     /* The word cache of encode_text: entries in insertion order, and an open-addressing index over them. */
@@ -95,7 +106,7 @@ slot_of(const Merger *m, uint64_t key)
     return (key * UINT64_C(0x9E3779B97F4A7C15)) >> m->shift;
 }
 
-static inline int32_t
+static inline uint64_t
 lookup(const Merger *m, int32_t a, int32_t b)
 {
     if ((a | b) < 256)
@@ -105,10 +116,55 @@ lookup(const Merger *m, int32_t a, int32_t b)
     for (;;) {
         uint64_t found = m->slots[i].key;
         if (found == key)
-            return (int32_t)m->slots[i].rank;
+            return m->slots[i].value;
         if (found == EMPTY_KEY)
-            return NO_RANK;
+            return NO_VALUE;
         i = (i + 1) & m->mask;
+    }
+}
+
+/* Set the value of the pair (a, b), replacing an earlier one when ``replace``. */
+static void
+insert_pair(Merger *m, int32_t a, int32_t b, uint64_t value, int replace)
+{
+    uint64_t key = ((uint64_t)(uint32_t)a << 32) | (uint32_t)b;
+    uint64_t i = slot_of(m, key);
+    while (m->slots[i].key != EMPTY_KEY && m->slots[i].key != key)
+        i = (i + 1) & m->mask;
+    if (m->slots[i].key == EMPTY_KEY || replace) {
+        m->slots[i].key = key;
+        m->slots[i].value = value;
+        if ((a | b) < 256)
+            m->byte_pairs[a << 8 | b] = value;
+    }
+}
+
+static inline uint64_t
+bytes_hash(const unsigned char *data, Py_ssize_t n)
+{
+    uint64_t h = UINT64_C(1469598103934665603);
+    for (Py_ssize_t i = 0; i < n; i++)
+        h = (h ^ data[i]) * UINT64_C(1099511628211);
+    return h ^ (uint64_t)n;
+}
+
+/* The dense id whose whole-piece bytes are data[0..n), or -1. */
+static int32_t
+whole_find(const Merger *m, const unsigned char *data, Py_ssize_t n)
+{
+    if (m->whole_index == NULL)
+        return -1;
+    uint64_t h = bytes_hash(data, n);
+    uint64_t i = h & m->whole_mask;
+    for (;;) {
+        int32_t d = m->whole_index[i];
+        if (d < 0)
+            return -1;
+        PyObject *key = m->whole[d];
+        if (m->whole_hash[i] == (uint32_t)(h >> 32) && PyBytes_GET_SIZE(key) == n &&
+            memcmp(PyBytes_AS_STRING(key), data, (size_t)n) == 0)
+            return d;
+        i = (i + 1) & m->whole_mask;
     }
 }
 
@@ -124,7 +180,7 @@ ensure_capacity(Merger *m, Py_ssize_t n)
     if (tok == NULL)
         goto fail;
     m->tok = tok;
-    int32_t *aux = PyMem_Realloc(m->aux, (size_t)cap * sizeof(int32_t));
+    uint64_t *aux = PyMem_Realloc(m->aux, (size_t)cap * sizeof(uint64_t));
     if (aux == NULL)
         goto fail;
     m->aux = aux;
@@ -153,26 +209,27 @@ fail:
 static Py_ssize_t
 merge_short(Merger *m, Py_ssize_t n)
 {
-    int32_t *tok = m->tok, *rk = m->aux;
+    int32_t *tok = m->tok;
+    uint64_t *rk = m->aux;
     if (n < 2)
         return n;
     for (Py_ssize_t i = 0; i + 1 < n; i++)
         rk[i] = lookup(m, tok[i], tok[i + 1]);
     Py_ssize_t len = n;
     while (len > 1) {
-        int32_t best = NO_RANK;
+        uint64_t best = NO_VALUE;
         Py_ssize_t at = -1;
         for (Py_ssize_t i = 0; i + 1 < len; i++) {
-            if (rk[i] < best) {
+            if (rk[i] < best) { /* values order by rank first: the leftmost pair of the lowest rank */
                 best = rk[i];
                 at = i;
             }
         }
         if (at < 0)
             break;
-        tok[at] = 256 + best;
+        tok[at] = RESULT_OF(best);
         memmove(tok + at + 1, tok + at + 2, (size_t)(len - at - 2) * sizeof(int32_t));
-        memmove(rk + at, rk + at + 1, (size_t)(len - at - 2) * sizeof(int32_t));
+        memmove(rk + at, rk + at + 1, (size_t)(len - at - 2) * sizeof(uint64_t));
         len--;
         if (at > 0)
             rk[at - 1] = lookup(m, tok[at - 1], tok[at]);
@@ -231,9 +288,9 @@ merge_long(Merger *m, Py_ssize_t n)
         prv[i] = (int32_t)(i - 1);
     }
     for (Py_ssize_t i = 0; i + 1 < n; i++) {
-        int32_t r = lookup(m, tok[i], tok[i + 1]);
-        if (r != NO_RANK)
-            heap[size++] = HEAP_KEY(r, i);
+        uint64_t v = lookup(m, tok[i], tok[i + 1]);
+        if (v != NO_VALUE)
+            heap[size++] = HEAP_KEY(RANK_OF(v), i);
     }
     /* Initial keys are made in increasing position order; a heap needs them sifted. */
     for (Py_ssize_t start = size / 2 - 1; start >= 0; start--) {
@@ -259,24 +316,27 @@ merge_long(Merger *m, Py_ssize_t n)
         if (tok[i] < 0)
             continue;
         int32_t j = nxt[i];
-        if (j >= n || lookup(m, tok[i], tok[j]) != r)
+        if (j >= n)
             continue;
-        int32_t c = 256 + r;
+        uint64_t v = lookup(m, tok[i], tok[j]);
+        if (v == NO_VALUE || RANK_OF(v) != r)
+            continue;
+        int32_t c = RESULT_OF(v);
         tok[i] = c;
         tok[j] = -1;
         int32_t k = nxt[j];
         nxt[i] = k;
         if (k < n) {
             prv[k] = i;
-            int32_t after = lookup(m, c, tok[k]);
-            if (after != NO_RANK)
-                heap_push(heap, &size, HEAP_KEY(after, i));
+            uint64_t after = lookup(m, c, tok[k]);
+            if (after != NO_VALUE)
+                heap_push(heap, &size, HEAP_KEY(RANK_OF(after), i));
         }
         int32_t p = prv[i];
         if (p >= 0) {
-            int32_t before = lookup(m, tok[p], c);
-            if (before != NO_RANK)
-                heap_push(heap, &size, HEAP_KEY(before, p));
+            uint64_t before = lookup(m, tok[p], c);
+            if (before != NO_VALUE)
+                heap_push(heap, &size, HEAP_KEY(RANK_OF(before), p));
         }
     }
     Py_ssize_t len = 0;
@@ -285,9 +345,28 @@ merge_long(Merger *m, Py_ssize_t n)
     return len;
 }
 
+/* m->tok[0..n) holds a word's bytes: the whole-piece id if the table has the word, else its units merged. */
 static Py_ssize_t
 merge(Merger *m, Py_ssize_t n)
 {
+    int32_t *tok = m->tok;
+    if (m->whole_index != NULL && n > 1) {
+        unsigned char stack[64];
+        unsigned char *bytes = n <= 64 ? stack : PyMem_Malloc((size_t)n);
+        if (bytes != NULL) {
+            for (Py_ssize_t i = 0; i < n; i++)
+                bytes[i] = (unsigned char)tok[i];
+            int32_t d = whole_find(m, bytes, n);
+            if (bytes != stack)
+                PyMem_Free(bytes);
+            if (d >= 0) {
+                tok[0] = d;
+                return 1;
+            }
+        } /* out of memory for the copy: merging gives the same ids for every table built here but slower */
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        tok[i] = m->byte_units[tok[i]];
     return n <= SHORT_WORD ? merge_short(m, n) : merge_long(m, n);
 }
 
@@ -299,6 +378,12 @@ result_tuple(Merger *m, Py_ssize_t len)
         return NULL;
     for (Py_ssize_t i = 0; i < len; i++) {
         PyObject *id = m->outputs[m->tok[i]];
+        if (id == Py_None) {
+            Py_DECREF(tuple);
+            PyErr_Format(PyExc_ValueError,
+                         "byte 0x%02x has no token in the vocabulary and no token covers it here", m->tok[i]);
+            return NULL;
+        }
         Py_INCREF(id);
         PyTuple_SET_ITEM(tuple, i, id);
     }
@@ -470,6 +555,13 @@ Merger_dealloc(Merger *m)
             Py_XDECREF(m->outputs[i]);
         PyMem_Free(m->outputs);
     }
+    if (m->whole != NULL) {
+        for (Py_ssize_t i = 0; i < m->n_ids; i++)
+            Py_XDECREF(m->whole[i]);
+        PyMem_Free(m->whole);
+    }
+    PyMem_Free(m->whole_index);
+    PyMem_Free(m->whole_hash);
     PyMem_Free(m->slots);
     PyMem_Free(m->byte_pairs);
     PyMem_Free(m->tok);
@@ -502,6 +594,114 @@ dense_part(PyObject *item, Py_ssize_t limit, int32_t *out)
     return 0;
 }
 
+/* A Merger with room for ``pairs`` pairs over ``n_ids`` dense ids, the bytes starting as 0..255, and the
+ * outputs taken from the sequence ``out_seq`` (n_ids ints, or None for a byte without an id). */
+static Merger *
+merger_alloc(PyTypeObject *type, Py_ssize_t n_ids, Py_ssize_t pairs, PyObject *out_seq)
+{
+    if (n_ids >= (Py_ssize_t)INT32_MAX || pairs >= (Py_ssize_t)INT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "too many ids for the C merge loop");
+        return NULL;
+    }
+    if (PySequence_Fast_GET_SIZE(out_seq) != n_ids) {
+        PyErr_SetString(PyExc_ValueError, "outputs must have one entry per dense id");
+        return NULL;
+    }
+    Merger *m = (Merger *)type->tp_alloc(type, 0);
+    if (m == NULL)
+        return NULL;
+    uint64_t slots = 16;
+    int bits = 4;
+    while (slots < (uint64_t)pairs * 2 + 2) {
+        slots *= 2;
+        bits++;
+    }
+    m->mask = slots - 1;
+    m->shift = 64 - bits;
+    m->slots = PyMem_Malloc(slots * sizeof(Slot));
+    m->byte_pairs = PyMem_Malloc(65536 * sizeof(uint64_t));
+    m->outputs = PyMem_Calloc((size_t)n_ids, sizeof(PyObject *));
+    if (m->slots == NULL || m->byte_pairs == NULL || m->outputs == NULL) {
+        PyErr_NoMemory();
+        Py_DECREF(m);
+        return NULL;
+    }
+    m->n_ids = n_ids;
+    for (uint64_t i = 0; i < slots; i++)
+        m->slots[i].key = EMPTY_KEY;
+    for (int i = 0; i < 65536; i++)
+        m->byte_pairs[i] = NO_VALUE;
+    for (int i = 0; i < 256; i++)
+        m->byte_units[i] = i;
+    PyObject **out_items = PySequence_Fast_ITEMS(out_seq);
+    for (Py_ssize_t d = 0; d < n_ids; d++) {
+        if (!PyLong_Check(out_items[d]) && !(d < 256 && out_items[d] == Py_None)) {
+            PyErr_SetString(PyExc_TypeError, "outputs must be ints (None only for a byte without an id)");
+            Py_DECREF(m);
+            return NULL;
+        }
+        Py_INCREF(out_items[d]);
+        m->outputs[d] = out_items[d];
+    }
+    if (ensure_capacity(m, 256) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
+
+/* The whole-piece table from ``whole``: one bytes object (or None) per dense id. */
+static int
+whole_build(Merger *m, PyObject *whole_seq)
+{
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(whole_seq);
+    if (n != m->n_ids) {
+        PyErr_SetString(PyExc_ValueError, "whole must have one entry per dense id");
+        return -1;
+    }
+    PyObject **items = PySequence_Fast_ITEMS(whole_seq);
+    Py_ssize_t count = 0;
+    for (Py_ssize_t d = 0; d < n; d++) {
+        if (items[d] != Py_None && !PyBytes_Check(items[d])) {
+            PyErr_SetString(PyExc_TypeError, "whole entries must be bytes or None");
+            return -1;
+        }
+        count += items[d] != Py_None;
+    }
+    if (count == 0)
+        return 0;
+    uint64_t size = 16;
+    while (size < (uint64_t)count * 2 + 2)
+        size *= 2;
+    m->whole = PyMem_Calloc((size_t)n, sizeof(PyObject *));
+    m->whole_index = PyMem_Malloc(size * sizeof(int32_t));
+    m->whole_hash = PyMem_Malloc(size * sizeof(uint32_t));
+    if (m->whole == NULL || m->whole_index == NULL || m->whole_hash == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    m->whole_mask = size - 1;
+    for (uint64_t i = 0; i < size; i++)
+        m->whole_index[i] = -1;
+    for (Py_ssize_t d = 0; d < n; d++) {
+        if (items[d] == Py_None)
+            continue;
+        const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(items[d]);
+        Py_ssize_t len = PyBytes_GET_SIZE(items[d]);
+        if (whole_find(m, data, len) >= 0)
+            continue; /* the first id with these bytes keeps them */
+        Py_INCREF(items[d]);
+        m->whole[d] = items[d];
+        uint64_t h = bytes_hash(data, len);
+        uint64_t i = h & m->whole_mask;
+        while (m->whole_index[i] >= 0)
+            i = (i + 1) & m->whole_mask;
+        m->whole_index[i] = (int32_t)d;
+        m->whole_hash[i] = (uint32_t)(h >> 32);
+    }
+    return 0;
+}
+
 static PyObject *
 Merger_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
@@ -529,57 +729,18 @@ Merger_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         PyErr_SetString(PyExc_OverflowError, "too many rules for the C merge loop");
         goto fail;
     }
-    m = (Merger *)type->tp_alloc(type, 0);
+    m = merger_alloc(type, 256 + rules, rules, out_seq);
     if (m == NULL)
         goto fail;
-    uint64_t slots = 16;
-    int bits = 4;
-    while (slots < (uint64_t)rules * 2 + 2) {
-        slots *= 2;
-        bits++;
-    }
-    m->mask = slots - 1;
-    m->shift = 64 - bits;
-    m->slots = PyMem_Malloc(slots * sizeof(Slot));
-    m->byte_pairs = PyMem_Malloc(65536 * sizeof(int32_t));
-    m->outputs = PyMem_Calloc((size_t)(256 + rules), sizeof(PyObject *));
-    if (m->slots == NULL || m->byte_pairs == NULL || m->outputs == NULL) {
-        PyErr_NoMemory();
-        goto fail;
-    }
-    m->n_ids = 256 + rules;
-    for (uint64_t i = 0; i < slots; i++)
-        m->slots[i].key = EMPTY_KEY;
-    for (int i = 0; i < 65536; i++)
-        m->byte_pairs[i] = NO_RANK;
     PyObject **a_items = PySequence_Fast_ITEMS(a_seq);
     PyObject **b_items = PySequence_Fast_ITEMS(b_seq);
     for (Py_ssize_t k = 0; k < rules; k++) {
         int32_t a, b;
         if (dense_part(a_items[k], 256 + k, &a) < 0 || dense_part(b_items[k], 256 + k, &b) < 0)
             goto fail;
-        uint64_t key = ((uint64_t)(uint32_t)a << 32) | (uint32_t)b;
-        uint64_t i = slot_of(m, key);
-        while (m->slots[i].key != EMPTY_KEY && m->slots[i].key != key)
-            i = (i + 1) & m->mask;
-        if (m->slots[i].key == EMPTY_KEY) { /* the first rule for a pair is the one that fires */
-            m->slots[i].key = key;
-            m->slots[i].rank = k;
-            if ((a | b) < 256)
-                m->byte_pairs[a << 8 | b] = (int32_t)k;
-        }
+        /* The first rule for a pair is the one that fires: rule k makes the dense id 256 + k. */
+        insert_pair(m, a, b, VALUE(k, 256 + k), 0);
     }
-    PyObject **out_items = PySequence_Fast_ITEMS(out_seq);
-    for (Py_ssize_t d = 0; d < 256 + rules; d++) {
-        if (!PyLong_Check(out_items[d])) {
-            PyErr_SetString(PyExc_TypeError, "outputs must be ints");
-            goto fail;
-        }
-        Py_INCREF(out_items[d]);
-        m->outputs[d] = out_items[d];
-    }
-    if (ensure_capacity(m, 256) < 0)
-        goto fail;
     Py_DECREF(a_seq);
     Py_DECREF(b_seq);
     Py_DECREF(out_seq);
@@ -588,6 +749,124 @@ fail:
     Py_XDECREF(a_seq);
     Py_XDECREF(b_seq);
     Py_XDECREF(out_seq);
+    Py_XDECREF(m);
+    return NULL;
+}
+
+/* Merger.from_pairs(byte_units, pairs_a, pairs_b, ranks, results, outputs, whole): any pair table. */
+static PyObject *
+Merger_from_pairs(PyTypeObject *type, PyObject *args)
+{
+    PyObject *objs[7];
+    if (!PyArg_ParseTuple(args, "OOOOOOO:from_pairs", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5],
+                          &objs[6]))
+        return NULL;
+    PyObject *seqs[7] = {NULL};
+    Merger *m = NULL;
+    for (int i = 0; i < 7; i++) {
+        seqs[i] = PySequence_Fast(objs[i], "from_pairs takes sequences");
+        if (seqs[i] == NULL)
+            goto fail;
+    }
+    Py_ssize_t n_ids = PySequence_Fast_GET_SIZE(seqs[5]);
+    Py_ssize_t pairs = PySequence_Fast_GET_SIZE(seqs[1]);
+    if (PySequence_Fast_GET_SIZE(seqs[0]) != 256 || PySequence_Fast_GET_SIZE(seqs[2]) != pairs ||
+        PySequence_Fast_GET_SIZE(seqs[3]) != pairs || PySequence_Fast_GET_SIZE(seqs[4]) != pairs) {
+        PyErr_SetString(PyExc_ValueError, "from_pairs: 256 byte units and one a, b, rank, result per pair");
+        goto fail;
+    }
+    m = merger_alloc(type, n_ids, pairs, seqs[5]);
+    if (m == NULL)
+        goto fail;
+    for (int i = 0; i < 256; i++) {
+        int32_t unit;
+        if (dense_part(PySequence_Fast_GET_ITEM(seqs[0], i), n_ids, &unit) < 0)
+            goto fail;
+        m->byte_units[i] = unit;
+    }
+    for (Py_ssize_t k = 0; k < pairs; k++) {
+        int32_t a, b, rank, result;
+        if (dense_part(PySequence_Fast_GET_ITEM(seqs[1], k), n_ids, &a) < 0 ||
+            dense_part(PySequence_Fast_GET_ITEM(seqs[2], k), n_ids, &b) < 0 ||
+            dense_part(PySequence_Fast_GET_ITEM(seqs[3], k), INT32_MAX, &rank) < 0 ||
+            dense_part(PySequence_Fast_GET_ITEM(seqs[4], k), n_ids, &result) < 0)
+            goto fail;
+        insert_pair(m, a, b, VALUE(rank, result), 1);
+    }
+    if (whole_build(m, seqs[6]) < 0)
+        goto fail;
+    for (int i = 0; i < 7; i++)
+        Py_DECREF(seqs[i]);
+    return (PyObject *)m;
+fail:
+    for (int i = 0; i < 7; i++)
+        Py_XDECREF(seqs[i]);
+    Py_XDECREF(m);
+    return NULL;
+}
+
+/* Merger.from_ranks(tokens, outputs): tiktoken's semantics.  tokens[k] (bytes of two or more bytes, in rank
+ * order, distinct) is the dense id 256 + k; every split of it into two parts that are bytes or tokens is a
+ * pair of rank k; and every token is a whole piece. */
+static PyObject *
+Merger_from_ranks(PyTypeObject *type, PyObject *args)
+{
+    PyObject *tokens_obj, *out_obj;
+    if (!PyArg_ParseTuple(args, "OO:from_ranks", &tokens_obj, &out_obj))
+        return NULL;
+    PyObject *tokens = PySequence_Fast(tokens_obj, "tokens must be a sequence");
+    if (tokens == NULL)
+        return NULL;
+    PyObject *out_seq = PySequence_Fast(out_obj, "outputs must be a sequence");
+    if (out_seq == NULL) {
+        Py_DECREF(tokens);
+        return NULL;
+    }
+    Merger *m = NULL;
+    PyObject *whole = NULL;
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(tokens);
+    PyObject **items = PySequence_Fast_ITEMS(tokens);
+    Py_ssize_t pairs = 0;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        if (!PyBytes_Check(items[k]) || PyBytes_GET_SIZE(items[k]) < 2) {
+            PyErr_SetString(PyExc_TypeError, "tokens must be bytes of two or more bytes");
+            goto fail;
+        }
+        pairs += PyBytes_GET_SIZE(items[k]) - 1;
+    }
+    m = merger_alloc(type, 256 + count, pairs, out_seq);
+    if (m == NULL)
+        goto fail;
+    whole = PyList_New(256 + count);
+    if (whole == NULL)
+        goto fail;
+    for (Py_ssize_t d = 0; d < 256 + count; d++) {
+        PyObject *item = d < 256 ? Py_None : items[d - 256];
+        Py_INCREF(item);
+        PyList_SET_ITEM(whole, d, item);
+    }
+    if (whole_build(m, whole) < 0)
+        goto fail;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(items[k]);
+        Py_ssize_t len = PyBytes_GET_SIZE(items[k]);
+        for (Py_ssize_t i = 1; i < len; i++) {
+            int32_t left = i == 1 ? (int32_t)data[0] : whole_find(m, data, i);
+            if (left < 0)
+                continue; /* most prefixes are no token: skip the suffix's look-up */
+            int32_t right = i == len - 1 ? (int32_t)data[i] : whole_find(m, data + i, len - i);
+            if (right >= 0)
+                insert_pair(m, left, right, VALUE(k, 256 + k), 0);
+        }
+    }
+    Py_DECREF(whole);
+    Py_DECREF(tokens);
+    Py_DECREF(out_seq);
+    return (PyObject *)m;
+fail:
+    Py_XDECREF(whole);
+    Py_DECREF(tokens);
+    Py_DECREF(out_seq);
     Py_XDECREF(m);
     return NULL;
 }
@@ -1136,6 +1415,10 @@ fail:
 
 static PyMethodDef Merger_methods[] = {
     {"encode", (PyCFunction)Merger_encode, METH_O, "enc_R of one word (bytes-like) as a tuple of ids."},
+    {"from_pairs", (PyCFunction)Merger_from_pairs, METH_VARARGS | METH_CLASS,
+     "from_pairs(byte_units, pairs_a, pairs_b, ranks, results, outputs, whole): any pair table."},
+    {"from_ranks", (PyCFunction)Merger_from_ranks, METH_VARARGS | METH_CLASS,
+     "from_ranks(tokens, outputs): tiktoken's semantics for tokens of two or more bytes in rank order."},
     {"encode_pieces", (PyCFunction)Merger_encode_pieces, METH_VARARGS,
      "encode_pieces(pieces, cache, limit): the ids of every piece (str), through the word cache."},
     {"encode_text", (PyCFunction)Merger_encode_text, METH_VARARGS,

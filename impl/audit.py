@@ -60,8 +60,11 @@ siblings, never change meaning.
   ``variant``}]}}, ``verdict`` (the variants agreeing on every word), ``follows_declared`` (null when nothing
   was compared), ``spec_checked`` (words also run through ``spec.variants``: small rule lists only),
   ``spec_mismatches`` [{``word``, ``variant``, ``ids``}] (a fast variant ≠ the specification; expected empty).
-- ``project``: ``compared``, ``reason`` (how, or why not), ``bytes``, ``library_tokens``, ``project_tokens``,
-  ``agree``, ``first_difference`` {``index``, ``library``, ``project``} or null (all null when not compared).
+- ``project``: the project's tokenizer for the file (``impl.load``, the file's own library's semantics) against
+  the library: ``compared``, ``reason`` (how, or why not), ``semantics``, ``bytes``, ``library_tokens``,
+  ``project_tokens`` (on sample text), ``token_texts``, ``token_texts_differing`` (the vocabulary's own tokens
+  as texts, tokens no merge makes first), ``agree``, ``first_difference`` {``index``, ``library``,
+  ``project``, and ``text`` for a token text} or null (all null when not compared).
 - ``corpora``: [{``name``, ``bytes``, ``tokens``, ``bytes_per_token`` (def-utf8's compression rate),
   ``raw_bits_per_token`` (8 · bytes/token), ``bits_per_token`` (log2 |V|), ``encoded_by``}].
 - ``greedy_gap`` (prop-bpe-greedy-not-optimal, over the sampled corpus words weighted by their counts):
@@ -93,6 +96,8 @@ import regex
 from impl import patterns
 from impl.encoder import Encoder
 from impl.formats import GPT2_PATTERN, Conversion, Vocab, bytes_to_unicode, convert, load
+from impl.formats.errors import FormatError
+from impl.load import load_tokenizer
 from impl.patterns import PATTERNS, compile_pattern, pattern_name, resolve_pattern
 from impl.tokenizer import Tokenizer
 from spec.types import ALPHABET_SIZE, RuleTriple
@@ -895,39 +900,60 @@ def _not_compared(reason: str) -> dict[str, Any]:
             "agree": None, "first_difference": None}
 
 
+#: How many of the vocabulary's own tokens the audit encodes, as texts, with both the project and the library.
+TOKEN_TEXTS = 4000
+
+
+def _token_texts(vocab: Vocab, limit: int = TOKEN_TEXTS) -> list[str]:
+    """Texts made of the vocabulary's own tokens: the tokens no merge makes first, then an even spread of the rest."""
+    specials = set(vocab.specials.values())
+    chosen: list[int] = [token for token in vocab.unsplit if token not in specials]
+    others = [token for token in vocab.tokens if token not in specials and token not in set(chosen)]
+    step = max(1, len(others) // max(1, limit - len(chosen)))
+    chosen += others[::step]
+    texts: list[str] = []
+    for token in chosen[:limit]:
+        try:
+            texts.append(vocab.tokens[token].decode("utf-8"))
+        except UnicodeDecodeError:
+            continue
+    return [text for text in texts if text]
+
+
 def _project_section(
     view: FileView, library: Library, texts: Sequence[str], pattern: str | None
 ) -> dict[str, Any]:
-    """The project's Tokenizer (or its encoder on the library's pre-tokens) against the library on sample text."""
+    """The project's tokenizer for the file (``impl.load``: the file's own semantics) against the library, on the
+    sample text and on the vocabulary's own tokens as texts (whole-piece-only tokens among them)."""
     if view.vocab.kind == "sentencepiece-bpe":
-        return _not_compared("sentencepiece works on characters, the project's encoder on bytes")
-    if view.missing_byte_ids:
-        return _not_compared("the vocabulary lacks byte tokens")
+        return _not_compared("the engine does not run sentencepiece's BPE")
+    try:
+        tokenizer = load_tokenizer(view.vocab.source, pattern)
+    except (FormatError, ValueError) as error:
+        return _not_compared(f"the project refuses the file: {getattr(error, 'problem', error)}")
     text = "".join(texts)
     expected = library.encode_text(text)
-    to_file = view.to_file
-    if pattern is not None:
-        tokenizer = Tokenizer(view.conversion.rules, pattern, cache_size=1 << 16)
-        internal = tokenizer.encode_ordinary(text)
-        how = "Tokenizer with the pattern"
-    else:
-        internal = []
-        for word in library.pretokenize(text):
-            internal += view.encoder.encode_word(word)
-        how = "the project's encoder on the library's pre-tokens"
-    got = [to_file.get(t, t) for t in internal]
+    got = tokenizer.encode(text)
     first: dict[str, Any] | None = None
     if got != expected:
         at = next((i for i, (x, y) in enumerate(zip(got, expected, strict=False)) if x != y),
                   min(len(got), len(expected)))
         first = {"index": at, "library": expected[at : at + 5], "project": got[at : at + 5]}
+    token_texts = _token_texts(view.vocab)
+    differing = [piece for piece in token_texts if tokenizer.encode(piece) != library.encode_text(piece)]
+    if first is None and differing:
+        piece = differing[0]
+        first = {"index": 0, "text": piece, "library": library.encode_text(piece), "project": tokenizer.encode(piece)}
     return {
         "compared": True,
-        "reason": how,
+        "reason": f"the project's tokenizer ({tokenizer.semantics} semantics)",
+        "semantics": tokenizer.semantics,
         "bytes": len(text.encode("utf-8")),
         "library_tokens": len(expected),
         "project_tokens": len(got),
-        "agree": got == expected,
+        "token_texts": len(token_texts),
+        "token_texts_differing": len(differing),
+        "agree": got == expected and not differing,
         "first_difference": first,
     }
 
@@ -1202,5 +1228,9 @@ def findings(report: Mapping[str, Any]) -> list[str]:
     project = report["project"]
     if project.get("compared"):
         state = "agrees" if project["agree"] else "DISAGREES"
-        out.append(f"the project's encoder {state} with {library['name']} on {project['bytes']} bytes of text")
+        out.append(f"the project's tokenizer ({project['semantics']} semantics) {state} with {library['name']} on"
+                   f" {project['bytes']} bytes of text and {project['token_texts']} of the vocabulary's own tokens"
+                   f" as texts ({project['token_texts_differing']} differ)")
+    elif project.get("reason"):
+        out.append(f"the project's tokenizer was not compared: {project['reason']}")
     return out

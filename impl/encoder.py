@@ -20,12 +20,9 @@ one among equal ranks.  The two agree for every valid rule list:
   so no new rank-k pair appears; with a = b, (a a a) gives (c a), as the
   recursion of def-merge does.
 
-Long words use a linked list over positions, one bucket of positions per rank
-and a heap of the ranks that have a bucket; an entry is checked when reached
-and skipped if its pair has changed (lazy invalidation): O(n log n) for any
-rule list, including long runs a a a a … under (a, a ↦ c).  Words of at most
-``SHORT_WORD`` ids use a flat list scanned with C-level ``min``; its quadratic
-cost is bounded by a constant there.
+The merging itself is the engine's one loop (``impl.engine``): a flat list for
+short words, a heap of (rank, position) over a linked list for long ones,
+O(n log n) for any rule list, including long runs a a a a … under (a, a ↦ c).
 
 A *whole-token shortcut* returns (t) directly for a word whose bytes are ⟨⟨t⟩⟩,
 but only after proving enc_R(⟨⟨t⟩⟩) = (t) for that token (see
@@ -45,11 +42,11 @@ module against ``spec.enc`` and ``spec.dec``, which would be void if it called t
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Iterable, Sequence
-from itertools import islice, pairwise
+from itertools import islice
 from typing import Any
 
+from impl.engine import SHORT_WORD, merge_long, merge_short
 from spec.types import ALPHABET_SIZE, BPETypeError, InvalidRuleError, InvalidTokenError, Rule, RuleTriple
 
 try:
@@ -58,9 +55,6 @@ except ImportError:  # the C extension is optional: the pure-Python loops give t
     _fastenc = None
 
 __all__ = ["HAVE_C_LOOP", "SHORT_WORD", "USE_C_LOOP", "Encoder", "check_rules", "dec", "enc"]
-
-#: Words of at most this many ids are merged with the flat-list method; longer ones with the heap.
-SHORT_WORD = 40
 
 #: Whether the C merge loop (``impl/_fastenc.c``) is built.
 HAVE_C_LOOP: bool = _fastenc is not None
@@ -127,7 +121,6 @@ class Encoder:
         "_duplicates",
         "_fast",
         "_merges",
-        "_no_merge",
         "_parts",
         "_rank",
         "_reachable",
@@ -159,7 +152,6 @@ class Encoder:
             rank[c] = index
             token_bytes[c] = token_bytes[a] + token_bytes[b]
         self._merges = merges
-        self._no_merge = (len(checked) + 1) * stride  # a code above every real code
         self._parts = parts
         self._rank = rank
         self._bytes = token_bytes
@@ -324,101 +316,20 @@ class Encoder:
 
     # -- rank-order merging ---------------------------------------------------------------------------------
 
+    def _code(self, x: int, y: int) -> int | None:
+        """The code of the first rule joining (x, y): rank·stride + c, ordered as the rank; None if none."""
+        return self._merges.get(x * self._stride + y)
+
+    def _join(self, x: int, y: int, code: int) -> int:
+        return code % self._stride
+
     def _merge_short(self, ids: list[int]) -> list[int]:
-        """Merge the lowest-rank pair, leftmost first, until none is left; ``min``/``index`` run in C."""
-        if len(ids) < 2:
-            return ids
-        get = self._merges.get
-        stride = self._stride
-        none = self._no_merge
-        found = [get(x * stride + y, none) for x, y in pairwise(ids)]
-        while found:
-            best = min(found)
-            if best == none:
-                break
-            i = found.index(best)  # the leftmost pair of the lowest rank
-            c = best % stride
-            ids[i] = c
-            del ids[i + 1]
-            del found[i]
-            if i > 0:
-                found[i - 1] = get(ids[i - 1] * stride + c, none)
-            if i < len(found):
-                found[i] = get(c * stride + ids[i + 1], none)
-        return ids
+        """Rank-order merging of a short word by the engine's flat-list loop (``impl.engine.merge_short``)."""
+        return merge_short(ids, self._code, self._join)
 
     def _merge_long(self, ids: list[int]) -> list[int]:
-        """Rank-order merging over a linked list of positions, with lazily invalidated buckets: O(n log n).
-
-        Position i holds tok[i] (−1 once merged into its left neighbour); an
-        entry i in the bucket of rank r stands for the pair (tok[i], tok[nxt[i]])
-        and is skipped when reached if that pair no longer has rank r.  A heap
-        holds the ranks that have a bucket.  Applying rank k never creates a new
-        rank-k pair (module docstring), so its bucket is complete when popped;
-        sorting it (positions keep their original order) applies the merges
-        leftmost first, which is M_{r_k}.  Every position enters a bucket at
-        most once per merge next to it, so the work is O(n log n).
-        """
-        n = len(ids)
-        if n < 2:
-            return ids
-        get = self._merges.get
-        stride = self._stride
-        tok = ids
-        nxt = list(range(1, n + 1))
-        prv = list(range(-1, n - 1))
-        # Buckets are keyed by the rule's code, which orders as its rank does.
-        buckets: dict[int, list[int]] = {}
-        found_all = list(map(get, [x * stride + y for x, y in pairwise(tok)]))
-        for i, found in enumerate(found_all):
-            if found is not None:
-                bucket = buckets.get(found)
-                if bucket is None:
-                    buckets[found] = [i]
-                else:
-                    bucket.append(i)
-        del found_all
-        codes = list(buckets)
-        heapq.heapify(codes)
-        pop = heapq.heappop
-        push = heapq.heappush
-        while codes:
-            code = pop(codes)
-            positions = buckets.pop(code)
-            positions.sort()
-            c = code % stride
-            for i in positions:
-                left = tok[i]
-                if left < 0:
-                    continue
-                j = nxt[i]
-                if j >= n or get(left * stride + tok[j]) != code:
-                    continue
-                tok[i] = c
-                tok[j] = -1
-                k = nxt[j]
-                nxt[i] = k
-                if k < n:
-                    prv[k] = i
-                    after = get(c * stride + tok[k])
-                    if after is not None:
-                        bucket = buckets.get(after)
-                        if bucket is None:
-                            buckets[after] = [i]
-                            push(codes, after)
-                        else:
-                            bucket.append(i)
-                p = prv[i]
-                if p >= 0:
-                    before = get(tok[p] * stride + c)
-                    if before is not None:
-                        bucket = buckets.get(before)
-                        if bucket is None:
-                            buckets[before] = [p]
-                            push(codes, before)
-                        else:
-                            bucket.append(p)
-        return [t for t in tok if t >= 0]
+        """Rank-order merging of a long word by the engine's heap loop (``impl.engine.merge_long``): O(n log n)."""
+        return merge_long(ids, self._code, self._join)
 
     # -- the whole-token shortcut: which tokens are their own encoding ---------------------------------------
 

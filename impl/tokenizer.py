@@ -68,6 +68,7 @@ from typing import Any, Literal
 
 from impl.atomic import FormatError, atomic_write_text
 from impl.encoder import Encoder, check_rules
+from impl.models import SEMANTICS, MergeModel, SequentialModel, TiktokenModel
 from impl.patterns import PATTERNS, compile_pattern, pattern_name, resolve_pattern
 from impl.pretokenizers import PreTokenizer, SplitStep
 from spec.types import (
@@ -247,29 +248,49 @@ class Tokenizer:
         cache_size: int = 1 << 18,
         pretokenizer: PreTokenizer | Sequence[SplitStep] | None = None,
     ) -> None:
+        encoder = Encoder(rules, cache_size=0)
+        new_ids = frozenset(rule.c for rule in encoder.rules)
+        checked_bytes = self._check_byte_ids(byte_ids, new_ids)
+        self._setup(SequentialModel(encoder, checked_bytes), pattern, special_tokens, cache_size, pretokenizer)
+
+    @classmethod
+    def from_model(
+        cls,
+        model: MergeModel,
+        pattern: str = "words",
+        special_tokens: Mapping[str, int] | None = None,
+        *,
+        cache_size: int = 1 << 18,
+        pretokenizer: PreTokenizer | Sequence[SplitStep] | None = None,
+    ) -> Tokenizer:
+        """A tokenizer running ``model``'s semantics (``impl.models``: tiktoken, Hugging Face BPE, sequential)."""
+        tokenizer = cls.__new__(cls)
+        tokenizer._setup(model, pattern, special_tokens, cache_size, pretokenizer)
+        return tokenizer
+
+    def _setup(
+        self,
+        model: MergeModel,
+        pattern: str,
+        special_tokens: Mapping[str, int] | None,
+        cache_size: int,
+        pretokenizer: PreTokenizer | Sequence[SplitStep] | None,
+    ) -> None:
         if not _is_int(cache_size) or cache_size < 0:
             raise BPETypeError(f"cache_size must be a non-negative int, not {cache_size!r}")
-        self._encoder = Encoder(rules, cache_size=0)
+        self._model = model
         self._pattern_source = resolve_pattern(pattern)
         self._regex = compile_pattern(self._pattern_source)
         self._pretokenizer = self._check_pretokenizer(pretokenizer)
-        new_ids = frozenset(rule.c for rule in self._encoder.rules)
-        self._byte_ids = self._check_byte_ids(byte_ids, new_ids)
-        vocabulary: Container[int] = self._encoder
-        if self._byte_ids is not None:
-            vocabulary = new_ids.union(self._byte_ids)
-        self._specials = check_special_tokens(special_tokens, vocabulary)
+        table = model.token_table()
+        self._specials = check_special_tokens(special_tokens, table)
         self._special_bytes: dict[int, bytes] = {token: name.encode("utf-8") for name, token in self._specials.items()}
-        to_external = self._byte_ids
-        table: dict[int, bytes] = {}
-        for token, data in self._encoder.token_table().items():
-            table[to_external[token] if token < ALPHABET_SIZE and to_external is not None else token] = data
         table.update(self._special_bytes)
         self._table = table
         self._cache = _PieceCache(self._encode_piece, cache_size)
         self._cache_size = cache_size
-        # The C word loop (impl/_fastenc.c) reports external ids itself and fills the same cache.
-        self._fast: Any = self._encoder._c_merger(self._byte_ids)
+        # The C word loop (impl/_fastenc.c) reports the model's ids itself and fills the same cache.
+        self._fast: Any = model.c_merger()
         # tiktoken's patterns are also written out by hand in C (split_pattern), with a code point table from regex.
         self._split_table: bytes | None = None
         self._split_which = _HAND_WRITTEN.get(self._pattern_source, -1) if self._pretokenizer is None else -1
@@ -282,7 +303,7 @@ class Tokenizer:
         if self._pretokenizer is not None:
             pattern = f"{len(self._pretokenizer.steps)} split steps"
         return (
-            f"Tokenizer(rules={len(self.rules)}, pattern={pattern}, special_tokens={len(self._specials)},"
+            f"Tokenizer(semantics={self.semantics}, pattern={pattern}, special_tokens={len(self._specials)},"
             f" vocab_size={self.vocab_size})"
         )
 
@@ -325,9 +346,27 @@ class Tokenizer:
     # -- properties -------------------------------------------------------------------------------------
 
     @property
+    def semantics(self) -> str:
+        """Which BPE semantics encoding runs: "sequential" (the article's), "tiktoken" or "hf-bpe" (``impl.models``)."""
+        return self._model.semantics
+
+    @property
+    def model(self) -> MergeModel:
+        """The merge model: one pre-token's bytes to ids, under ``semantics``."""
+        return self._model
+
+    def _sequential(self, what: str) -> SequentialModel:
+        if not isinstance(self._model, SequentialModel):
+            raise BPEValueError(
+                f"{what} needs the article's sequential semantics; this tokenizer runs {self.semantics!r}"
+                f" ({SEMANTICS[self.semantics]}), which no rule list reproduces in general"
+            )
+        return self._model
+
+    @property
     def rules(self) -> tuple[Rule, ...]:
-        """The rule list r_1..r_m (internal ids: bytes are 0..255)."""
-        return self._encoder.rules
+        """The rule list r_1..r_m (internal ids: bytes are 0..255); only for the sequential semantics."""
+        return self._sequential("a rule list").rules
 
     @property
     def pattern(self) -> str:
@@ -360,18 +399,25 @@ class Tokenizer:
 
     @property
     def byte_ids(self) -> tuple[int, ...]:
-        """The external id of each byte 0..255."""
-        return self._byte_ids if self._byte_ids is not None else tuple(range(ALPHABET_SIZE))
+        """The id of each byte 0..255 (the smallest id standing for it alone; -1 where none does)."""
+        if isinstance(self._model, SequentialModel):
+            byte_ids = self._model.byte_ids
+            return byte_ids if byte_ids is not None else tuple(range(ALPHABET_SIZE))
+        found = [-1] * ALPHABET_SIZE
+        for token in sorted(self._model.token_table().items(), reverse=True):
+            if len(token[1]) == 1:
+                found[token[1][0]] = token[0]
+        return tuple(found)
 
     @property
     def vocab_size(self) -> int:
         """The number of ids: |V_m| = 256 + m (prop-bpe-vocab-size) plus the special tokens."""
-        return self._encoder.vocabulary_size + len(self._specials)
+        return self._model.vocabulary_size + len(self._specials)
 
     @property
     def encoder(self) -> Encoder:
-        """The compiled rule list (internal ids)."""
-        return self._encoder
+        """The compiled rule list (internal ids); only for the sequential semantics."""
+        return self._sequential("the rule encoder").encoder
 
     def token_bytes(self, token: int) -> bytes:
         """⟨⟨t⟩⟩ for an id of V_m, or the UTF-8 bytes of a special token's name (def-alphabet-vocab, def-utf8)."""
@@ -391,15 +437,21 @@ class Tokenizer:
     # -- encoding (def-bpe, def-utf8) -------------------------------------------------------------------
 
     def _encode_piece(self, piece: str) -> tuple[int, ...]:
-        """enc_R of one word's bytes, in external ids; the word cache calls this on a miss."""
-        ids = self._encoder.encode_word_uncached(piece.encode("utf-8", "surrogateescape"))
-        to_external = self._byte_ids
-        if to_external is None:
-            return ids
-        return tuple(to_external[t] if t < ALPHABET_SIZE else t for t in ids)
+        """The model's ids for one word's bytes; the word cache calls this on a miss."""
+        return self._model.encode_word(piece.encode("utf-8", "surrogateescape"))
 
     def _ordinary(self, text: str) -> list[int]:
         """Pre-tokenize with the pattern and encode every word through the cache."""
+        try:
+            return self._ordinary_unchecked(text)
+        except InvalidTextError:
+            raise
+        except ValueError as error:
+            if type(error) is not ValueError:
+                raise
+            raise InvalidTextError(str(error)) from None  # the C loop's word that needs a byte without an id
+
+    def _ordinary_unchecked(self, text: str) -> list[int]:
         fast = self._fast is not None and len(text) < C_TEXT_LIMIT
         if fast and self._split_table is not None:
             # The hand-written pattern matches at every position: the pieces cover the text.
@@ -547,13 +599,14 @@ class Tokenizer:
 
     def to_json(self) -> str:
         """The tokenizer in the project's file format (see the module docstring); one rule per line."""
+        model = self._sequential("the project's tokenizer file")
         header: dict[str, Any] = {
             "format": FORMAT_NAME,
             "version": FORMAT_VERSION if self._pretokenizer is None else PRETOKENIZER_FORMAT_VERSION,
             "pattern": self._pattern_source,
             "pattern_name": self.pattern_name,
             "special_tokens": dict(self._specials),
-            "byte_ids": list(self._byte_ids) if self._byte_ids is not None else None,
+            "byte_ids": list(model.byte_ids) if model.byte_ids is not None else None,
         }
         if self._pretokenizer is not None:
             header["pretokenizer"] = self._pretokenizer.to_json_value()
@@ -661,19 +714,12 @@ class Tokenizer:
         *,
         cache_size: int = 1 << 18,
     ) -> Tokenizer:
-        """Recover the merge list from a tiktoken rank file (token bytes → rank = id).
+        """A tokenizer that encodes exactly as tiktoken does with this rank file (token bytes → rank = id).
 
-        The single bytes must hold the ranks 0..255 (they do in r50k, cl100k
-        and o200k); they become ``byte_ids``.  Every longer token t, in rank
-        order, becomes the rule (x, y ↦ rank(t)) where ⟨⟨x⟩⟩⟨⟨y⟩⟩ = t is the
-        split tiktoken's own merge would form last: the split into two tokens
-        of lower rank if there is one, else the two parts left by merging t's
-        bytes by rank with the tokens of lower rank only.  A token that this
-        merge does not bring down to two parts (tiktoken itself never produces
-        it from its own bytes) takes the split whose larger rank is smallest.
+        Any rank file, proper or not, the empty token included: ``impl.models.TiktokenModel``.  No merge list is
+        recovered (``tiktoken_rules`` does that, for files where the article's semantics give the same ids).
         """
-        rules, byte_ids = tiktoken_rules(ranks)
-        return cls(rules, pattern, special_tokens, byte_ids=byte_ids, cache_size=cache_size)
+        return cls.from_model(TiktokenModel(ranks), pattern, special_tokens, cache_size=cache_size)
 
 
 def check_special_tokens(special_tokens: Mapping[str, int] | None, vocabulary: Container[int]) -> dict[str, int]:

@@ -8,6 +8,13 @@
 (iv)  ``enc_whole_word_first``: if the word's bytes are a token, that token; otherwise another variant
       (tiktoken's lookup of a whole pre-token, Hugging Face's ``ignore_merges``).
 
+The same semantics over the tables the libraries read, which need not be valid rule lists at all:
+
+``enc_tiktoken(ranks, data)``  tiktoken on any rank file (token bytes → rank, the rank being the id): (iv) with
+      (iii), the rank of two parts being the rank of their joined bytes, whatever tokens came before;
+``enc_pair_rank(merges, data)``  a Hugging Face BPE model: (ii) on a merge table (a, b) → (rank, c), where c
+      need not be new and a rank need not exceed the ranks of the merges that made a and b.
+
 Where they agree and where they do not (``proofs_tests/test_variants.py``):
 (i) = (ii) on every valid rule list: a rule's pair involves only ids made before it, and after rule j no
 (a_j, b_j) pair is left, so merging the earliest rule first replays the rules in order.  (iii) can differ, by
@@ -17,7 +24,7 @@ r3 = (ab, c), (i) encodes abc as (a, bc) but (iii) joins a and bc into abc becau
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from spec.bpe import enc_tokens
 from spec.merge import symbols, validate_rules
@@ -115,6 +122,49 @@ def unreachable_tokens(rules: Sequence[RuleTriple]) -> list[int]:
     return [rule.c for rule in checked if not reachable(checked, rule.c)]
 
 
+def merge_by_joined_rank(ranks: Mapping[bytes, int], parts: list[bytes]) -> list[bytes]:
+    """(iii) on a rank table: join the leftmost adjacent two whose joined bytes have the lowest rank, until none."""
+    best: tuple[int, int] | None = None  # (rank, position)
+    for position in range(len(parts) - 1):
+        rank = ranks.get(parts[position] + parts[position + 1])
+        if rank is not None and (best is None or rank < best[0]):
+            best = (rank, position)
+    if best is None:
+        return parts
+    _, position = best
+    joined = parts[position] + parts[position + 1]
+    return merge_by_joined_rank(ranks, parts[:position] + [joined] + parts[position + 2 :])
+
+
+def enc_tiktoken(ranks: Mapping[bytes, int], data: bytes) -> list[int]:
+    """tiktoken's encoding of one pre-token: its rank if it is a token, else (iii) on its bytes, ids = ranks.
+
+    A part that is a byte without a rank has no id: ``KeyError`` names it (tiktoken fails there too).
+    """
+    if data in ranks:
+        return [ranks[data]]
+    return [ranks[part] for part in merge_by_joined_rank(ranks, [bytes([byte]) for byte in data])]
+
+
+def merge_by_pair_rank(merges: Mapping[tuple[int, int], tuple[int, int]], units: list[int]) -> list[int]:
+    """(ii) on a merge table (a, b) → (rank, c): merge the leftmost pair of the lowest rank, until none is left."""
+    best: tuple[int, int] | None = None  # (rank, position)
+    for position in range(len(units) - 1):
+        found = merges.get((units[position], units[position + 1]))
+        if found is not None and (best is None or found[0] < best[0]):
+            best = (found[0], position)
+    if best is None:
+        return units
+    _, position = best
+    joined = merges[(units[position], units[position + 1])][1]
+    return merge_by_pair_rank(merges, units[:position] + [joined] + units[position + 2 :])
+
+
+def enc_pair_rank(merges: Mapping[tuple[int, int], tuple[int, int]], units: Sequence[int]) -> list[int]:
+    """A Hugging Face BPE model on a word's initial units (ids): (ii) on its merge table."""
+    return merge_by_pair_rank(merges, list(units))
+
+
 VARIANTS: dict[str, Encoder] = {
     "sequential": enc_sequential,
     "rule-rank": enc_rule_rank,
@@ -126,8 +176,10 @@ VARIANTS: dict[str, Encoder] = {
 __all__ = [
     "VARIANTS",
     "enc_bytes_rank",
+    "enc_pair_rank",
     "enc_rule_rank",
     "enc_sequential",
+    "enc_tiktoken",
     "enc_whole_word_first",
     "reachable",
     "unreachable_tokens",

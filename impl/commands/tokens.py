@@ -33,7 +33,8 @@ def run_encode(args: argparse.Namespace) -> int:
     text = _input_text(args)
     ids = tokenizer.encode(text, allowed_special="all" if args.specials else None)
     if args.json:
-        print(json.dumps({"ids": ids, "tokens": len(ids), "bytes": len(text.encode("utf-8"))}))
+        print(json.dumps({"ids": ids, "tokens": len(ids), "bytes": len(text.encode("utf-8")),
+                          "semantics": tokenizer.semantics}))
     else:
         print(" ".join(map(str, ids)))
     return EXIT_OK

@@ -12,7 +12,7 @@ list, reporting improper merges.
 from impl.formats.errors import FormatError
 from impl.formats.gpt2 import gpt2_bytes, load_gpt2, write_gpt2
 from impl.formats.hf_json import hf_json_bytes, read_hf_json, write_hf_json
-from impl.formats.loader import load
+from impl.formats.loader import load, sniff
 from impl.formats.model import (
     GPT2_PATTERN,
     KINDS,
@@ -50,6 +50,7 @@ __all__ = [
     "read_project",
     "read_sentencepiece",
     "read_tiktoken",
+    "sniff",
     "tiktoken_bytes",
     "to_rules",
     "unicode_to_bytes",

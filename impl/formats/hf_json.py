@@ -236,6 +236,8 @@ def _parse_hf_json(path: str | os.PathLike[str], data: bytes) -> Vocab:
             tokens[token_id] = _token_bytes(reader, text, byte_level, byte_fallback)
         ids[text] = token_id
     merges = resolve_merges(path, _merge_pairs(reader, reader.lst(model.get("merges", []), "model.merges")), ids)
+    unk_token = model.get("unk_token")
+    unk = ids.get(unk_token) if isinstance(unk_token, str) else None
 
     tokens = dict(sorted(tokens.items()))
     return Vocab(
@@ -249,7 +251,35 @@ def _parse_hf_json(path: str | os.PathLike[str], data: bytes) -> Vocab:
         byte_fallback=byte_fallback,
         unsplit=unmerged_tokens(tokens, merges, set(specials.values())),
         pre_tokenizers=steps,
+        unk=unk,
+        fuse_unk=model.get("fuse_unk") is True,
+        unsupported=_unsupported(root, model, byte_level),
     )
+
+
+def _unsupported(root: dict[str, object], model: dict[str, object], byte_level: bool) -> tuple[str, ...]:
+    """The features of a tokenizer.json that the engine does not execute, each named."""
+    found: list[str] = []
+    normalizer = root.get("normalizer")
+    while isinstance(normalizer, dict) and normalizer.get("type") == "Sequence":
+        inner = normalizer.get("normalizers")
+        if inner == []:
+            normalizer = None  # an empty sequence changes nothing
+        elif isinstance(inner, list) and len(inner) == 1:
+            normalizer = inner[0]
+        else:
+            break
+    if normalizer is not None:
+        kind = normalizer.get("type") if isinstance(normalizer, dict) else None
+        found.append(f"the normalizer ({kind or 'unknown type'})")
+    if model.get("dropout") not in (None, 0, 0.0):
+        found.append(f"BPE dropout ({model.get('dropout')})")
+    for key in ("continuing_subword_prefix", "end_of_word_suffix"):
+        if model.get(key):
+            found.append(f"the model's {key} ({model.get(key)!r})")
+    if not byte_level:
+        found.append("a vocabulary of characters rather than bytes (no ByteLevel pre-tokenizer or decoder)")
+    return tuple(found)
 
 
 def read_hf_json(path: str | os.PathLike[str]) -> Vocab:

@@ -51,6 +51,14 @@ def _format_of(path: Path, data: bytes) -> str:
     raise FormatError(path, None, "cannot tell the format from the name or the content")
 
 
+def sniff(path: str | os.PathLike[str]) -> tuple[str, bytes]:
+    """The format of a file (as ``load`` decides it) and its decompressed content; a directory is not read."""
+    target = Path(path)
+    raw = read_raw(target)
+    data = decompress(target, raw)
+    return _format_of(target, data if raw.startswith(GZIP_MAGIC) else raw), data
+
+
 def load(path: str | os.PathLike[str], *, pattern: str | None = None) -> Vocab:
     """Read a tokenizer file of any supported format into a ``Vocab``.
 

@@ -117,6 +117,9 @@ class Vocab:
     - ``scores``: sentencepiece piece scores (id → score).
     - ``add_dummy_prefix``: sentencepiece adds a space before the text.
     - ``remove_extra_whitespaces``: sentencepiece squeezes runs of spaces.
+    - ``unk``, ``fuse_unk``: Hugging Face's unknown token (id) and whether consecutive unknowns become one.
+    - ``unsupported``: the features of the file that the engine does not execute (a normalizer, BPE dropout,
+      a word prefix or suffix, …), each named; a tokenizer is refused for encoding while this is not empty.
 
     Two models are equal when all fields are equal; compare
     ``dataclasses.replace(a, source="")`` to ignore where they came from.
@@ -135,6 +138,9 @@ class Vocab:
     scores: dict[int, float] = field(default_factory=dict)
     add_dummy_prefix: bool = False
     remove_extra_whitespaces: bool = False
+    unk: int | None = None
+    fuse_unk: bool = False
+    unsupported: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         return (

@@ -11,6 +11,7 @@ import base64
 import binascii
 import os
 import re
+from base64 import b64decode, b64encode
 
 from impl.formats._io import _atomic_write, compress_if_gz, decode_utf8, read_bytes
 from impl.formats.derive import derive_merges
@@ -21,13 +22,40 @@ _RANK = re.compile(r"[0-9]+")
 _BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
 
 
+_WELL_FORMED = re.compile(rb"(?:[A-Za-z0-9+/=]+[ \t]+[0-9]{1,30}[ \t]*\r?\n|[ \t\r]*\n)*"
+                          rb"(?:[A-Za-z0-9+/=]+[ \t]+[0-9]{1,30}[ \t]*\r?|[ \t\r]*)")
+
+
 def parse_tiktoken(path: str | os.PathLike[str], data: bytes) -> dict[bytes, int]:
-    """The ``token bytes → rank`` table in ``data`` (already decompressed), checked line by line.
+    """The ``token bytes → rank`` table in ``data`` (already decompressed), as tiktoken reads it.
 
     Blank lines are skipped, as tiktoken does.  Every other line must be two
-    fields: standard base64 (with padding) of a non-empty byte string, and a
-    decimal rank.  No rank and no token may occur twice.
+    fields: standard base64 (with padding) of a byte string, and a decimal
+    rank.  A field of only padding (``=``) is the empty token, as tiktoken
+    decodes it.  No rank and no token may occur twice.  Well-formed files are
+    read in one pass as fast as tiktoken reads them; any other file is read
+    again line by line to name the first bad line.
     """
+    if _WELL_FORMED.fullmatch(data):
+        ranks: dict[bytes, int] = {}
+        encoded: list[bytes] = []
+        try:
+            for line in data.split(b"\n"):
+                fields = line.split()
+                if fields:
+                    encoded.append(fields[0])
+                    ranks[b64decode(fields[0])] = int(fields[1])
+        except (binascii.Error, ValueError):
+            return _parse_tiktoken_lines(path, data)
+        # Every field must be the canonical base64 of its token (b64decode alone skips stray characters).
+        if ranks and len(encoded) == len(ranks) == len(set(ranks.values())) and encoded == [
+            b64encode(token) or b"=" for token in ranks
+        ]:
+            return ranks
+    return _parse_tiktoken_lines(path, data)
+
+
+def _parse_tiktoken_lines(path: str | os.PathLike[str], data: bytes) -> dict[bytes, int]:
     text = decode_utf8(path, data)
     ranks: dict[bytes, int] = {}
     line_of_rank: dict[int, int] = {}
@@ -39,14 +67,15 @@ def parse_tiktoken(path: str | os.PathLike[str], data: bytes) -> dict[bytes, int
         if len(fields) != 2:
             raise FormatError(path, where, f"expected 'base64 rank', found {len(fields)} field(s)")
         encoded, rank_text = fields
-        if not _BASE64.fullmatch(encoded) or len(encoded) % 4:
-            raise FormatError(path, where, f"{encoded[:40]!r} is not base64")
-        try:
-            token = base64.b64decode(encoded, validate=True)
-        except (binascii.Error, ValueError) as exc:
-            raise FormatError(path, where, f"{encoded[:40]!r} is not base64: {exc}") from exc
-        if not token:
-            raise FormatError(path, where, "the token is empty")
+        if encoded.strip("=") == "" and len(encoded) <= 2:
+            token = b""  # tiktoken decodes a field of padding alone as the empty token
+        else:
+            if not _BASE64.fullmatch(encoded) or len(encoded) % 4:
+                raise FormatError(path, where, f"{encoded[:40]!r} is not base64")
+            try:
+                token = base64.b64decode(encoded, validate=True)
+            except (binascii.Error, ValueError) as exc:
+                raise FormatError(path, where, f"{encoded[:40]!r} is not base64: {exc}") from exc
         if not _RANK.fullmatch(rank_text):
             raise FormatError(path, where, f"the rank {rank_text[:40]!r} is not a non-negative integer")
         if len(rank_text) > 30:
