@@ -896,8 +896,9 @@ def _spec_check(view: FileView, words: Sequence[bytes]) -> tuple[int, list[dict[
 
 
 def _not_compared(reason: str) -> dict[str, Any]:
-    return {"compared": False, "reason": reason, "bytes": 0, "library_tokens": None, "project_tokens": None,
-            "agree": None, "first_difference": None}
+    return {"compared": False, "reason": reason, "semantics": None, "bytes": 0, "library_tokens": None,
+            "project_tokens": None, "token_texts": 0, "token_texts_differing": 0, "agree": None,
+            "first_difference": None}
 
 
 #: How many of the vocabulary's own tokens the audit encodes, as texts, with both the project and the library.

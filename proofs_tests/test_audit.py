@@ -164,7 +164,9 @@ def test_planted_rank_file_findings(tmp_path: Path) -> None:
     assert any(item["word"] == "xyz" and item["library"] == [257] for item in
                variants["results"]["bytes-rank"]["disagreements"])
     assert variants["spec_checked"] > 0 and variants["spec_mismatches"] == []
-    assert report["project"]["compared"] is False  # a byte without a token
+    # the project runs tiktoken's semantics on the file as it is: the same ids, xyz and its own tokens included
+    assert report["project"]["compared"] is True and report["project"]["semantics"] == "tiktoken"
+    assert report["project"]["agree"] is True and report["project"]["token_texts"] > 0
 
 
 def test_planted_tokenizer_json_findings(tmp_path: Path) -> None:
@@ -286,7 +288,8 @@ SECTION_KEYS = {
     "library": {"name", "version", "available", "error"},
     "variants": {"declared", "words", "skipped_long", "sources", "results", "verdict", "follows_declared",
                  "spec_checked", "spec_mismatches"},
-    "project": {"compared", "reason", "bytes", "library_tokens", "project_tokens", "agree", "first_difference"},
+    "project": {"compared", "reason", "semantics", "bytes", "library_tokens", "project_tokens", "token_texts",
+                "token_texts_differing", "agree", "first_difference"},
     "greedy_gap": {"words", "occurrences", "bpe_tokens", "shortest_tokens", "saved_percent", "words_shorter",
                    "worst"},
 }
@@ -317,8 +320,9 @@ def test_cli_json_html_and_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixt
         assert all(set(item) == {"word", "hex", "library", "variant"} for item in entry["disagreements"])
     assert [set(row) for row in report["corpora"]] == [CORPUS_KEYS]
     assert report["corpora"][0]["name"] == "corpus.txt.gz" and report["corpora"][0]["tokens"] > 0
-    # the file's improper merge (xy + z) makes tokenizers give xyz where (i) on the proper merges gives xy, z
-    assert report["project"]["compared"] is True and report["project"]["agree"] is False
+    # the file's improper merge (xy + z): the project runs the Hugging Face semantics, so it gives xyz as well
+    assert report["project"]["compared"] is True and report["project"]["agree"] is True
+    assert report["project"]["semantics"] == "hf-bpe" and report["project"]["token_texts_differing"] == 0
     page = out_html.read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>") and "<svg" in page and "</html>" in page
     assert not list(tmp_path.glob(".*.tmp"))  # the atomic writes left no temporary file

@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 import impl.encoder
 import spec
 from impl.atomic import FormatError
-from impl.commands import UsageError
 from impl.commands._vocab import load_tokenizer
+from impl.formats.errors import FormatError as FileFormatError
 from impl.formats.model import PreTokenizerStep, token_string_to_bytes
 from impl.pretokenizers import BEHAVIORS, GPT2_SPLIT, PreTokenizer, SplitStep, steps_from_hf, translate_oniguruma
 from impl.tokenizer import FORMAT_VERSION, PRETOKENIZER_FORMAT_VERSION, Tokenizer
@@ -468,6 +468,6 @@ def test_load_tokenizer_refuses_unsupported_steps(tmp_path: Path) -> None:
     document = json.loads(model.to_str())
     path = tmp_path / "tokenizer.json"
     path.write_text(json.dumps(document), encoding="utf-8")
-    with pytest.raises(UsageError, match="Whitespace"):
+    with pytest.raises(FileFormatError, match="Whitespace"):
         load_tokenizer(str(path))
     assert load_tokenizer(str(path), "words").pretokenizer is None
