@@ -66,7 +66,7 @@ from itertools import chain, islice
 from pathlib import Path
 from typing import Any, Literal
 
-from impl.atomic import FormatError, atomic_write_text
+from impl.atomic import FormatError, atomic_write_bytes, atomic_write_text
 from impl.encoder import Encoder, check_rules
 from impl.models import SEMANTICS, MergeModel, SequentialModel, TiktokenModel
 from impl.patterns import PATTERNS, compile_pattern, pattern_name, resolve_pattern
@@ -131,6 +131,8 @@ def _char_table() -> bytes:
     """
     global _CHAR_TABLE
     if _CHAR_TABLE is None:
+        _CHAR_TABLE = _cached_char_table()
+    if _CHAR_TABLE is None:
         import array
 
         import regex
@@ -157,7 +159,46 @@ def _char_table() -> bytes:
             for match in regex.finditer(f"(?i:{letter})", everything):
                 planes[0][match.start()] |= index << 3
         _CHAR_TABLE = bytes(planes[0] + planes[1])
+        _store_char_table(_CHAR_TABLE)
     return _CHAR_TABLE
+
+
+def _char_table_path() -> Path:
+    """Where the code point table is kept between runs: keyed by the regex module's and Python's Unicode versions."""
+    import hashlib
+    import unicodedata
+
+    import regex
+
+    key = f"{regex.__version__}-{unicodedata.unidata_version}-{sys.version_info[:2]}-1"
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "bpeproof"
+    return base / f"chars-{hashlib.sha256(key.encode()).hexdigest()[:16]}.bin"
+
+
+def _cached_char_table() -> bytes | None:
+    """The table from the cache, if a complete one is there (its SHA-256 is stored after it and checked)."""
+    import hashlib
+
+    try:
+        data = _char_table_path().read_bytes()
+    except OSError:
+        return None
+    table, digest = data[:-32], data[-32:]
+    if len(table) != 2 * 0x110000 or hashlib.sha256(table).digest() != digest:
+        return None
+    return table
+
+
+def _store_char_table(table: bytes) -> None:
+    """Keep the table for the next run; a cache that cannot be written is only slower."""
+    import hashlib
+
+    try:
+        path = _char_table_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(path, table + hashlib.sha256(table).digest())
+    except OSError:
+        pass
 
 
 class _PieceCache(dict[str, tuple[int, ...]]):
