@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -10,3 +13,13 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile("bpeproof")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the CrossHair runs as soon as a test that needs them is collected, so that they run beside the rest
+    of the suite instead of after it (their budgets count CPU seconds: the verdicts do not depend on the load)."""
+    if any(Path(str(item.fspath)).name.startswith("test_crosshair_") for item in session.items):
+        from proofs_tests import crosshair_runs
+
+        for group in ("spec", "impl"):  # the runs kept out of CI ("extra") start only on demand
+            crosshair_runs.start(group)
