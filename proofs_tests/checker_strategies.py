@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 
 from proofs_tests.strategies import alphabets, corpora, fresh_ids, rule_lists_over, runs_over, texts
 from spec.bpe import train
-from spec.merge import merge
+from spec.merge import merge, validate_rules
 from spec.types import ALPHABET_SIZE, Rule
 
 Call = tuple[str, tuple[Any, ...]]
@@ -312,4 +312,55 @@ def fast_enc_calls(seed: int, count: int = 64, max_size: int = 40) -> list[Call]
             pieces.append(bytes([rng.choice(alphabet)]) * rng.choice([1, 1, 2, 3, 5, 8]))
         data = b"".join(pieces)[: rng.randint(0, max_size)]
         calls.append(("enc", (_fast_rules(rng, alphabet, data), data)))
+    for index in range(1, count):
+        if rng.random() < RELATED_SHARE:
+            calls[index] = _related_call(rng, calls[rng.randrange(index)], calls[rng.randrange(index)])
+    if rng.random() < LONG_SHARE:
+        calls[rng.randrange(count)] = _fast_long_call(rng)
     return calls
+
+
+#: The share of calls that repeat an earlier call of the batch with one thing changed: a cache with a wrong
+#: key (length, first byte, the rule set without its order, the data alone) answers them with the earlier answer.
+RELATED_SHARE = 0.15
+
+
+def _related_call(rng: random.Random, earlier: Call, other: Call) -> Call:
+    """``earlier`` with its rules reordered, its data changed at one place, or ``other``'s rules."""
+    rules, data = earlier[1]
+    how = rng.choice(["reorder", "reorder", "one byte", "other rules"])
+    if how == "reorder" and len(rules) >= 2:
+        shuffled = list(rules)
+        rng.shuffle(shuffled)
+        if _valid_rules(shuffled):
+            return ("enc", (shuffled, data))
+    if how == "one byte" and data:
+        at = rng.randrange(len(data))
+        changed = data[:at] + bytes([rng.choice([*set(data), rng.randrange(ALPHABET_SIZE)])]) + data[at + 1 :]
+        return ("enc", (rules, changed))
+    return ("enc", (other[1][0], data))
+
+
+def _valid_rules(rules: list[Rule]) -> bool:
+    try:
+        validate_rules(rules)
+    except ValueError:
+        return False
+    return True
+
+
+#: The share of batches that carry one long call: chunking bugs live beyond the spec's guard.
+LONG_SHARE = 0.25
+_FAST_BORDERS = [n + d for n in (512, 1024, 2048, 4096) for d in (1, 2, 3, 17)]
+
+
+def _fast_long_call(rng: random.Random) -> Call:
+    """One enc call on 300–4200 random bytes over 1–3 symbols (often just past a power of two), rules that fire.
+
+    Random bytes over a tiny alphabet put a mergeable pair across any chunk border with good probability.
+    """
+    source = rng.choice(_FAST_ALPHABETS)
+    alphabet = bytes(rng.sample(list(source), rng.randint(1, min(3, len(source)))))
+    length = rng.choice(_FAST_BORDERS) if rng.random() < 0.5 else rng.randint(300, 4200)
+    data = bytes(rng.choice(alphabet) for _ in range(length))
+    return ("enc", (_fast_rules(rng, alphabet, data[:24]), data))
