@@ -100,6 +100,7 @@ from impl.formats.errors import FormatError
 from impl.load import load_tokenizer
 from impl.patterns import PATTERNS, compile_pattern, pattern_name, resolve_pattern
 from impl.tokenizer import Tokenizer
+from impl.unicode_classes import stand_ins
 from spec.types import ALPHABET_SIZE, RuleTriple
 
 __all__ = [
@@ -360,7 +361,8 @@ class TiktokenLibrary:
         return len(self._encoding.encode_ordinary(text))
 
     def pretokenize(self, text: str) -> list[bytes]:
-        return [match.group().encode("utf-8") for match in self._regex.finditer(text)]
+        pinned = stand_ins(text)  # tiktoken's engine classifies by Unicode 16.0 (impl.unicode_classes)
+        return [text[match.start() : match.end()].encode("utf-8") for match in self._regex.finditer(pinned)]
 
 
 class TokenizersLibrary:

@@ -19,7 +19,7 @@ from typing import Any
 
 import regex
 
-__all__ = ["PATTERNS", "compile_pattern", "guess_pattern", "pattern_name", "resolve_pattern"]
+__all__ = ["PATTERNS", "compile_pattern", "compile_pinned", "guess_pattern", "pattern_name", "resolve_pattern"]
 
 _R50K = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
 
@@ -85,6 +85,15 @@ def compile_pattern(pattern: str) -> Any:
         raise ValueError(f"invalid pre-tokenization pattern {source!r}: {error}") from None
     except (OverflowError, RecursionError, MemoryError) as error:
         raise ValueError(f"invalid pre-tokenization pattern {source!r}: {type(error).__name__}") from None
+
+
+def compile_pinned(pattern: str) -> Any:
+    """``compile_pattern`` with the general-category classes written out as the code point ranges of
+    ``impl.unicode_classes.UNICODE_VERSION``: what the engine's pre-tokenizers match (they get there another way,
+    by ``stand_ins``, since explicit ranges make the ``regex`` module about ten times slower)."""
+    from impl.unicode_classes import pin_pattern
+
+    return compile_pattern(pin_pattern(resolve_pattern(pattern)))
 
 
 def guess_pattern(source: str, token_count: int) -> str | None:

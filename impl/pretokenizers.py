@@ -39,6 +39,8 @@ from typing import TYPE_CHECKING, Any
 
 import regex
 
+from impl.unicode_classes import stand_ins
+
 if TYPE_CHECKING:
     from impl.formats.model import PreTokenizerStep
 
@@ -201,6 +203,7 @@ class SplitStep:
         the end of the previous match is skipped by moving on one character.
         """
         compiled = self._compiled
+        text = stand_ins(text)  # classes as Unicode 16.0 has them, same spans (impl.unicode_classes)
         spans = [match.span() for match in compiled.finditer(text)]
         if all(start != end for start, end in spans):
             # No empty match: each search found a non-empty match from the previous end, as Oniguruma's does.

@@ -46,9 +46,9 @@ Speed.  When the optional C extension ``impl/_fastenc.c`` is built (and
 ``impl.encoder.USE_C_LOOP`` is true when the tokenizer is made), the loop over
 the words runs in C: cache look-up, UTF-8 bytes, rank-order merging, the list
 of ids.  For tiktoken's patterns (cl100k, o200k, r50k) the pre-tokenizer is
-written out by hand in C as well, from a table of code point classes taken
-from the ``regex`` module (``_char_table``); the tests check it against
-``regex.findall``.  A tokenizer with split steps cuts its words with the
+written out by hand in C as well, from a table of code point classes of
+Unicode 16.0 (``_char_table``, ``impl.unicode_classes``); the tests check it
+against ``regex.findall`` on the same classes.  A tokenizer with split steps cuts its words with the
 ``regex`` module and merges them in C.  Without the
 extension the same ids come from the ``regex`` module and ``impl.encoder``'s
 Python loops.
@@ -71,6 +71,7 @@ from impl.encoder import Encoder, check_rules
 from impl.models import SEMANTICS, MergeModel, SequentialModel, TiktokenModel
 from impl.patterns import PATTERNS, compile_pattern, pattern_name, resolve_pattern
 from impl.pretokenizers import PreTokenizer, SplitStep
+from impl.unicode_classes import UNICODE_VERSION, pin_pattern, stand_ins
 from spec.types import (
     ALPHABET_SIZE,
     BPETypeError,
@@ -121,13 +122,14 @@ _HAND_WRITTEN = {PATTERNS["cl100k"]: 0, PATTERNS["o200k"]: 1, PATTERNS["r50k"]: 
 
 
 def _char_table() -> bytes:
-    """For every code point, what the ``regex`` module says of it, as ``split_pattern`` in ``impl/_fastenc.c`` reads it.
+    """For every code point, its classes in Unicode 16.0, as ``split_pattern`` in ``impl/_fastenc.c`` reads them.
 
     Two planes of 0x110000 bytes.  First plane: bit 0 ``\\p{L}``, bit 1 ``\\p{N}``, bit 2 ``\\s``,
     bits 3–6 which letter of "sdmtlver" (1–8) the code point matches under ``(?i:…)``, 0 for none.
     Second plane: bit 0 ``[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]``, bit 1 ``[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]``
-    (o200k's classes).  Taken from the regex module itself, so that the hand-written pre-tokenizers
-    classify exactly as the patterns do.  Built once per process.
+    (o200k's classes).  Computed with the regex module on the classes written out as code point ranges of
+    ``UNICODE_VERSION`` (``impl.unicode_classes.pin_pattern``), so that the hand-written pre-tokenizers
+    classify exactly as the patterns do under ``stand_ins``.  Built once per process, kept on disk.
     """
     global _CHAR_TABLE
     if _CHAR_TABLE is None:
@@ -145,13 +147,14 @@ def _char_table() -> bytes:
             everything = "".join(map(chr, range(size)))
         planes: list[bytearray] = []
         for classes in (
-            ((1, r"\p{L}+"), (2, r"\p{N}+"), (4, r"\s+")),
+            ((1, r"\p{L}+"), (2, r"\p{N}+"), (4, r"(?:(?!\p{Cn})\s)+")),
             ((1, r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+"), (2, r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]+")),
         ):
             combined = 0
             for flag, expression in classes:
                 layer = bytearray(size)
-                for match in regex.finditer(expression, everything):
+                # The classes as UNICODE_VERSION has them (explicit ranges), not the regex module's own tables.
+                for match in regex.finditer(pin_pattern(expression), everything):
                     layer[match.start() : match.end()] = bytes([flag]) * (match.end() - match.start())
                 combined |= int.from_bytes(layer, "little")  # the flags are distinct bits: OR the layers at once
             planes.append(bytearray(combined.to_bytes(size, "little")))
@@ -170,7 +173,7 @@ def _char_table_path() -> Path:
 
     import regex
 
-    key = f"{regex.__version__}-{unicodedata.unidata_version}-{sys.version_info[:2]}-1"
+    key = f"{regex.__version__}-{unicodedata.unidata_version}-{sys.version_info[:2]}-unicode-{UNICODE_VERSION}"
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "bpeproof"
     return base / f"chars-{hashlib.sha256(key.encode()).hexdigest()[:16]}.bin"
 
@@ -425,7 +428,14 @@ class Tokenizer:
             raise BPETypeError(f"text must be str, not {type(text).__name__}")
         if self._pretokenizer is not None:
             return self._pretokenizer.split(text)
+        return self._regex_pieces(text)
+
+    def _regex_pieces(self, text: str) -> list[str]:
+        """The pattern's matches in ``text``, classified by ``UNICODE_VERSION`` (``impl.unicode_classes``)."""
         regex = self._regex
+        pinned = stand_ins(text)
+        if pinned is not text:
+            return [text[match.start() : match.end()] for match in regex.finditer(pinned)]
         return [match.group() for match in regex.finditer(text)] if regex.groups else list(regex.findall(text))
 
     @property
@@ -502,8 +512,7 @@ class Tokenizer:
         if self._pretokenizer is not None:
             pieces = self._pretokenizer.split(text)
         else:
-            regex = self._regex
-            pieces = [match.group() for match in regex.finditer(text)] if regex.groups else regex.findall(text)
+            pieces = self._regex_pieces(text)
             if sum(map(len, pieces)) != len(text):
                 self._raise_uncovered(text)
         if fast:
@@ -513,7 +522,7 @@ class Tokenizer:
 
     def _raise_uncovered(self, text: str) -> None:
         position = 0
-        for match in self._regex.finditer(text):
+        for match in self._regex.finditer(stand_ins(text)):
             if match.start() != position:
                 break
             position = match.end()

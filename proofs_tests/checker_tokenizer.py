@@ -484,13 +484,16 @@ def matched_alternative(pattern: str, text: str, position: int) -> tuple[int, st
     """(number from 1, source, matched text) of the first top-level alternative that matches at ``position``."""
     import regex
 
+    from impl.unicode_classes import stand_ins
+
+    pinned = stand_ins(text)
     for number, alternative in enumerate(_top_level_alternatives(pattern), start=1):
         try:
-            match = regex.compile(alternative).match(text, position)
+            match = regex.compile(alternative).match(pinned, position)
         except regex.error:
             return None
         if match is not None:
-            return number, alternative, match.group()
+            return number, alternative, text[match.start() : match.end()]
     return None
 
 

@@ -31,7 +31,7 @@ import spec
 from impl import encoder as impl_encoder
 from impl import tokenizer as impl_tokenizer
 from impl.encoder import SHORT_WORD, Encoder, check_rules, dec, enc
-from impl.patterns import compile_pattern
+from impl.patterns import compile_pinned
 from impl.tokenizer import Tokenizer, _char_table
 from proofs_tests.strategies import (
     corpora,
@@ -493,7 +493,7 @@ def test_tokenizer_c_and_python_equal_spec(
     """C word loop (cache filled and evicted in C) = Python word loop = spec.enc per pre-token."""
     rules = spec.train(spec.corpus_from_text(text + " ab あい") or [b" "], data.draw(st.integers(0, 25)))
     byte_ids = data.draw(st.permutations(range(ALPHABET_SIZE))) if permuted else None
-    pieces = compile_pattern(pattern).findall(text)
+    pieces = compile_pinned(pattern).findall(text)
     internal = spec.enc_words(rules, [piece.encode("utf-8") for piece in pieces if piece])
     expected = [byte_ids[t] if byte_ids is not None and t < ALPHABET_SIZE else t for t in internal]
     for tokenizer in tokenizers(rules, pattern, cache_size, byte_ids):
@@ -530,7 +530,7 @@ def test_tokenizer_escaped_bytes(data: bytes) -> None:
     assert all(result == results[-1] for result in results)
     assert results[-1] == spec.enc_words(
         rules, [piece.encode("utf-8", "surrogateescape")
-                for piece in compile_pattern("cl100k").findall(data.decode("utf-8", "surrogateescape"))]
+                for piece in compile_pinned("cl100k").findall(data.decode("utf-8", "surrogateescape"))]
     )
 
 
@@ -559,7 +559,7 @@ def test_hand_written_patterns_are_the_regex(text: str) -> None:
     """The pre-tokenizers written out in impl/_fastenc.c are regex.findall with tiktoken's patterns."""
     split = split_pattern()
     for which, name in enumerate(HAND_WRITTEN):
-        assert split(text, _char_table(), which) == compile_pattern(name).findall(text), name
+        assert split(text, _char_table(), which) == compile_pinned(name).findall(text), name
 
 
 def test_hand_written_pattern_examples() -> None:
@@ -572,7 +572,7 @@ def test_hand_written_pattern_examples() -> None:
     ]
     for text in examples:
         for which, name in enumerate(HAND_WRITTEN):
-            assert split(text, table, which) == compile_pattern(name).findall(text), (name, text)
+            assert split(text, table, which) == compile_pinned(name).findall(text), (name, text)
     assert len(table) == 2 * 0x110000
     with pytest.raises(ValueError):
         split("abc", b"short", 0)
@@ -666,12 +666,12 @@ def test_c_word_cache_evicts_and_keeps_results(words: list[str], limit: int) -> 
     merger = c_merger(rules)
     table = _char_table()
     text = "".join(words)
-    pieces = compile_pattern("cl100k").findall(text)
+    pieces = compile_pinned("cl100k").findall(text)
     expected = spec.enc_words(rules, [piece.encode("utf-8") for piece in pieces])
     for _ in range(3):
         assert merger.encode_text(text, table, 0, limit) == expected
         assert merger.cached_words() <= limit
         for piece in pieces:  # each piece alone: another str kind than inside the text, same cache entry
             assert merger.encode_text(piece, table, 0, limit) == spec.enc_words(
-                rules, [part.encode("utf-8") for part in compile_pattern("cl100k").findall(piece)]
+                rules, [part.encode("utf-8") for part in compile_pinned("cl100k").findall(piece)]
             )

@@ -22,13 +22,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import spec
 from impl.atomic import FormatError, atomic_write_bytes, atomic_write_text
-from impl.patterns import PATTERNS, compile_pattern, pattern_name
+from impl.patterns import PATTERNS, compile_pinned, pattern_name, resolve_pattern
 from impl.tokenizer import FORMAT_NAME, FORMAT_VERSION, Tokenizer, load_tiktoken_ranks, tiktoken_rules
+from impl.unicode_classes import pin_pattern
 from proofs_tests.strategies import data_bytes, texts
 from spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTextError, InvalidTokenError, Rule
 
@@ -54,8 +56,10 @@ def text_and_rules(draw: st.DrawFn, max_merges: int = 20) -> tuple[str, list[Rul
 
 
 def compose(rules: list[Rule], pattern: str, text: str) -> list[int]:
-    """Pre-tokenize with the pattern, then ``spec.enc`` on each word's UTF-8 bytes, joined (def-bpe, def-utf8)."""
-    pieces = compile_pattern(pattern).findall(text)
+    """Pre-tokenize with the pattern, then ``spec.enc`` on each word's UTF-8 bytes, joined (def-bpe, def-utf8).
+
+    The pattern's classes are written out as Unicode 16.0 ranges (``pin_pattern``), as the engine classifies."""
+    pieces = regex.compile(pin_pattern(resolve_pattern(pattern))).findall(text)
     assert "".join(pieces) == text
     return spec.enc_words(rules, [piece.encode("utf-8") for piece in pieces if piece])
 
@@ -74,7 +78,7 @@ def test_words_pattern_equals_spec_encode_text(case: tuple[str, list[Rule]]) -> 
 
 @given(texts(max_size=60))
 def test_words_pattern_is_spec_split_words(text: str) -> None:
-    assert compile_pattern("words").findall(text) == spec.split_words(text)
+    assert compile_pinned("words").findall(text) == spec.split_words(text)
 
 
 @settings(max_examples=60)
@@ -566,14 +570,14 @@ def test_bytes_at_shifted_ids_are_the_spec_renamed(text: str, shift: int) -> Non
     tokenizer = Tokenizer(shifted, "cl100k", {"<s>": 0}, byte_ids=byte_ids)
     expected = [
         byte_ids[t] if t < ALPHABET_SIZE else t
-        for word in compile_pattern("cl100k").findall(text)
+        for word in compile_pinned("cl100k").findall(text)
         for t in spec.enc(shifted, word.encode("utf-8"))
     ]
     assert tokenizer.encode(text) == expected
     assert tokenizer.decode(expected) == text
     again = Tokenizer.from_json(tokenizer.to_json())
     assert again.byte_ids == tuple(byte_ids) and again.encode(text) == expected
-    assert tokenizer.pre_tokenize(text) == compile_pattern("cl100k").findall(text)
+    assert tokenizer.pre_tokenize(text) == compile_pinned("cl100k").findall(text)
 
 
 def test_pretokenizer_steps_replace_the_pattern() -> None:

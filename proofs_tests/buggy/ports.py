@@ -41,6 +41,7 @@ from pathlib import Path
 import regex
 
 from impl.patterns import PATTERNS
+from impl.unicode_classes import pin_pattern
 
 
 @lru_cache(maxsize=4)
@@ -70,7 +71,8 @@ class Port:
 
     def __init__(self, ranks: dict[bytes, int], pattern: str) -> None:
         self.ranks = ranks
-        self.regex = regex.compile(pattern)
+        # tiktoken's engine classifies by Unicode 16.0: the classes written out as that version's ranges.
+        self.regex = regex.compile(pin_pattern(pattern))
         self.byte_table = {b: ranks[bytes([b])] for b in range(256)}
         self.pair_ranks = self._leftmost_pairs(ranks)
         self.cache: dict[object, list[int]] = {}
