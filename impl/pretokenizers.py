@@ -50,6 +50,7 @@ __all__ = [
     "PreTokenizer",
     "SplitStep",
     "steps_from_hf",
+    "to_oniguruma",
     "translate_oniguruma",
 ]
 
@@ -75,6 +76,75 @@ _WORD = r"\p{Alpha}\p{M}\p{Nd}\p{Pc}\xb2\xb3\xb9\xbc-\xbe"
 _CLASS_WORD = r"\p{Alpha}\p{M}\p{Nd}\p{Pc}"
 
 
+_INTERVAL = regex.compile(r"\{\d*(?:,\d*)?\}")
+
+
+def to_oniguruma(source: str) -> str:
+    """A ``regex``-module expression rewritten for Oniguruma (Ruby syntax), the inverse of ``translate_oniguruma``.
+
+    Outside character classes: a possessive interval ``X{1,3}+`` becomes the atomic group ``(?>X{1,3})`` (Ruby
+    reads ``{1,3}+`` as a repeated interval), ``^`` becomes ``\\A`` and ``$`` becomes ``(?=\\n?\\z)`` (in Ruby
+    they are line anchors), and the inline flag ``s`` becomes Ruby's ``m``.  Everything else means the same in
+    both engines and is kept.
+    """
+    out: list[str] = []
+    depth = 0
+    atom = 0
+    groups: list[int] = []
+    i = 0
+    n = len(source)
+    while i < n:
+        char = source[i]
+        if char == "\\" and i + 1 < n:
+            end = i + 2
+            if source[i + 1] in "pPxNgk" and source.startswith("{", end):
+                close = source.find("}", end)
+                end = close + 1 if close >= 0 else end
+            if not depth:
+                atom = len(out)
+            out.append(source[i:end])
+            i = end
+            continue
+        if depth:
+            if char == "[":
+                depth += 1
+            elif char == "]":
+                depth -= 1
+            out.append(char)
+            i += 1
+            continue
+        interval = _INTERVAL.match(source, i)
+        if interval is not None and source.startswith("+", interval.end()) and out:
+            out[atom:] = ["(?>", *out[atom:], interval.group(), ")"]
+            i = interval.end() + 1
+            continue
+        if char == "[":
+            atom = len(out)
+            depth = 1
+            start = i + 2 if source.startswith("^", i + 1) else i + 1
+            if source.startswith("]", start):
+                start += 1
+            out.append(source[i:start])
+            i = start
+            continue
+        if char == "(":
+            groups.append(len(out))
+            if source.startswith("(?", i) and i + 2 < n and source[i + 2] not in "<=!:>#'P":
+                end = i + 2
+                while end < n and source[end] not in ":)":
+                    end += 1
+                out.append("(?" + source[i + 2 : end].replace("s", "m"))
+                i = end
+                continue
+        elif char == ")" and groups:
+            atom = groups.pop()
+        elif char not in "*+?{":
+            atom = len(out)
+        out.append({"^": "\\A", "$": "(?=\\n?\\z)"}.get(char, char))
+        i += 1
+    return "".join(out)
+
+
 def translate_oniguruma(source: str) -> str:
     """An Oniguruma (Ruby syntax) expression rewritten for the ``regex`` module.
 
@@ -85,16 +155,33 @@ def translate_oniguruma(source: str) -> str:
     ``[:punct:]`` is punctuation and symbols; the inline flag ``m`` (Ruby's
     "dot matches newline") becomes ``s``.  Everything else is passed through:
     the constructs the two engines share (classes, ``\\p{..}``, ``\\d``,
-    look-around, possessive and lazy quantifiers, ``\\s`` as White_Space) mean
-    the same in both.  Characters assigned in a newer Unicode version than
-    Oniguruma's tables know may still be classified differently.
+    look-around, ``*+ ++ ?+`` as possessive, lazy quantifiers, ``\\s`` as
+    White_Space) mean the same in both.  An interval followed by ``+``
+    (``\\p{N}{1,3}+``) is possessive in the ``regex`` module but, in Ruby
+    syntax, the interval repeated: it becomes ``(?:\\p{N}{1,3})+``.  General
+    categories are read as Unicode 16.0 has them (``impl.unicode_classes``).
     """
     out: list[str] = []
     depth = 0  # nesting of character classes
+    atom = 0  # where in ``out`` the last atom (character, escape, class or group) starts
+    groups: list[int] = []  # where the open groups start in ``out``
     i = 0
     n = len(source)
     while i < n:
         char = source[i]
+        if not depth:
+            interval = _INTERVAL.match(source, i)
+            if interval is not None and source.startswith("+", interval.end()) and out:
+                out[atom:] = ["(?:", *out[atom:], interval.group(), ")"]
+                out.append("+")
+                i = interval.end() + 1
+                continue
+            if char == "(":
+                groups.append(len(out))
+            elif char == ")" and groups:
+                atom = groups.pop()
+            elif char not in "*+?{":
+                atom = len(out)
         if char == "\\" and i + 1 < n:
             escaped = source[i + 1]
             if escaped == "h":
@@ -110,7 +197,13 @@ def translate_oniguruma(source: str) -> str:
             elif escaped == "B" and not depth:
                 out.append(f"(?:(?<=[{_WORD}])(?=[{_WORD}])|(?<![{_WORD}])(?![{_WORD}]))")
             else:
-                out.append(source[i : i + 2])
+                end = i + 2
+                if escaped in "pPxNgk" and source.startswith("{", end):  # \p{..}, \x{..}, …: one atom
+                    close = source.find("}", end)
+                    end = close + 1 if close >= 0 else end
+                out.append(source[i:end])
+                i = end
+                continue
             i += 2
             continue
         if depth:

@@ -117,6 +117,27 @@ def test_r50k_to_tokenizer_json_agrees_with_tiktoken(tmp_path: Path, capsys: pyt
     assert library.encode(text).ids == encoding.encode_ordinary(text)
 
 
+_DIGITS_AND_SPACES = {bytes([byte]): byte for byte in range(256)}
+for _token in (b"00", b"000", b"12", b"123", b"  ", b" \n", b"\n\n", b"ab", b" ab", b"'s", b"\xe0\xb3"):
+    _DIGITS_AND_SPACES[_token] = len(_DIGITS_AND_SPACES)
+
+
+@pytest.mark.parametrize("pattern", ["r50k", "cl100k", "o200k"])
+def test_converted_tokenizer_json_runs_as_tiktoken_in_its_library(pattern: str, tmp_path: Path) -> None:
+    """The pattern is rewritten for Oniguruma (possessive intervals, anchors), so the library cuts as tiktoken."""
+    tiktoken = pytest.importorskip("tiktoken")
+    tokenizers = pytest.importorskip("tokenizers")
+    ranks = tmp_path / "small.tiktoken"
+    write_tiktoken(Vocab(tokens={rank: data for data, rank in _DIGITS_AND_SPACES.items()}, merges=[]), ranks)
+    out = tmp_path / "tokenizer.json"
+    assert main(["convert", str(ranks), str(out), "--pattern", pattern]) == 0
+    library = tokenizers.Tokenizer.from_file(str(out))
+    encoding = tiktoken.Encoding(name="small", pat_str=PATTERNS[pattern], mergeable_ranks=_DIGITS_AND_SPACES,
+                                 special_tokens={})
+    for text in ["1234567 0000 12", "ab  \n\n  ab \n", "x   ", " 1\n", "\u0cdc's ab", "a\n\n\n", "٣٣٣٣ 00000"]:
+        assert library.encode(text, add_special_tokens=False).ids == encoding.encode_ordinary(text), text
+
+
 def _tiny_vocab(skip_byte: int | None = None) -> Vocab:
     tokens = {byte: bytes([byte]) for byte in range(256) if byte != skip_byte}
     tokens[256] = b"ab"

@@ -30,6 +30,7 @@ from impl.formats.errors import FormatError as FileFormatError
 from impl.formats.model import PreTokenizerStep, token_string_to_bytes
 from impl.pretokenizers import BEHAVIORS, GPT2_SPLIT, PreTokenizer, SplitStep, steps_from_hf, translate_oniguruma
 from impl.tokenizer import FORMAT_VERSION, PRETOKENIZER_FORMAT_VERSION, Tokenizer
+from impl.unicode_classes import changed_code_points
 from proofs_tests.strategies import rule_lists, texts
 from spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTokenError, Rule
 
@@ -75,15 +76,20 @@ PATTERNS = [
     r"\W",
     r"\B",
     r"[[:punct:]]+",
+    r"\p{N}{1,3}+",
+    r"(?:a|b){1,2}+",
+    r"[a ]{2}+x?",
+    r"\p{L}{2,}+",
 ]
 
 #: Characters the generated texts are made of (letters, digits, marks, spaces, line ends, CJK, punctuation).
-ALPHABET = list("ab AB x1239 \n\r\t'.,!-_日本語あアé\u0301😀\u3000\u00a0٣¹½\u200d+")
+ALPHABET = list("ab AB x1239 \n\r\t'.,!-_日本語あアé\u0301😀\u3000\u00a0٣¹½\u200d+\u0cdc\u0295")
 
-#: Any text the library takes (no lone surrogates) of characters assigned in Python's Unicode version, which
-#: both engines' tables know (characters assigned later may be classified differently by the two).
+#: Any text the library takes (no lone surrogates), with code points assigned after Unicode 16.0 (Oniguruma's
+#: tables and the project's classes are of 16.0; the regex module's own are newer).
+_NEWER = st.sampled_from([chr(code) for code in changed_code_points()] or ["\u0cdc"])
 hf_texts = st.text(st.sampled_from(ALPHABET), max_size=40) | st.text(
-    st.characters(exclude_categories=["Cs", "Cn"]), max_size=30
+    st.characters(exclude_categories=["Cs"]) | _NEWER, max_size=30
 )
 
 
@@ -110,6 +116,14 @@ def test_split_matches_the_library(text: str, pattern: str, behavior: str, inver
     """One ``Split`` step gives the library's pieces for every behaviour, inverted or not."""
     expected = [piece for piece, _ in hf_split(pattern, behavior, invert).pre_tokenize_str(text)]
     assert SplitStep(pattern, behavior, invert).split(text) == expected
+
+
+@pytest.mark.parametrize("pattern", [r"\p{N}{1,3}+", r"(?:a|b){1,2}+", r"[a ]{2}+x?", r"\p{L}{2,}+", r"\d{2}+"])
+@pytest.mark.parametrize("text", ["1234567 12", "ababab aab", "a a a ax", "abcde f", "٣٣٣٣٣"])
+def test_interval_then_plus_is_a_repeated_interval(pattern: str, text: str) -> None:
+    """Ruby syntax reads ``X{1,3}+`` as ``(?:X{1,3})+``, not as the regex module's possessive interval."""
+    expected = [piece for piece, _ in hf_split(pattern, "isolated", False).pre_tokenize_str(text)]
+    assert SplitStep(pattern).split(text) == expected
 
 
 steps = st.tuples(st.sampled_from(PATTERNS), st.sampled_from(BEHAVIORS), st.booleans())

@@ -29,6 +29,7 @@ from impl.formats.model import (
     bytes_to_token_string,
     token_string_to_bytes,
 )
+from impl.pretokenizers import to_oniguruma
 
 _BYTE_TOKEN = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 
@@ -306,7 +307,9 @@ def _pre_tokenizer(vocab: Vocab) -> dict[str, object]:
     elif vocab.pattern is None or vocab.pattern == GPT2_PATTERN:
         steps = [_byte_level_step(True)]
     else:
-        split = {"type": "Split", "pattern": {"Regex": vocab.pattern}, "behavior": "Isolated", "invert": False}
+        # The pattern is the regex module's; the file's is read by Oniguruma.
+        split = {"type": "Split", "pattern": {"Regex": to_oniguruma(vocab.pattern)}, "behavior": "Isolated",
+                 "invert": False}
         steps = [split, _byte_level_step(False)]
     if len(steps) == 1:
         only = steps[0]
