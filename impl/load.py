@@ -32,7 +32,7 @@ def guess_pattern(vocab: formats.Vocab) -> str | None:
     return patterns.guess_pattern(vocab.source, len(vocab.tokens))
 
 
-def load_tokenizer(path: str, pattern: str | None = None) -> Tokenizer:
+def load_tokenizer(path: str, pattern: str | None = None, *, decode_only: bool = False) -> Tokenizer:
     """Any supported vocabulary file as a ``Tokenizer`` that encodes exactly as the file's own library does.
 
     - the project's file: the article's sequential semantics (its rules);
@@ -41,6 +41,9 @@ def load_tokenizer(path: str, pattern: str | None = None) -> Tokenizer:
     - a byte-level ``tokenizer.json`` or GPT-2's ``encoder.json`` + ``vocab.bpe``: the Hugging Face BPE model
       (``impl.models.HuggingFaceModel``) with the file's pre-tokenizer (``Split`` and ``ByteLevel`` steps) or
       ``pattern``; its added tokens are special tokens.
+
+    ``decode_only``: the tokenizer is only used to decode, so a file that states no pattern needs none (the
+    pre-tokenization of such a tokenizer is the ``words`` pattern, never to be used for encoding).
 
     Ids are the file's own.  Whatever the engine cannot execute exactly as the library does (a normalizer,
     BPE dropout, a sentencepiece model, an unsupported pre-tokenizer step, …) is refused with ``FormatError``
@@ -57,7 +60,7 @@ def load_tokenizer(path: str, pattern: str | None = None) -> Tokenizer:
     try:
         if kind == "tiktoken":
             ranks = parse_tiktoken(file, data)
-            chosen = pattern or patterns.guess_pattern(str(file), len(ranks))
+            chosen = pattern or patterns.guess_pattern(str(file), len(ranks)) or ("words" if decode_only else None)
             if chosen is None:
                 raise FormatError(path, None, f"a rank file states no pre-tokenization pattern; pass --pattern"
                                  f" ({', '.join(PATTERNS)} or a regex)")
@@ -77,12 +80,13 @@ def load_tokenizer(path: str, pattern: str | None = None) -> Tokenizer:
             except ValueError as error:
                 raise FormatError(path, None, f"{error}; pass --pattern ({', '.join(PATTERNS)} or a regex)") from None
         elif chosen is None:
-            chosen = guess_pattern(vocab)
+            chosen = guess_pattern(vocab) or ("words" if decode_only else None)
             if chosen is None:
                 raise FormatError(path, None, f"it states no pre-tokenization pattern; pass --pattern"
                                  f" ({', '.join(PATTERNS)} or a regex)")
-        specials = {name: token for name, token in vocab.specials.items()}
-        tokens = {token: data for token, data in vocab.tokens.items() if token not in set(specials.values())}
+        specials = dict(vocab.specials)
+        special_ids = set(specials.values())
+        tokens = {token: data for token, data in vocab.tokens.items() if token not in special_ids}
         model = HuggingFaceModel(tokens, vocab.merges, ignore_merges=vocab.ignore_merges, unk=vocab.unk,
                                  fuse_unk=vocab.fuse_unk)
         return Tokenizer.from_model(model, chosen or "words", specials, pretokenizer=pretokenizer)

@@ -90,3 +90,21 @@ def test_encode_with_a_rank_file_matches_tiktoken(capsys: pytest.CaptureFixture[
                                   special_tokens={})
     assert main(["encode", text, "--vocab", str(path)]) == 0
     assert [int(x) for x in capsys.readouterr().out.split()] == reference.encode_ordinary(text)
+
+
+@pytest.mark.parametrize("ids", ["[1e400]", "[" * 100_000, "[104.9, 101.2]", "[true, 104]", "[1,,2]", "-1", "１２",
+                                 "[104] 101", "104 abc"])
+def test_decode_takes_integers_only(vocab: Path, ids: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Anything but integer ids is one error line and exit 2: no traceback, no float or boolean read as an id."""
+    assert main(["decode", ids, "--vocab", str(vocab)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and len(captured.err.strip().splitlines()) == 1 and "Traceback" not in captured.err
+
+
+def test_decode_of_a_rank_file_needs_no_pattern(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ranks = tmp_path / "small.tiktoken"
+    ranks.write_text("YQ== 0\nYg== 1\nYWI= 2\n", encoding="ascii")
+    assert main(["decode", "[2, 0]", "--vocab", str(ranks)]) == 0
+    assert capsys.readouterr().out == "aba"
+    assert main(["encode", "ab", "--vocab", str(ranks)]) == 2  # encoding does need one
+    assert "--pattern" in capsys.readouterr().err

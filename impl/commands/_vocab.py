@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import re
 
 from impl.commands import UsageError
 from impl.load import guess_pattern, load_tokenizer
@@ -10,21 +10,27 @@ from impl.load import guess_pattern, load_tokenizer
 __all__ = ["guess_pattern", "load_tokenizer", "parse_ids"]
 
 
+_INTEGER = re.compile(r"[0-9]{1,20}")
+
+
 def parse_ids(words: list[str], source: str) -> list[int]:
-    """Token ids from text: integers separated by spaces or commas, or a JSON list."""
+    """Token ids from text: integers separated by spaces or commas, or a JSON list of integers.
+
+    Only integers are ids: ``1e400``, ``104.9``, ``true`` and nested lists are refused, each named.
+    """
     text = " ".join(words).strip()
     if text.startswith("["):
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise UsageError(f"{source}: not a JSON list of ids: {error.msg}") from None
-        items = value if isinstance(value, list) else [value]
+        inner = text[1:-1] if text.endswith("]") else None
+        if inner is None or "[" in inner or "]" in inner:
+            raise UsageError(f"{source}: not a JSON list of ids (integers between one '[' and ']')")
+        items = [item.strip() for item in inner.split(",")] if inner.strip() else []
+        if "" in items:
+            raise UsageError(f"{source}: not a JSON list of ids (an empty item between commas)")
     else:
         items = text.replace(",", " ").split()
     ids: list[int] = []
     for item in items:
-        try:
-            ids.append(int(item))
-        except (TypeError, ValueError):
-            raise UsageError(f"{source}: {item!r} is not a token id") from None
+        if not _INTEGER.fullmatch(item):
+            raise UsageError(f"{source}: {item[:40]!r} is not a token id (ids are non-negative integers)")
+        ids.append(int(item))
     return ids

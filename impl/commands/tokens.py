@@ -41,7 +41,7 @@ def run_encode(args: argparse.Namespace) -> int:
 
 
 def run_decode(args: argparse.Namespace) -> int:
-    tokenizer = load_tokenizer(args.vocab, args.pattern)
+    tokenizer = load_tokenizer(args.vocab, args.pattern, decode_only=True)
     ids = parse_ids(args.ids, "the ids") if args.ids else parse_ids([sys.stdin.read()], "standard input")
     try:
         data = tokenizer.decode_bytes(ids)
@@ -76,7 +76,8 @@ def run_explain(args: argparse.Namespace) -> int:
 def _vocab_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--vocab", required=True, metavar="FILE",
                         help="a tokenizer saved by 'bpeproof train', a tiktoken rank file, a byte-level"
-                        " tokenizer.json, or GPT-2's encoder.json (with vocab.bpe beside it)")
+                        " tokenizer.json, GPT-2's encoder.json (with vocab.bpe beside it), a sentencepiece BPE"
+                        " .model, or Mistral's tekken JSON (each may be gzip-compressed)")
     parser.add_argument("--pattern", default=None, metavar="NAME|REGEX",
                         help="pre-tokenization, if the file does not say (rank files: guessed from the name)")
 
