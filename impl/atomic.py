@@ -1,4 +1,4 @@
-"""Atomic file writes and the error for malformed files.
+"""Atomic file writes (and ``FormatError``, re-exported from ``impl.errors``).
 
 A file written with ``atomic_write_bytes`` is either the complete new content
 or, if anything fails on the way, the old file untouched: the data goes to a
@@ -11,21 +11,14 @@ the platform allows it, so that the rename itself survives a crash.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import secrets
 from pathlib import Path
 
+from impl.errors import FormatError
+
 __all__ = ["FormatError", "atomic_write_bytes", "atomic_write_text"]
-
-
-class FormatError(ValueError):
-    """A file that does not follow its documented format; the message names the file and the key."""
-
-    def __init__(self, path: str | os.PathLike[str], key: str, problem: str) -> None:
-        self.path = os.fspath(path)
-        self.key = key
-        self.problem = problem
-        super().__init__(f"{self.path}: key {key!r}: {problem}")
 
 
 def _fsync_directory(directory: Path) -> None:
@@ -52,6 +45,13 @@ def _create_temporary(directory: Path, name: str) -> tuple[int, str]:
             continue
 
 
+def _naming(error: OSError, path: str | os.PathLike[str]) -> OSError:
+    """The same error about the file asked for, not the temporary file next to it."""
+    if error.errno is None:
+        return error
+    return type(error)(error.errno, error.strerror, os.fspath(path))
+
+
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     """Replace the file at ``path`` by ``data`` all at once: readers see the old or the new file, never a part.
 
@@ -62,7 +62,12 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
         raise TypeError(f"data must be bytes, not {type(data).__name__}")
     target = Path(os.fspath(path))
     directory = target.parent if str(target.parent) else Path(".")
-    fd, temp_name = _create_temporary(directory, target.name)
+    if target.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "is a directory, not a file", os.fspath(path))
+    try:
+        fd, temp_name = _create_temporary(directory, target.name)
+    except OSError as error:
+        raise _naming(error, path) from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -73,6 +78,12 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
             with contextlib.suppress(OSError):
                 os.chmod(temp_name, target.stat().st_mode & 0o7777)
         os.replace(temp_name, target)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            os.unlink(temp_name)
+        if error.filename != temp_name:
+            raise
+        raise _naming(error, path) from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp_name)

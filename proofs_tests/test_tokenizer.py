@@ -350,7 +350,7 @@ def test_malformed_values(tmp_path: Path, key: str, value: Any) -> None:
     with pytest.raises(FormatError) as info:
         Tokenizer.load(path)
     assert info.value.key == key
-    assert str(path) in str(info.value) and repr(key) in str(info.value)
+    assert str(path) in str(info.value) and f": {key}: " in str(info.value)
 
 
 @pytest.mark.parametrize(
@@ -376,11 +376,11 @@ def test_malformed_files(tmp_path: Path, content: bytes, key: str) -> None:
 def test_missing_and_unknown_keys() -> None:
     document = valid_document()
     del document["byte_ids"]
-    with pytest.raises(FormatError, match="'byte_ids'"):
+    with pytest.raises(FormatError, match=": byte_ids: "):
         Tokenizer.from_json(json.dumps(document))
     document = valid_document()
     document["extra"] = 1
-    with pytest.raises(FormatError, match="'extra'"):
+    with pytest.raises(FormatError, match=": extra: unknown key"):
         Tokenizer.from_json(json.dumps(document))
 
 
@@ -594,3 +594,24 @@ def test_pretokenizer_steps_replace_the_pattern() -> None:
         Tokenizer([], pretokenizer=["a"])  # type: ignore[list-item]
     with pytest.raises(BPETypeError):
         Tokenizer([], pretokenizer="a")  # type: ignore[arg-type]
+
+
+def test_one_format_error_class() -> None:
+    """``Tokenizer.from_json`` raises the ``FormatError`` that ``impl.formats`` exports: one class per kind."""
+    import impl.formats
+
+    assert impl.formats.FormatError is FormatError
+    with pytest.raises(impl.formats.FormatError):
+        Tokenizer.from_json("{}")
+
+
+def test_atomic_write_errors_name_the_target(tmp_path: Path) -> None:
+    """A failed write names the file asked for, never the temporary file beside it; a directory is refused."""
+    missing = tmp_path / "no-such-dir" / "x.svg"
+    with pytest.raises(FileNotFoundError) as info:
+        atomic_write_text(missing, "<svg/>")
+    assert info.value.filename == str(missing) and ".tmp" not in str(info.value)
+    with pytest.raises(IsADirectoryError) as directory:
+        atomic_write_text(tmp_path, "x")
+    assert directory.value.filename == str(tmp_path)
+    assert list(tmp_path.iterdir()) == []  # nothing left behind

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import json
 import os
-import tempfile
 import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
+from impl.atomic import atomic_write_bytes
 from impl.formats.errors import FormatError
 
 #: The two bytes every gzip member starts with.
@@ -98,29 +97,9 @@ def parse_json(path: str | os.PathLike[str], data: bytes) -> JSON:
 
 
 def _atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` so that readers see the old file or the new one, never a part.
-
-    The data goes to a temporary file in the same directory, is flushed to
-    disk, and then replaces ``path`` with ``os.replace`` (atomic on POSIX and
-    Windows).  The temporary file is removed when anything fails.  The new
-    file gets the usual permissions for a new file (0666 less the umask).
-    """
-    target = Path(path)
-    directory = target.parent
-    fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temp_name, 0o666 & ~umask)
-        os.replace(temp_name, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp_name)
-        raise
+    """Write ``data`` to ``path`` so that readers see the old file or the new one, never a part
+    (``impl.atomic.atomic_write_bytes``: a temporary file fsynced, renamed, the directory fsynced)."""
+    atomic_write_bytes(path, data)
 
 
 def compress_if_gz(path: str | os.PathLike[str], data: bytes) -> bytes:

@@ -1,22 +1,7 @@
-"""The one exception every reader and writer of ``impl.formats`` raises for a bad file."""
+"""``FormatError``, the one exception for a bad file, as ``impl.formats`` exports it (defined in ``impl.errors``)."""
 
 from __future__ import annotations
 
-import os
+from impl.errors import FormatError
 
-
-class FormatError(ValueError):
-    """A tokenizer file that cannot be read or written as asked.
-
-    The message always starts with the file's path, then says where in the
-    file the problem is (a line number, a JSON key, a protobuf field or a byte
-    offset) when that is known, then what is wrong.  The same three parts are
-    kept as attributes for programs that report them differently.
-    """
-
-    def __init__(self, path: str | os.PathLike[str], where: str | None, problem: str) -> None:
-        self.path = os.fspath(path)
-        self.where = where
-        self.problem = problem
-        location = f"{self.path}: {where}" if where else self.path
-        super().__init__(f"{location}: {problem}")
+__all__ = ["FormatError"]
