@@ -94,8 +94,10 @@ from typing import Any, Protocol
 import regex
 
 from impl import patterns
+from impl.corpus import read_text
 from impl.encoder import Encoder
 from impl.formats import GPT2_PATTERN, Conversion, Vocab, bytes_to_unicode, convert, load
+from impl.formats._io import read_bytes
 from impl.formats.errors import FormatError
 from impl.load import load_tokenizer
 from impl.patterns import PATTERNS, compile_pattern, pattern_name, resolve_pattern
@@ -461,7 +463,8 @@ class SentencepieceLibrary:
         import sentencepiece
 
         self.version = _version("sentencepiece")
-        self._processor = sentencepiece.SentencePieceProcessor(model_file=vocab.source)
+        # The model as bytes (a gzip file decompressed), which the library takes as well as a path.
+        self._processor = sentencepiece.SentencePieceProcessor(model_proto=read_bytes(vocab.source))
 
     def normalized(self, word: bytes) -> bytes | None:
         """The bytes the model's pieces are matched against: the normalized text with ▁ read as a space."""
@@ -580,14 +583,8 @@ def guess_pattern(vocab: Vocab) -> str | None:
 
 
 def read_corpus(path: str) -> str:
-    """A UTF-8 text file, gzip-compressed when it says so; ValueError naming the file when it is not UTF-8."""
-    raw = Path(path).read_bytes()
-    if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise ValueError(f"{path}: not valid UTF-8 at byte {error.start}") from None
+    """A UTF-8 text file, plain or gzip (``impl.corpus.read_text``: ``FormatError`` naming the file)."""
+    return read_text(path)
 
 
 def sample_text(text: str, limit: int, rng: random.Random) -> str:
@@ -928,8 +925,6 @@ def _project_section(
 ) -> dict[str, Any]:
     """The project's tokenizer for the file (``impl.load``: the file's own semantics) against the library, on the
     sample text and on the vocabulary's own tokens as texts (whole-piece-only tokens among them)."""
-    if view.vocab.kind == "sentencepiece-bpe":
-        return _not_compared("the engine does not run sentencepiece's BPE")
     try:
         tokenizer = load_tokenizer(view.vocab.source, pattern)
     except (FormatError, ValueError) as error:
@@ -982,6 +977,9 @@ def audit(
         source = "option" if pattern is not None else "file"
         resolved = resolve_pattern(pattern) if pattern is not None else None
         vocab = load(path, pattern=resolved)
+        if vocab.kind == "gguf":
+            raise FormatError(path, None, "the audit does not cover GGUF files (llama.cpp, their library, is not"
+                              " run here to compare with); 'bpeproof encode --vocab' encodes them as llama.cpp does")
         if resolved is None and vocab.pattern is not None:
             resolved = vocab.pattern
         if resolved is None and vocab.kind == "tiktoken":

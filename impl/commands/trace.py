@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Sequence
-from pathlib import Path
 
 import spec
 from impl.commands import EXIT_OK, UsageError
+from impl.corpus import read_text
 
 #: The specification is recursive and slow: the trace is for small corpora.
 MAX_TRACE_SYMBOLS = 20_000
@@ -24,12 +24,7 @@ def show(data: bytes) -> str:
 def read_corpus(paths: Sequence[str], words: Sequence[str]) -> list[bytes]:
     corpus: list[bytes] = [word.encode("utf-8") for word in words]
     for name in paths:
-        path = Path(name)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError as error:
-            raise UsageError(f"{name}: not valid UTF-8 at byte {error.start}") from None
-        corpus += spec.corpus_from_text(text)
+        corpus += spec.corpus_from_text(read_text(name))  # plain or gzip (impl.corpus)
     if not corpus and not paths and not words:
         return list(ARTICLE_CORPUS)
     if not corpus:

@@ -3,40 +3,21 @@
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from impl.commands import EXIT_OK, UsageError
+from impl.corpus import iter_lines
 from impl.patterns import compile_pattern, resolve_pattern
 from impl.tokenizer import Tokenizer
 from impl.trainer import count_words, train_counts
 
 
 def read_lines(paths: list[str]) -> Iterator[str]:
-    """The lines of UTF-8 text files (``.gz`` read as gzip; ``-`` is standard input), streamed."""
-    for name in paths:
-        if name == "-":
-            yield from sys.stdin
-            continue
-        path = Path(name)
-        if not path.is_file():
-            raise UsageError(f"{name}: no such file")
-        opener = gzip.open if name.endswith(".gz") else open
-        offset = 0
-        try:
-            with opener(path, "rb") as handle:
-                for raw in handle:
-                    try:
-                        yield raw.decode("utf-8")
-                    except UnicodeDecodeError as error:
-                        raise UsageError(f"{name}: not valid UTF-8 at byte {offset + error.start}") from None
-                    offset += len(raw)
-        except (OSError, EOFError) as error:
-            raise UsageError(f"{name}: cannot be read: {error}") from None
+    """The lines of UTF-8 text files (``.gz`` read as gzip; ``-`` is standard input), streamed (``impl.corpus``)."""
+    return iter_lines(paths)
 
 
 def parse_specials(items: list[str]) -> dict[str, int]:
