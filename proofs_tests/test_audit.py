@@ -296,6 +296,20 @@ SECTION_KEYS = {
 CORPUS_KEYS = {"name", "bytes", "tokens", "bytes_per_token", "raw_bits_per_token", "bits_per_token", "encoded_by"}
 
 
+def test_cli_takes_several_corpora_after_one_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("tokenizers")
+    path = _hf_file(tmp_path)
+    first, second = tmp_path / "a.txt", tmp_path / "b.txt.gz"
+    first.write_text("abc xyz\n" * 5, encoding="utf-8")
+    second.write_bytes(gzip.compress("ab bc\n".encode() * 5))
+    out_json = tmp_path / "r.json"
+    assert main(["audit", str(path), "--corpus", str(first), str(second), "--json", str(out_json), "--quiet",
+                 "--samples", "20"]) == 0
+    assert [row["name"] for row in json.loads(out_json.read_text(encoding="utf-8"))["corpora"]] == ["a.txt",
+                                                                                                   "b.txt.gz"]
+    assert capsys.readouterr().out == ""
+
+
 def test_cli_json_html_and_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("tokenizers")
     path = _hf_file(tmp_path)
@@ -307,6 +321,7 @@ def test_cli_json_html_and_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixt
     assert code == 0
     printed = capsys.readouterr().out
     assert "verdict" in printed and "rule-rank" in printed
+    assert f"JSON report written to {out_json}" in printed and f"HTML report written to {out_html}" in printed
     report = json.loads(out_json.read_text(encoding="utf-8"))
     assert set(report) == TOP_KEYS
     assert report["format"] == "bpeproof-audit" and report["version"] == 1

@@ -79,12 +79,17 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         progress=not args.quiet and sys.stderr.isatty(),
     )
+    written: list[str] = []
     if args.json:
         atomic_write_text(args.json, json.dumps(report, ensure_ascii=False, indent=2) + "\n")
+        written.append(f"JSON report written to {args.json}")
     if args.html:
         atomic_write_text(args.html, render(report))
+        written.append(f"HTML report written to {args.html}")
     if not args.quiet:
         print(summary(report))
+        for line in written:
+            print(line)
     return EXIT_FOUND if args.strict and failed_strictly(report) else EXIT_OK
 
 
@@ -101,8 +106,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                         help="pre-tokenization pattern of a rank file or GPT-2 files: r50k, cl100k, o200k, words,"
                         " or a regex (rank files hold none: by default it is guessed from the name or size);"
                         " tokenizer.json and .model files use their own")
-    parser.add_argument("--corpus", action="append", default=[], metavar="FILE",
-                        help="UTF-8 text (.gz allowed); repeat for several; default: a built-in multilingual sample")
+    parser.add_argument("--corpus", action="extend", nargs="+", default=[], metavar="FILE",
+                        help="UTF-8 text files (.gz allowed), one or more after --corpus (which may be repeated);"
+                        " default: a built-in multilingual sample")
     parser.add_argument("--json", metavar="FILE", help="write the full report as JSON")
     parser.add_argument("--html", metavar="FILE", help="write the report as one self-contained HTML page")
     parser.add_argument("--samples", type=int, default=DEFAULT_SAMPLES, metavar="N",
