@@ -301,7 +301,7 @@ def test_cli_takes_several_corpora_after_one_flag(tmp_path: Path, capsys: pytest
     path = _hf_file(tmp_path)
     first, second = tmp_path / "a.txt", tmp_path / "b.txt.gz"
     first.write_text("abc xyz\n" * 5, encoding="utf-8")
-    second.write_bytes(gzip.compress("ab bc\n".encode() * 5))
+    second.write_bytes(gzip.compress(b"ab bc\n" * 5))
     out_json = tmp_path / "r.json"
     assert main(["audit", str(path), "--corpus", str(first), str(second), "--json", str(out_json), "--quiet",
                  "--samples", "20"]) == 0
