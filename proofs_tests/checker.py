@@ -134,6 +134,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, example, given, seed, sett
 from hypothesis import strategies as st
 from hypothesis.control import current_build_context
 
+from impl.wording import count
 from proofs_tests import checker_strategies as cs
 from proofs_tests import strategies as ps
 from proofs_tests.checker_process import DEFAULT_MEMORY_MB, Channel, ChannelError, fork_worker
@@ -297,9 +298,10 @@ class CheckResult:
     def report(self) -> str:
         """A human-readable report: the claim, the shrunk input, the spec's and the implementation's answers."""
         names = ", ".join(f"{kind}={name}" for kind, name in self.targets.items())
-        stats = f"{self.examples} examples in {self.seconds:.1f} s ({self.examples_per_second:.0f}/s), seed {self.seed}"
+        stats = (f"{count(self.examples, 'example')} in {self.seconds:.1f} s ({self.examples_per_second:.0f}/s),"
+                 f" seed {self.seed}")
         if not self.found:
-            per = ", ".join(f"{name} {count}" for name, count in self.per_property.items())
+            per = ", ".join(f"{name} {number}" for name, number in self.per_property.items())
             lines = [f"bpeproof check: {names}", f"no difference found: {stats}" + (f" [{per}]" if per else "")]
             if self.note:
                 lines.append(f"note: {self.note}")
@@ -309,7 +311,7 @@ class CheckResult:
             f"bpeproof check: {names}",
             f"FOUND a difference in {self.function} after {stats}"
             + (f"; first seen at {self.seconds_to_find:.2f} s" if self.seconds_to_find is not None else ""),
-            f"  claim    : {self.claim} — {self.claim_text}",
+            f"  claim    : {self.claim} — {(self.claim_text or '').removeprefix(f'{self.claim}: ')}",
             f"  detail   : {self.detail}",
         ]
         if self.hint:

@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from impl.wording import count
 from proofs_tests.checker_process import (
     DEFAULT_MEMORY_MB,
     Channel,
@@ -865,10 +866,10 @@ class TokenizerCheckResult:
         """A human-readable report."""
         head = f"bpeproof check: tokenizer={self.implementation}, vocab={self.vocab} (reference: {self.reference}"
         head += f"; library: {self.library})" if self.library else ")"
-        stats = (f"{self.examples} examples in {self.seconds:.1f} s ({self.examples_per_second:.0f}/s),"
+        stats = (f"{count(self.examples, 'example')} in {self.seconds:.1f} s ({self.examples_per_second:.0f}/s),"
                  f" seed {self.seed}")
         if not self.found:
-            per = ", ".join(f"{name} {count}" for name, count in self.per_source.items())
+            per = ", ".join(f"{name} {number}" for name, number in self.per_source.items())
             lines = [head, f"no difference found: {stats}" + (f" [{per}]" if per else "")]
             if self.note:
                 lines.append(f"note: {self.note}")

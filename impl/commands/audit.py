@@ -18,6 +18,7 @@ from impl.audit import DEFAULT_SAMPLES, audit
 from impl.audit_html import render
 from impl.commands import EXIT_FOUND, EXIT_OK, UsageError
 from impl.formats import GPT2_PATTERN
+from impl.wording import count
 
 
 def summary(report: Mapping[str, Any]) -> str:
@@ -35,7 +36,7 @@ def summary(report: Mapping[str, Any]) -> str:
         pattern = "GPT-2's regex" if file["pattern"] == GPT2_PATTERN else "custom regex"
     lines = [
         f"{file['path']}: {file['kind']}, {vocabulary['size']} tokens, {file['merges']} merges,"
-        f" {file['specials']} special tokens; pattern {pattern} ({file['pattern_source']})",
+        f" {count(file['specials'], 'special token')}; pattern {pattern} ({file['pattern_source']})",
     ]
     if library["available"]:
         lines.append(f"library: {library['name']} {library['version']}; declared {', '.join(variants['declared'])};"

@@ -31,6 +31,7 @@ from impl import formats
 from impl.commands import EXIT_OK, UsageError
 from impl.commands._vocab import guess_pattern
 from impl.patterns import PATTERNS, compile_pattern, resolve_pattern
+from impl.wording import count
 
 #: The values of ``--to``.
 TARGETS = ("tiktoken", "hf", "gpt2", "bpeproof")
@@ -99,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     if target == "tiktoken":
         formats.write_tiktoken(vocab, args.output)
         if vocab.specials:
-            notes.append(f"{len(vocab.specials)} special tokens left out")
+            notes.append(f"{count(len(vocab.specials), 'special token')} left out")
         if vocab.pattern is not None:
             notes.append("the pattern is not kept")
     elif target == "hf":
@@ -116,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
         formats.write_project(vocab, args.output)
     note = f" ({'; '.join(notes)})" if notes else ""
     print(f"{args.input} ({vocab.kind}) -> {' + '.join(written)} ({target}): {len(vocab.tokens)} tokens,"
-          f" {len(vocab.merges)} merges, {len(vocab.specials)} special tokens{note}")
+          f" {count(len(vocab.merges), 'merge')}, {count(len(vocab.specials), 'special token')}{note}")
     return EXIT_OK
 
 
