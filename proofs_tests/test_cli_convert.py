@@ -68,7 +68,8 @@ def test_project_to_tiktoken_and_back_keeps_the_ids(tmp_path: Path, capsys: pyte
     ranks, back = tmp_path / "trained.tiktoken", tmp_path / "back.bpeproof.json"
     assert main(["convert", str(source), str(ranks)]) == 0
     summary = capsys.readouterr().out.strip()
-    assert len(summary.splitlines()) == 1 and "(tiktoken)" in summary and "1 special tokens left out" in summary
+    assert len(summary.splitlines()) == 1 and "(tiktoken)" in summary and "1 special token left out" in summary
+    assert "a rank file holds no pattern: pass --pattern words when you use it" in summary
     assert main(["convert", str(ranks), str(back), "--pattern", "words"]) == 0
     assert "(bpeproof)" in capsys.readouterr().out
     assert load(back).kind == "bpeproof"

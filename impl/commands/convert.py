@@ -30,7 +30,7 @@ from pathlib import Path
 from impl import formats
 from impl.commands import EXIT_OK, UsageError
 from impl.commands._vocab import guess_pattern
-from impl.patterns import PATTERNS, compile_pattern, resolve_pattern
+from impl.patterns import PATTERNS, compile_pattern, pattern_name, resolve_pattern
 from impl.wording import count
 
 #: The values of ``--to``.
@@ -101,8 +101,7 @@ def run(args: argparse.Namespace) -> int:
         formats.write_tiktoken(vocab, args.output)
         if vocab.specials:
             notes.append(f"{count(len(vocab.specials), 'special token')} left out")
-        if vocab.pattern is not None:
-            notes.append("the pattern is not kept")
+        notes.append(_pattern_lost(vocab))
     elif target == "hf":
         formats.write_hf_json(vocab, args.output)
         if vocab.pattern is None and not vocab.pre_tokenizers:
@@ -119,6 +118,19 @@ def run(args: argparse.Namespace) -> int:
     print(f"{args.input} ({vocab.kind}) -> {' + '.join(written)} ({target}): {len(vocab.tokens)} tokens,"
           f" {count(len(vocab.merges), 'merge')}, {count(len(vocab.specials), 'special token')}{note}")
     return EXIT_OK
+
+
+def _pattern_lost(vocab: formats.Vocab) -> str:
+    """What a rank file, which holds no pre-tokenizer, loses of ``vocab``'s, and what to pass when using it."""
+    if vocab.pattern is not None:
+        name = pattern_name(vocab.pattern)
+        given = name if name is not None else repr(vocab.pattern)
+        return f"a rank file holds no pattern: pass --pattern {given} when you use it"
+    if vocab.pre_tokenizers:
+        steps = ", ".join(step.type for step in vocab.pre_tokenizers)
+        return (f"a rank file holds no pre-tokenizer: this file's ({steps}) is lost and is no single pattern, so the"
+                " rank file will not cut text as the library does")
+    return "a rank file holds no pattern, and this file states none: pass --pattern when you use it"
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
