@@ -11,6 +11,7 @@ tokens highlighted.
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass, field
 from html import escape
 from typing import Any
@@ -147,6 +148,16 @@ def _height(node: Node) -> int:
     return 0 if node.children is None else 1 + max(_height(child) for child in node.children)
 
 
+#: Code points XML 1.0 does not allow in a document (C0 controls but tab, LF, CR; surrogates; U+FFFE, U+FFFF).
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml(text: str) -> str:
+    """``text`` escaped for an XML attribute or element; characters XML cannot hold written as ``\\xNN``."""
+    return escape(_NOT_XML.sub(lambda match: f"\\x{ord(match.group()):02x}" if ord(match.group()) < 0x100
+                               else f"\\u{ord(match.group()):04x}", text), quote=True)
+
+
 def render_svg(explanation: Explanation) -> str:
     """The merge trees of all words side by side, drawn like the article's figure."""
     leaves_total = sum(len(word.word) for word in explanation.words) + max(0, len(explanation.words) - 1)
@@ -173,7 +184,7 @@ def render_svg(explanation: Explanation) -> str:
         box_w = max(40, 9 * len(label) + 14)
         colour = ' class="final"' if is_root else ""
         shapes.append(f'<rect{colour} x="{x - box_w / 2:.1f}" y="{y:.1f}" width="{box_w}" height="{_BOX_H}" rx="5" />')
-        labels.append(f'<text x="{x:.1f}" y="{y + 20:.1f}">{escape(label)}</text>')
+        labels.append(f'<text x="{x:.1f}" y="{y + 20:.1f}">{_xml(label)}</text>')
         return x, y
 
     for word in explanation.words:
@@ -182,7 +193,7 @@ def render_svg(explanation: Explanation) -> str:
         cursor[0] += 1
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}"'
-        f' role="img" aria-label="BPE merge trees of {escape(explanation.text, quote=True)}">\n'
+        f' role="img" aria-label="BPE merge trees of {_xml(explanation.text)}">\n'
         "<style>line,rect{fill:none;stroke:#333;stroke-width:1.3} rect.final{stroke:#c0392b;stroke-width:2}"
         " text{font:14px sans-serif;text-anchor:middle;fill:#111}</style>\n"
         + "\n".join(shapes) + "\n" + "\n".join(labels) + "\n</svg>\n"

@@ -108,3 +108,14 @@ def test_decode_of_a_rank_file_needs_no_pattern(tmp_path: Path, capsys: pytest.C
     assert capsys.readouterr().out == "aba"
     assert main(["encode", "ab", "--vocab", str(ranks)]) == 2  # encoding does need one
     assert "--pattern" in capsys.readouterr().err
+
+
+def test_svg_is_well_formed_xml_whatever_the_text(vocab: Path, tmp_path: Path) -> None:
+    """Control characters cannot stand in XML: they are written as escapes, so the picture always parses."""
+    import xml.dom.minidom
+
+    svg = tmp_path / "tree.svg"
+    assert main(["explain", "slow\x01est \x1f<&>\x0b\"'", "--vocab", str(vocab), "--svg", str(svg)]) == 0
+    picture = svg.read_text(encoding="utf-8")
+    xml.dom.minidom.parseString(picture)
+    assert "\\x01" in picture and "\x01" not in picture
