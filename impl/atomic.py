@@ -18,7 +18,7 @@ from pathlib import Path
 
 from impl.errors import FormatError
 
-__all__ = ["FormatError", "atomic_write_bytes", "atomic_write_text"]
+__all__ = ["FormatError", "atomic_write_bytes", "atomic_write_files", "atomic_write_text"]
 
 
 def _fsync_directory(directory: Path) -> None:
@@ -96,3 +96,38 @@ def atomic_write_text(path: str | os.PathLike[str], text: str, encoding: str = "
     if not isinstance(text, str):
         raise TypeError(f"text must be str, not {type(text).__name__}")
     atomic_write_bytes(path, text.encode(encoding))
+
+
+def atomic_write_files(files: list[tuple[str | os.PathLike[str], bytes]]) -> None:
+    """Write several files that belong together (GPT-2's ``encoder.json`` and ``vocab.bpe``): every content goes to
+    its temporary file and is fsynced first, and only then are they renamed over their targets, one right after
+    the other.  A failure before the renames leaves every old file as it was; only a kill between two renames
+    (microseconds apart) could pair a new file with an old one."""
+    written: list[tuple[Path, str, Path]] = []
+    try:
+        for path, data in files:
+            target = Path(os.fspath(path))
+            directory = target.parent if str(target.parent) else Path(".")
+            if target.is_dir():
+                raise IsADirectoryError(errno.EISDIR, "is a directory, not a file", os.fspath(path))
+            try:
+                fd, temp_name = _create_temporary(directory, target.name)
+            except OSError as error:
+                raise _naming(error, path) from None
+            written.append((target, temp_name, directory))
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            if target.exists():
+                with contextlib.suppress(OSError):
+                    os.chmod(temp_name, target.stat().st_mode & 0o7777)
+        for target, temp_name, _ in written:
+            os.replace(temp_name, target)
+    except BaseException:
+        for _, temp_name, _ in written:
+            with contextlib.suppress(OSError):
+                os.unlink(temp_name)
+        raise
+    for directory in {directory for _, _, directory in written}:
+        _fsync_directory(directory)

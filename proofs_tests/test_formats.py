@@ -533,6 +533,33 @@ def test_writes_are_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     assert sorted(p.name for p in tmp_path.iterdir()) == ["v.tiktoken"]
 
 
+def test_gpt2_pair_is_renamed_only_when_both_are_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failure while writing the second file of the pair leaves both old files: never a new encoder.json beside
+    an old vocab.bpe."""
+    old = Vocab({i: bytes([i]) for i in range(256)} | {256: b"ab"}, [(97, 98, 256)])
+    new = Vocab({i: bytes([i]) for i in range(256)} | {256: b"ba"}, [(98, 97, 256)])
+    encoder, merges = tmp_path / "encoder.json", tmp_path / "vocab.bpe"
+    write_gpt2(old, encoder, merges)
+    before = (encoder.read_bytes(), merges.read_bytes())
+    real_fsync = os.fsync
+    calls = []
+
+    def failing_second_fsync(fd: int) -> None:
+        calls.append(fd)
+        if len(calls) == 2:
+            raise OSError("disk full")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", failing_second_fsync)
+    with pytest.raises(OSError, match="disk full"):
+        write_gpt2(new, encoder, merges)
+    assert (encoder.read_bytes(), merges.read_bytes()) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["encoder.json", "vocab.bpe"]
+    monkeypatch.setattr(os, "fsync", real_fsync)
+    write_gpt2(new, encoder, merges)
+    assert load_gpt2(encoder, merges).merges == [(98, 97, 256)]
+
+
 def test_writers_refuse_what_the_format_cannot_hold(tmp_path: Path) -> None:
     twice = Vocab({0: b"a", 1: b"a"}, [], source="twice")
     bad_merge = Vocab({0: b"a", 1: b"b", 2: b"ba"}, [(0, 1, 2)], source="bad")

@@ -13,7 +13,8 @@ import os
 import re
 from pathlib import Path
 
-from impl.formats._io import _atomic_write, compress_if_gz, decode_utf8, parse_json, read_bytes
+from impl.atomic import atomic_write_files
+from impl.formats._io import compress_if_gz, decode_utf8, parse_json, read_bytes
 from impl.formats._json_access import JsonReader
 from impl.formats.errors import FormatError
 from impl.formats.hf_json import resolve_merges, unmerged_tokens
@@ -129,7 +130,7 @@ def gpt2_bytes(vocab: Vocab) -> tuple[bytes, bytes]:
 
 def write_gpt2(vocab: Vocab, encoder_path: str | os.PathLike[str], merges_path: str | os.PathLike[str]) -> None:
     """Write ``vocab`` as GPT-2's ``encoder.json`` and ``vocab.bpe`` (each gzip-compressed when its name ends
-    in ``.gz``), each atomically."""
+    in ``.gz``): both are written and fsynced before either replaces its old file (``atomic_write_files``)."""
     encoder_data, merges_data = gpt2_bytes(vocab)
-    _atomic_write(encoder_path, compress_if_gz(encoder_path, encoder_data))
-    _atomic_write(merges_path, compress_if_gz(merges_path, merges_data))
+    atomic_write_files([(encoder_path, compress_if_gz(encoder_path, encoder_data)),
+                        (merges_path, compress_if_gz(merges_path, merges_data))])
