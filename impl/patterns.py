@@ -19,7 +19,17 @@ from typing import Any
 
 import regex
 
-__all__ = ["PATTERNS", "compile_pattern", "compile_pinned", "guess_pattern", "pattern_name", "resolve_pattern"]
+__all__ = [
+    "PATTERNS",
+    "PatternTimeoutError",
+    "backtracks",
+    "compile_pattern",
+    "compile_pinned",
+    "guess_pattern",
+    "pattern_name",
+    "resolve_pattern",
+    "time_limit",
+]
 
 _R50K = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
 
@@ -54,6 +64,48 @@ PATTERNS: dict[str, str] = {
     "o200k": _O200K,
     "words": _WORDS,
 }
+
+
+class PatternTimeoutError(ValueError):
+    """A pre-tokenization pattern ran past its time limit on a text (it backtracks without end)."""
+
+
+def backtracks(source: str) -> bool:
+    """Whether an expression may take exponential time: a repeated group whose body repeats or alternates
+    (``(a|aa)+``, ``(a+)*``, ``(?:\\d{1,3})+``).  Such patterns run under ``time_limit``; the others (tiktoken's,
+    GPT-2's, DeepSeek's) run without one, since the ``regex`` module is three times slower under a time limit."""
+    bodies: list[bool] = []  # for each open group: whether it holds a quantifier or an alternation so far
+    index = 0
+    in_class = False
+    while index < len(source):
+        char = source[index]
+        if char == "\\":
+            index += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            if source.startswith("]", index + 1) or source.startswith("^]", index + 1):
+                index += 2 if source[index + 1] == "]" else 3
+                continue
+        elif char == "(":
+            bodies.append(False)
+        elif char == ")" and bodies:
+            inner = bodies.pop()
+            if inner and source[index + 1 : index + 2] in ("*", "+", "{"):
+                return True
+            if inner and bodies:
+                bodies[-1] = True
+        elif char in "*+?{|" and bodies:
+            bodies[-1] = True
+        index += 1
+    return False
+
+
+def time_limit(text: str) -> float:
+    """Seconds a pattern that ``backtracks`` may spend on ``text``: 5 s plus 1 s per million characters."""
+    return 5.0 + len(text) / 1_000_000
 
 
 def resolve_pattern(pattern: str) -> str:

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import regex
 
+from impl.patterns import PatternTimeoutError, backtracks, time_limit
 from impl.unicode_classes import stand_ins
 
 if TYPE_CHECKING:
@@ -297,7 +298,18 @@ class SplitStep:
         """
         compiled = self._compiled
         text = stand_ins(text)  # classes as Unicode 16.0 has them, same spans (impl.unicode_classes)
-        spans = [match.span() for match in compiled.finditer(text)]
+        limit = time_limit(text) if backtracks(compiled.pattern) else None
+        try:
+            return self._matches(compiled, text, limit)
+        except TimeoutError:
+            raise PatternTimeoutError(
+                f"the split pattern {self.pattern[:60]!r} ran more than {limit:.0f} s on a text of {len(text)}"
+                " characters: it backtracks without end (a repeated group that repeats or alternates)"
+            ) from None
+
+    @staticmethod
+    def _matches(compiled: Any, text: str, limit: float | None) -> list[tuple[int, int]]:
+        spans = [match.span() for match in compiled.finditer(text, timeout=limit)]
         if all(start != end for start, end in spans):
             # No empty match: each search found a non-empty match from the previous end, as Oniguruma's does.
             return spans
@@ -306,7 +318,7 @@ class SplitStep:
         last_end = -1
         size = len(text)
         while position <= size:
-            match = compiled.search(text, position)
+            match = compiled.search(text, position, timeout=limit)
             if match is None:
                 break
             start, end = match.span()

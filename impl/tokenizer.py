@@ -69,7 +69,15 @@ from typing import Any, Literal
 from impl.atomic import FormatError, atomic_write_bytes, atomic_write_text
 from impl.encoder import Encoder, check_rules
 from impl.models import SEMANTICS, MergeModel, SequentialModel, TiktokenModel
-from impl.patterns import PATTERNS, compile_pattern, pattern_name, resolve_pattern
+from impl.patterns import (
+    PATTERNS,
+    PatternTimeoutError,
+    backtracks,
+    compile_pattern,
+    pattern_name,
+    resolve_pattern,
+    time_limit,
+)
 from impl.pretokenizers import PreTokenizer, SplitStep
 from impl.unicode_classes import UNICODE_VERSION, pin_pattern, stand_ins
 from spec.types import (
@@ -431,12 +439,22 @@ class Tokenizer:
         return self._regex_pieces(text)
 
     def _regex_pieces(self, text: str) -> list[str]:
-        """The pattern's matches in ``text``, classified by ``UNICODE_VERSION`` (``impl.unicode_classes``)."""
+        """The pattern's matches in ``text``, classified by ``UNICODE_VERSION`` (``impl.unicode_classes``); a
+        pattern that ``backtracks`` runs under ``time_limit`` (``PatternTimeoutError`` past it)."""
         regex = self._regex
         pinned = stand_ins(text)
-        if pinned is not text:
-            return [text[match.start() : match.end()] for match in regex.finditer(pinned)]
-        return [match.group() for match in regex.finditer(text)] if regex.groups else list(regex.findall(text))
+        if not backtracks(regex.pattern):
+            if pinned is not text:
+                return [text[match.start() : match.end()] for match in regex.finditer(pinned)]
+            return [match.group() for match in regex.finditer(text)] if regex.groups else list(regex.findall(text))
+        limit = time_limit(text)
+        try:
+            return [text[match.start() : match.end()] for match in regex.finditer(pinned, timeout=limit)]
+        except TimeoutError:
+            raise PatternTimeoutError(
+                f"the pre-tokenization pattern {regex.pattern[:60]!r} ran more than {limit:.0f} s on a text of"
+                f" {len(text)} characters: it backtracks without end (a repeated group that repeats or alternates)"
+            ) from None
 
     @property
     def pattern_name(self) -> str | None:

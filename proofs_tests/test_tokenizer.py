@@ -615,3 +615,24 @@ def test_atomic_write_errors_name_the_target(tmp_path: Path) -> None:
         atomic_write_text(tmp_path, "x")
     assert directory.value.filename == str(tmp_path)
     assert list(tmp_path.iterdir()) == []  # nothing left behind
+
+
+def test_a_pattern_that_backtracks_without_end_is_stopped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file's expression such as ``(a|aa)+$`` takes exponential time: it runs under a time limit and fails with
+    one clear error instead of hanging (the limit is shortened here; it is 5 s plus 1 s per million characters)."""
+    import impl.pretokenizers
+    import impl.tokenizer
+    from impl.patterns import PATTERNS, PatternTimeoutError, backtracks
+    from impl.pretokenizers import GPT2_SPLIT, SplitStep
+
+    monkeypatch.setattr(impl.tokenizer, "time_limit", lambda text: 0.2)
+    monkeypatch.setattr(impl.pretokenizers, "time_limit", lambda text: 0.2)
+    text = "a" * 40 + "b"
+    with pytest.raises(PatternTimeoutError, match="backtracks without end"):
+        Tokenizer([], r"(a|aa)+$|.").encode(text)
+    with pytest.raises(PatternTimeoutError, match="backtracks without end"):
+        SplitStep("(a|aa)+$").split(text)
+    assert Tokenizer([], r"(a|aa)+$|.").encode("aa") == [97, 97]  # short texts still finish
+    # The patterns of real files run without a limit (it would make the regex module three times slower).
+    assert not any(backtracks(source) for source in [*PATTERNS.values(), GPT2_SPLIT, r"\p{N}{1,3}"])
+    assert backtracks("(a+)*") and backtracks(r"(?:\d{1,3})+") and not backtracks(r"[(]+|\(a|b\)+")
