@@ -79,6 +79,16 @@ from impl.patterns import (
     time_limit,
 )
 from impl.pretokenizers import PreTokenizer, SplitStep
+from impl.formats._io import read_bytes
+from impl.formats.project_file import (
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    PRETOKENIZER_FORMAT_VERSION,
+    ProjectDocument,
+    document_text,
+    parse_document,
+)
+from impl.ids import check_byte_ids, check_special_tokens
 from impl.unicode_classes import UNICODE_VERSION, pin_pattern, stand_ins
 from spec.types import (
     ALPHABET_SIZE,
@@ -103,14 +113,7 @@ __all__ = [
     "tiktoken_rules",
 ]
 
-FORMAT_NAME = "bpeproof-tokenizer"
-#: The version written for a tokenizer cutting words with one pattern (readers of version 1 read these files).
-FORMAT_VERSION = 1
-#: The version written for a tokenizer with a ``pretokenizer`` (it adds that key); this module reads both.
-PRETOKENIZER_FORMAT_VERSION = 2
-_KEYS = ("format", "version", "pattern", "pattern_name", "rules", "special_tokens", "byte_ids")
-#: The keys of each version.
-_VERSION_KEYS = {1: _KEYS, 2: (*_KEYS, "pretokenizer")}
+# FORMAT_NAME, FORMAT_VERSION, PRETOKENIZER_FORMAT_VERSION: impl.formats.project_file, the format's one reader.
 
 #: Texts of at least this many characters are encoded by the Python loops: the C loop takes words below 2**31 bytes.
 C_TEXT_LIMIT = 2**29
@@ -364,23 +367,7 @@ class Tokenizer:
     @staticmethod
     def _check_byte_ids(byte_ids: Sequence[int] | None, new_ids: Container[int] = ()) -> tuple[int, ...] | None:
         """256 distinct non-negative ints, none in ``new_ids`` (the rules' new ids); None for the identity."""
-        if byte_ids is None:
-            return None
-        if isinstance(byte_ids, (str, bytes)) or not isinstance(byte_ids, Sequence):
-            raise BPETypeError(f"byte_ids must be a sequence of 256 ints, not {type(byte_ids).__name__}")
-        if len(byte_ids) != ALPHABET_SIZE or not all(_is_int(x) for x in byte_ids):
-            raise BPETypeError("byte_ids must hold exactly 256 ints")
-        values = tuple(int(x) for x in byte_ids)
-        owner: dict[int, int] = {}
-        for byte, token in enumerate(values):
-            if token < 0:
-                raise BPEValueError(f"byte_ids[{byte}] = {token} is negative; ids are non-negative")
-            if token in owner:
-                raise BPEValueError(f"byte_ids gives the id {token} to the bytes {owner[token]} and {byte}")
-            owner[token] = byte
-            if token in new_ids:
-                raise BPEValueError(f"byte_ids[{byte}] = {token} is also the new id of a rule")
-        return None if values == tuple(range(ALPHABET_SIZE)) else values
+        return check_byte_ids(byte_ids, new_ids)
 
     @staticmethod
     def _check_pretokenizer(pretokenizer: PreTokenizer | Sequence[SplitStep] | None) -> PreTokenizer | None:
@@ -666,22 +653,10 @@ class Tokenizer:
     # -- files ------------------------------------------------------------------------------------------
 
     def to_json(self) -> str:
-        """The tokenizer in the project's file format (see the module docstring); one rule per line."""
+        """The tokenizer in the project's file format (``impl.formats.project_file``); one rule per line."""
         model = self._sequential("the project's tokenizer file")
-        header: dict[str, Any] = {
-            "format": FORMAT_NAME,
-            "version": FORMAT_VERSION if self._pretokenizer is None else PRETOKENIZER_FORMAT_VERSION,
-            "pattern": self._pattern_source,
-            "pattern_name": self.pattern_name,
-            "special_tokens": dict(self._specials),
-            "byte_ids": list(model.byte_ids) if model.byte_ids is not None else None,
-        }
-        if self._pretokenizer is not None:
-            header["pretokenizer"] = self._pretokenizer.to_json_value()
-        lines = [f"{json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}" for key, value in header.items()]
-        rules = ",\n".join(f"[{a},{b},{c}]" for a, b, c in self.rules)
-        lines.append(f'"rules": [\n{rules}\n]')
-        return "{\n" + ",\n".join(lines) + "\n}\n"
+        return document_text(ProjectDocument(self.rules, self._pattern_source, dict(self._specials), model.byte_ids,
+                                             self._pretokenizer))
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the tokenizer to ``path`` atomically (temporary file, fsync, ``os.replace``)."""
@@ -689,87 +664,23 @@ class Tokenizer:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Tokenizer:
-        """Read a file written by ``save``.
+        """Read a file written by ``save`` (plain or gzip).
 
         Any malformed content raises ``FormatError`` naming the file and the key
-        ("(file)" for the document as a whole); a file that cannot be read at
-        all raises the ``OSError`` of reading it.
+        ("(file)" for the document as a whole); so does a file that cannot be read.
         """
-        data = Path(path).read_bytes()
-        return cls.from_json(data, path)
+        return cls.from_json(read_bytes(path), path)
 
     @classmethod
     def from_json(cls, data: bytes | str, path: str | os.PathLike[str] = "<string>") -> Tokenizer:
-        """Parse the file format; ``path`` only names the source in error messages."""
-        if isinstance(data, (bytes, bytearray)):
-            try:
-                text = bytes(data).decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise FormatError(path, "(file)", f"not UTF-8 at byte {error.start}") from None
-        else:
-            text = data
-        document = _parse_json(text, path)
-        if not isinstance(document, dict):
-            raise FormatError(path, "(file)", f"the top level must be a JSON object, not {_json_type(document)}")
-        version = document.get("version", FORMAT_VERSION)
-        keys = _VERSION_KEYS.get(version, _KEYS) if _is_int(version) else _KEYS
-        if _is_int(version) and version not in _VERSION_KEYS:
-            problem = f"this reader understands versions {FORMAT_VERSION} and {PRETOKENIZER_FORMAT_VERSION}, not"
-            raise FormatError(path, "version", f"{problem} {_short(version)}")
-        for key in keys:
-            if key not in document:
-                if key == "pretokenizer":
-                    raise FormatError(path, "version", f"version {version} files have the key 'pretokenizer'")
-                raise FormatError(path, key, "missing")
-        for key in document:
-            if key not in keys:
-                raise FormatError(path, key, "unknown key")
-        if document["format"] != FORMAT_NAME:
-            raise FormatError(path, "format", f"must be {FORMAT_NAME!r}, not {_short(document['format'])}")
-        if not _is_int(version) or version not in _VERSION_KEYS:
-            problem = f"this reader understands versions {FORMAT_VERSION} and {PRETOKENIZER_FORMAT_VERSION}, not"
-            raise FormatError(path, "version", f"{problem} {_short(version)}")
-        pretokenizer = _pretokenizer_from_json(document["pretokenizer"], path) if version == 2 else None
-        pattern = document["pattern"]
-        if not isinstance(pattern, str):
-            raise FormatError(path, "pattern", f"must be a string, not {_json_type(pattern)}")
-        name = document["pattern_name"]
-        if name is not None:
-            if not isinstance(name, str) or name not in PATTERNS:
-                problem = f"must be null or one of {sorted(PATTERNS)}, not {_short(name)}"
-                raise FormatError(path, "pattern_name", problem)
-            if PATTERNS[name] != pattern:
-                raise FormatError(path, "pattern_name", f"{name!r} names a different expression than 'pattern'")
+        """Parse the file format (``impl.formats.project_file.parse_document``, the format's one reader); ``path``
+        only names the source in error messages."""
+        document = parse_document(path, data)
         try:
-            compile_pattern(pattern if name is None else PATTERNS[name])
-        except ValueError as error:
-            raise FormatError(path, "pattern", str(error)) from None
-        rules = _rules_from_json(document["rules"], path)
-        new_ids = frozenset(rule.c for rule in rules)
-        byte_ids = document["byte_ids"]
-        checked_bytes: tuple[int, ...] | None = None
-        if byte_ids is not None:
-            if not isinstance(byte_ids, list):
-                raise FormatError(
-                    path, "byte_ids", f"must be null or an array of 256 integers, not {_json_type(byte_ids)}"
-                )
-            try:
-                checked_bytes = Tokenizer._check_byte_ids(byte_ids, new_ids)
-            except (BPEValueError, BPETypeError) as error:
-                raise FormatError(path, "byte_ids", str(error)) from None
-        specials = document["special_tokens"]
-        if not isinstance(specials, dict):
-            raise FormatError(path, "special_tokens", f"must be an object, not {_json_type(specials)}")
-        for key, value in specials.items():
-            if not _is_int(value) or value < 0:
-                problem = f"must be a non-negative integer, not {_short(value)}"
-                raise FormatError(path, f"special_tokens[{key!r}]", problem)
-        vocabulary = new_ids.union(checked_bytes if checked_bytes is not None else range(ALPHABET_SIZE))
-        try:
-            check_special_tokens(specials, vocabulary)
+            return cls(document.rules, document.pattern, document.special_tokens, byte_ids=document.byte_ids,
+                       pretokenizer=document.pretokenizer)
         except (BPEValueError, BPETypeError) as error:
-            raise FormatError(path, "special_tokens", str(error)) from None
-        return cls(rules, pattern, specials, byte_ids=byte_ids, pretokenizer=pretokenizer)
+            raise FormatError(path, "(file)", str(error)) from None
 
     # -- tiktoken rank files ----------------------------------------------------------------------------
 
@@ -788,107 +699,6 @@ class Tokenizer:
         recovered (``tiktoken_rules`` does that, for files where the article's semantics give the same ids).
         """
         return cls.from_model(TiktokenModel(ranks), pattern, special_tokens, cache_size=cache_size)
-
-
-def check_special_tokens(special_tokens: Mapping[str, int] | None, vocabulary: Container[int]) -> dict[str, int]:
-    """Special tokens are ids apart from the rules: outside V_m, distinct, named by non-empty strings (def-utf8)."""
-    if special_tokens is None:
-        return {}
-    if not isinstance(special_tokens, Mapping):
-        raise BPETypeError(f"special_tokens must be a mapping of str to int, not {type(special_tokens).__name__}")
-    seen: dict[int, str] = {}
-    for name, token in special_tokens.items():
-        if not isinstance(name, str) or not name:
-            raise BPETypeError(f"special token name {name!r} must be a non-empty str")
-        if not _is_int(token):
-            raise BPETypeError(f"special token {name!r} must have an int id, not {token!r}")
-        try:
-            name.encode("utf-8")
-        except UnicodeEncodeError:
-            raise BPEValueError(f"special token name {name!r} is not encodable as UTF-8") from None
-        if token in vocabulary:
-            raise InvalidTokenError(f"special token {name!r} = {token} is already an id of the rules' vocabulary")
-        if token in seen:
-            raise InvalidTokenError(f"special tokens {seen[token]!r} and {name!r} share the id {token}")
-        seen[token] = name
-    return {name: int(token) for name, token in special_tokens.items()}
-
-
-def _short(value: object, limit: int = 80) -> str:
-    """``repr(value)``, cut to ``limit`` characters for error messages."""
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _parse_json(text: str, path: str | os.PathLike[str]) -> Any:
-    try:
-        return json.loads(text, parse_constant=_reject_constant)
-    except RecursionError:
-        raise FormatError(path, "(file)", "JSON nested too deeply") from None
-    except ValueError as error:
-        raise FormatError(path, "(file)", f"not valid JSON: {error}") from None
-
-
-def _pretokenizer_from_json(value: object, path: str | os.PathLike[str]) -> PreTokenizer:
-    """The ``pretokenizer`` key of a version 2 file: an array of ``{"pattern", "behavior", "invert"}`` objects."""
-    if not isinstance(value, list):
-        raise FormatError(path, "pretokenizer", f"must be an array of split steps, not {_json_type(value)}")
-    steps: list[SplitStep] = []
-    for index, item in enumerate(value):
-        key = f"pretokenizer[{index}]"
-        if not isinstance(item, dict):
-            raise FormatError(path, key, f"must be an object, not {_json_type(item)}")
-        for name in item:
-            if name not in ("pattern", "behavior", "invert"):
-                raise FormatError(path, f"{key}.{name}", "unknown key")
-        fields: tuple[tuple[str, str, type], ...] = (
-            ("pattern", "a string", str),
-            ("behavior", "a string", str),
-            ("invert", "a boolean", bool),
-        )
-        for name, kind, check in fields:
-            if name not in item:
-                raise FormatError(path, f"{key}.{name}", "missing")
-            if not isinstance(item[name], check):
-                raise FormatError(path, f"{key}.{name}", f"must be {kind}, not {_json_type(item[name])}")
-        try:
-            steps.append(SplitStep(item["pattern"], item["behavior"], item["invert"]))
-        except ValueError as error:
-            raise FormatError(path, key, str(error)) from None
-    return PreTokenizer(steps)
-
-
-def _rules_from_json(value: object, path: str | os.PathLike[str]) -> list[Rule]:
-    if not isinstance(value, list):
-        raise FormatError(path, "rules", f"must be an array of [a, b, c] triples, not {_json_type(value)}")
-    rules: list[Rule] = []
-    for index, item in enumerate(value):
-        if not isinstance(item, list) or len(item) != 3 or not all(_is_int(x) for x in item):
-            raise FormatError(path, f"rules[{index}]", f"must be an array of three integers, not {_short(item)}")
-        rules.append(Rule(item[0], item[1], item[2]))
-    try:
-        check_rules(rules)
-    except BPEValueError as error:
-        raise FormatError(path, "rules", str(error)) from None
-    return rules
 
 
 def tiktoken_rules(ranks: Mapping[bytes, int]) -> tuple[list[Rule], tuple[int, ...]]:

@@ -466,7 +466,7 @@ def test_project_file_reader_takes_byte_ids_anywhere(tmp_path: Path) -> None:
     document = json.loads(path.read_text(encoding="utf-8"))
     document["byte_ids"] = list(range(45, 301))
     path.write_text(json.dumps(document), encoding="utf-8")
-    with pytest.raises(VocabFormatError, match="which a rule makes"):
+    with pytest.raises(VocabFormatError, match="is also the new id of a rule"):
         load(path)
 
 

@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     if missing and target in ("tiktoken", "bpeproof"):
         raise UsageError(f"{args.input}: no token stands for the byte 0x{missing[0]:02X} ({len(missing)} bytes"
                          f" missing); a {'rank' if target == 'tiktoken' else 'project'} file needs every byte")
-    if target == "bpeproof" and vocab.pattern is None:
+    if target == "bpeproof" and vocab.pattern is None and not vocab.pre_tokenizers:
         raise UsageError(f"{args.input}: the file states no pre-tokenization pattern; pass --pattern"
                          f" ({', '.join(PATTERNS)} or a regex)")
     written = [args.output]

@@ -1,17 +1,19 @@
-"""The project's own tokenizer file ("bpeproof-tokenizer", version 1), plain or gzip-compressed.
+"""The project's own tokenizer file ("bpeproof-tokenizer", versions 1 and 2), plain or gzip: its one reader and
+its one writer, used by ``Tokenizer.load``/``save`` and by every command.
 
 One UTF-8 JSON object with exactly the keys ``format`` (the string
-"bpeproof-tokenizer"), ``version`` (1), ``pattern`` (the pre-tokenization
+"bpeproof-tokenizer"), ``version`` (1 or 2), ``pattern`` (the pre-tokenization
 regex), ``pattern_name`` (its name in ``impl.patterns.PATTERNS`` or null),
 ``rules`` (``[[a, b, c], ...]``: r_1..r_m in order, each over V_{j-1}, the
 bytes being the ids 0..255), ``special_tokens`` (name → id, ids outside V_m)
 and ``byte_ids`` (null, or the external id of each byte 0..255: 256 distinct
 non-negative ids, none of them a rule's new id or a special token's id — a
 permutation of 0..255, or ids elsewhere, as DeepSeek's bytes at 3..258).
-``impl.tokenizer.Tokenizer.save`` writes it.  ``Tokenizer.save`` writes a
-version 2 file, with the key ``pretokenizer``, for a tokenizer that cuts words
-with split steps; this module reads and writes version 1, whose single
-pattern a ``Vocab`` holds.
+Version 2 adds ``pretokenizer``, a list of split steps
+(``{"pattern", "behavior", "invert"}``, Oniguruma expressions as in a
+``tokenizer.json``) that cut the words instead of ``pattern``.  A key given
+twice, a missing or unknown key, or a value of the wrong kind is a
+``FormatError`` naming the file and the key.
 
 As a ``Vocab`` (kind ``bpeproof``), the ids are the external ones: byte ``x``
 is the token ``byte_ids[x]``, every rule's new id ``c`` is a token, and each
@@ -25,93 +27,246 @@ from __future__ import annotations
 import json
 import os
 import re
+from dataclasses import dataclass
+from typing import Any, NoReturn
 
-from impl.formats._io import _atomic_write, compress_if_gz, parse_json, read_bytes
-from impl.formats._json_access import JsonReader
+from impl.encoder import check_rules
+from impl.formats._io import _atomic_write, compress_if_gz, read_bytes
 from impl.formats.errors import FormatError
-from impl.formats.model import Vocab, convert
+from impl.formats.model import PreTokenizerStep, Vocab, convert
+from impl.ids import check_byte_ids, check_special_tokens
 from impl.patterns import PATTERNS, compile_pattern, pattern_name
-from spec.types import ALPHABET_SIZE
+from impl.pretokenizers import PreTokenizer, SplitStep, steps_from_hf
+from spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, Rule
+
+__all__ = [
+    "FORMAT_NAME",
+    "FORMAT_VERSION",
+    "PRETOKENIZER_FORMAT_VERSION",
+    "PROJECT_MARKER",
+    "ProjectDocument",
+    "document_text",
+    "parse_document",
+    "parse_project",
+    "project_bytes",
+    "read_project",
+    "write_project",
+]
 
 #: The value of the ``format`` key.
-PROJECT_FORMAT = "bpeproof-tokenizer"
-#: The version this module reads and writes.
-PROJECT_VERSION = 1
-#: The keys of the file, all required, no others allowed.
-PROJECT_KEYS = ("format", "version", "pattern", "pattern_name", "rules", "special_tokens", "byte_ids")
+FORMAT_NAME = "bpeproof-tokenizer"
+#: The version of a file whose words are cut by ``pattern``.
+FORMAT_VERSION = 1
+#: The version of a file whose words are cut by split steps (the key ``pretokenizer``).
+PRETOKENIZER_FORMAT_VERSION = 2
+_KEYS = ("format", "version", "pattern", "pattern_name", "rules", "special_tokens", "byte_ids")
+_VERSION_KEYS = {FORMAT_VERSION: _KEYS, PRETOKENIZER_FORMAT_VERSION: (*_KEYS, "pretokenizer")}
 
 #: Recognises the file by its content: the ``format`` member (anywhere in the object).
 PROJECT_MARKER = re.compile(rb'"format"\s*:\s*"bpeproof-tokenizer"')
 
 
-def _check_pattern(reader: JsonReader, pattern: str, key: str) -> None:
-    """A pattern the ``regex`` module compiles, or ``FormatError`` for ``key``."""
-    try:
-        compile_pattern(pattern)
-    except Exception as exc:  # the regex module raises several kinds of errors for odd expressions
-        raise reader.fail(key, f"not a valid regular expression: {exc}") from None
+@dataclass(frozen=True)
+class ProjectDocument:
+    """What a project file holds, checked: the rules (internal ids), the pattern, the special tokens, the byte ids
+    (None: the bytes are 0..255) and the split steps of a version 2 file (None for version 1)."""
+
+    rules: tuple[Rule, ...]
+    pattern: str
+    special_tokens: dict[str, int]
+    byte_ids: tuple[int, ...] | None = None
+    pretokenizer: PreTokenizer | None = None
+
+    @property
+    def version(self) -> int:
+        return FORMAT_VERSION if self.pretokenizer is None else PRETOKENIZER_FORMAT_VERSION
 
 
-def _byte_ids(reader: JsonReader, value: object, new_ids: set[int]) -> list[int]:
-    """The external id of each byte: the identity for null, else 256 distinct ids >= 0 apart from ``new_ids``."""
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _short(value: object, limit: int = 80) -> str:
+    """``repr(value)``, cut to ``limit`` characters for error messages."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _json_type(value: object) -> str:
     if value is None:
-        return list(range(ALPHABET_SIZE))
-    items = reader.lst(value, "byte_ids")
-    if len(items) != ALPHABET_SIZE:
-        raise reader.fail("byte_ids", f"expected {ALPHABET_SIZE} integers, found {len(items)}")
-    ids = [reader.integer(item, f"byte_ids[{index}]") for index, item in enumerate(items)]
-    owner: dict[int, int] = {}
-    for byte, token_id in enumerate(ids):
-        if token_id in owner or token_id < 0:
-            problem = f"the bytes {owner[token_id]} and {byte} share the id" if token_id in owner else "negative id"
-            detail = f"{problem} {token_id}"
-            raise reader.fail("byte_ids", f"not a permutation of 0..255 nor 256 distinct ids >= 0 ({detail})")
-        if token_id in new_ids:
-            raise reader.fail("byte_ids", f"byte {byte} has the id {token_id}, which a rule makes")
-        owner[token_id] = byte
-    return ids
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
 
 
-def _rules(reader: JsonReader, value: object) -> list[tuple[int, int, int]]:
-    """The rule list, each rule over the vocabulary built before it (def-merge), in the file's internal ids."""
-    known = set(range(ALPHABET_SIZE))
-    rules: list[tuple[int, int, int]] = []
-    for index, item in enumerate(reader.lst(value, "rules")):
-        key = f"rules[{index}]"
-        triple = reader.lst(item, key)
-        if len(triple) != 3:
-            raise reader.fail(key, f"expected [a, b, c], found {len(triple)} values")
-        a, b, c = (reader.integer(part, f"{key}[{place}]") for place, part in enumerate(triple))
-        for name, part in (("a", a), ("b", b)):
-            if part not in known:
-                raise reader.fail(key, f"{name} = {part} is not in the vocabulary built by the rules before it")
-        if c in known:
-            raise reader.fail(key, f"the new id c = {c} is already in the vocabulary")
-        known.add(c)
-        rules.append((a, b, c))
+def _parse_json(text: str, path: str | os.PathLike[str]) -> Any:
+    def reject_constant(name: str) -> NoReturn:
+        raise ValueError(f"{name} is not a JSON number")
+
+    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in out:
+                raise FormatError(path, _short(key, 40).strip("'"), "the key occurs twice in one JSON object")
+            out[key] = value
+        return out
+
+    try:
+        return json.loads(text, parse_constant=reject_constant, object_pairs_hook=no_duplicates)
+    except RecursionError:
+        raise FormatError(path, "(file)", "JSON nested too deeply") from None
+    except FormatError:
+        raise
+    except ValueError as error:
+        raise FormatError(path, "(file)", f"not valid JSON: {error}") from None
+
+
+def _pretokenizer(value: object, path: str | os.PathLike[str]) -> PreTokenizer:
+    """The ``pretokenizer`` key of a version 2 file: an array of ``{"pattern", "behavior", "invert"}`` objects."""
+    if not isinstance(value, list):
+        raise FormatError(path, "pretokenizer", f"must be an array of split steps, not {_json_type(value)}")
+    steps: list[SplitStep] = []
+    for index, item in enumerate(value):
+        key = f"pretokenizer[{index}]"
+        if not isinstance(item, dict):
+            raise FormatError(path, key, f"must be an object, not {_json_type(item)}")
+        for name in item:
+            if name not in ("pattern", "behavior", "invert"):
+                raise FormatError(path, f"{key}.{name}", "unknown key")
+        fields: tuple[tuple[str, str, type], ...] = (
+            ("pattern", "a string", str),
+            ("behavior", "a string", str),
+            ("invert", "a boolean", bool),
+        )
+        for name, kind, check in fields:
+            if name not in item:
+                raise FormatError(path, f"{key}.{name}", "missing")
+            if not isinstance(item[name], check):
+                raise FormatError(path, f"{key}.{name}", f"must be {kind}, not {_json_type(item[name])}")
+        try:
+            steps.append(SplitStep(item["pattern"], item["behavior"], item["invert"]))
+        except ValueError as error:
+            raise FormatError(path, key, str(error)) from None
+    return PreTokenizer(steps)
+
+
+def _rules(value: object, path: str | os.PathLike[str]) -> list[Rule]:
+    if not isinstance(value, list):
+        raise FormatError(path, "rules", f"must be an array of [a, b, c] triples, not {_json_type(value)}")
+    rules: list[Rule] = []
+    for index, item in enumerate(value):
+        if not isinstance(item, list) or len(item) != 3 or not all(_is_int(x) for x in item):
+            raise FormatError(path, f"rules[{index}]", f"must be an array of three integers, not {_short(item)}")
+        rules.append(Rule(item[0], item[1], item[2]))
+    try:
+        check_rules(rules)
+    except BPEValueError as error:
+        raise FormatError(path, "rules", str(error)) from None
     return rules
 
 
-def _specials(reader: JsonReader, value: object, vocabulary: set[int]) -> dict[str, int]:
-    """Special tokens: non-empty UTF-8 names, distinct ids outside the rules' vocabulary (def-utf8)."""
-    specials: dict[str, int] = {}
-    owner: dict[int, str] = {}
-    for name, token_id in reader.obj(value, "special_tokens").items():
-        key = f"special_tokens[{name[:40]!r}]"
-        token_id = reader.integer(token_id, key)
-        if not name:
-            raise reader.fail(key, "a special token needs a non-empty name")
+def parse_document(path: str | os.PathLike[str], data: bytes | str) -> ProjectDocument:
+    """The project file content ``data`` (already decompressed), checked; ``path`` names it in errors."""
+    if isinstance(data, (bytes, bytearray)):
         try:
-            name.encode("utf-8")
-        except UnicodeEncodeError:
-            raise reader.fail(key, "the name is not encodable as UTF-8") from None
-        if token_id in vocabulary:
-            raise reader.fail(key, f"the id {token_id} is already a token of the rules' vocabulary")
-        if token_id in owner:
-            raise reader.fail(key, f"the id {token_id} is also the special token {owner[token_id][:40]!r}")
-        owner[token_id] = name
-        specials[name] = token_id
-    return specials
+            text = bytes(data).decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise FormatError(path, "(file)", f"not UTF-8 at byte {error.start}") from None
+    else:
+        text = data
+    document = _parse_json(text, path)
+    if not isinstance(document, dict):
+        raise FormatError(path, "(file)", f"the top level must be a JSON object, not {_json_type(document)}")
+    version = document.get("version", FORMAT_VERSION)
+    keys = _VERSION_KEYS.get(version, _KEYS) if _is_int(version) else _KEYS
+    understood = f"this reader understands versions {FORMAT_VERSION} and {PRETOKENIZER_FORMAT_VERSION}, not"
+    if _is_int(version) and version not in _VERSION_KEYS:
+        raise FormatError(path, "version", f"{understood} {_short(version)}")
+    for key in keys:
+        if key not in document:
+            if key == "pretokenizer":
+                raise FormatError(path, "version", f"version {version} files have the key 'pretokenizer'")
+            raise FormatError(path, key, "missing")
+    for key in document:
+        if key not in keys:
+            raise FormatError(path, _short(key, 40).strip("'"), "unknown key")
+    if document["format"] != FORMAT_NAME:
+        raise FormatError(path, "format", f"must be {FORMAT_NAME!r}, not {_short(document['format'])}")
+    if not _is_int(version) or version not in _VERSION_KEYS:
+        raise FormatError(path, "version", f"{understood} {_short(version)}")
+    pretokenizer = _pretokenizer(document["pretokenizer"], path) if version == PRETOKENIZER_FORMAT_VERSION else None
+    pattern = document["pattern"]
+    if not isinstance(pattern, str):
+        raise FormatError(path, "pattern", f"must be a string, not {_json_type(pattern)}")
+    name = document["pattern_name"]
+    if name is not None:
+        if not isinstance(name, str) or name not in PATTERNS:
+            raise FormatError(path, "pattern_name", f"must be null or one of {sorted(PATTERNS)}, not {_short(name)}")
+        if PATTERNS[name] != pattern:
+            raise FormatError(path, "pattern_name", f"{name!r} names a different expression than 'pattern'")
+    try:
+        compile_pattern(pattern)
+    except ValueError as error:
+        raise FormatError(path, "pattern", str(error)) from None
+    rules = _rules(document["rules"], path)
+    new_ids = frozenset(rule.c for rule in rules)
+    byte_ids = document["byte_ids"]
+    checked_bytes: tuple[int, ...] | None = None
+    if byte_ids is not None:
+        if not isinstance(byte_ids, list):
+            raise FormatError(path, "byte_ids", f"must be null or an array of 256 integers, not {_json_type(byte_ids)}")
+        try:
+            checked_bytes = check_byte_ids(byte_ids, new_ids)
+        except (BPEValueError, BPETypeError) as error:
+            raise FormatError(path, "byte_ids", str(error)) from None
+    specials = document["special_tokens"]
+    if not isinstance(specials, dict):
+        raise FormatError(path, "special_tokens", f"must be an object, not {_json_type(specials)}")
+    for key, value in specials.items():
+        if not _is_int(value) or value < 0:
+            raise FormatError(path, f"special_tokens[{key!r}]", f"must be a non-negative integer, not {_short(value)}")
+    vocabulary = new_ids.union(checked_bytes if checked_bytes is not None else range(ALPHABET_SIZE))
+    try:
+        checked_specials = check_special_tokens(specials, vocabulary)
+    except (BPEValueError, BPETypeError) as error:
+        raise FormatError(path, "special_tokens", str(error)) from None
+    return ProjectDocument(tuple(rules), pattern, checked_specials, checked_bytes, pretokenizer)
+
+
+def document_text(document: ProjectDocument) -> str:
+    """The file for ``document``: the keys in a fixed order, one rule a line (the one writer of the format)."""
+    header: dict[str, Any] = {
+        "format": FORMAT_NAME,
+        "version": document.version,
+        "pattern": document.pattern,
+        "pattern_name": pattern_name(document.pattern),
+        "special_tokens": dict(document.special_tokens),
+        "byte_ids": list(document.byte_ids) if document.byte_ids is not None else None,
+    }
+    if document.pretokenizer is not None:
+        header["pretokenizer"] = document.pretokenizer.to_json_value()
+    lines = [f"{json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}" for key, value in header.items()]
+    rules = ",\n".join(f"[{a},{b},{c}]" for a, b, c in document.rules)
+    lines.append(f'"rules": [\n{rules}\n]' if rules else '"rules": [\n\n]')
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
+_HF_BEHAVIOR = {"isolated": "Isolated", "removed": "Removed", "merged_with_previous": "MergedWithPrevious",
+                "merged_with_next": "MergedWithNext", "contiguous": "Contiguous"}
+
+
+def _as_hf_step(step: SplitStep) -> PreTokenizerStep:
+    raw = {"type": "Split", "pattern": {"Regex": step.pattern}, "behavior": _HF_BEHAVIOR[step.behavior],
+           "invert": step.invert}
+    return PreTokenizerStep(type="Split", raw=json.dumps(raw, sort_keys=True, ensure_ascii=False),
+                            pattern=step.pattern, behavior=step.behavior, invert=step.invert)
 
 
 def parse_project(path: str | os.PathLike[str], data: bytes, *, pattern: str | None = None) -> Vocab:
@@ -120,48 +275,26 @@ def parse_project(path: str | os.PathLike[str], data: bytes, *, pattern: str | N
     ``pattern``, when given, replaces the file's pattern.  Every problem
     raises ``FormatError`` naming the file and the key.
     """
-    reader = JsonReader(path)
-    document = reader.obj(parse_json(path, data), "(top level)")
-    for key in PROJECT_KEYS:
-        reader.member(document, key, "")
-    for key in document:
-        if key not in PROJECT_KEYS:
-            raise reader.fail(str(key)[:40], "unknown key")
-    if document["format"] != PROJECT_FORMAT:
-        raise reader.fail("format", f"expected {PROJECT_FORMAT!r}")
-    version = reader.integer(document["version"], "version")
-    if version != PROJECT_VERSION:
-        raise reader.fail("version", f"this reader understands version {PROJECT_VERSION}, not {version}")
-    file_pattern = reader.string(document["pattern"], "pattern")
-    name = document["pattern_name"]
-    if name is not None:
-        name = reader.string(name, "pattern_name")
-        if name not in PATTERNS:
-            raise reader.fail("pattern_name", f"expected null or one of {sorted(PATTERNS)}, found {name[:40]!r}")
-        if PATTERNS[name] != file_pattern:
-            raise reader.fail("pattern_name", f"{name!r} names another expression than 'pattern'")
-    _check_pattern(reader, file_pattern, "pattern")
-    rules = _rules(reader, document["rules"])
-    new_ids = {c for _, _, c in rules}
-    byte_ids = _byte_ids(reader, document["byte_ids"], new_ids)
-    vocabulary = set(byte_ids) | new_ids
-    specials = _specials(reader, document["special_tokens"], vocabulary)
+    document = parse_document(path, data)
+    byte_ids = document.byte_ids or tuple(range(ALPHABET_SIZE))
 
     def external(token_id: int) -> int:
         return byte_ids[token_id] if token_id < ALPHABET_SIZE else token_id
 
     tokens: dict[int, bytes] = {byte_ids[byte]: bytes([byte]) for byte in range(ALPHABET_SIZE)}
     merges: list[tuple[int, int, int]] = []
-    for a, b, c in rules:
+    for a, b, c in document.rules:
         tokens[c] = tokens[external(a)] + tokens[external(b)]
         merges.append((external(a), external(b), c))
+    steps = document.pretokenizer.steps if document.pretokenizer is not None and pattern is None else ()
     return Vocab(
         tokens=dict(sorted(tokens.items())),
         merges=merges,
-        specials=specials,
-        pattern=pattern if pattern is not None else file_pattern,
+        specials=dict(document.special_tokens),
+        pattern=pattern if pattern is not None else None if steps else document.pattern,
         kind="bpeproof",
         source=os.fspath(path),
+        pre_tokenizers=tuple(_as_hf_step(step) for step in steps),
     )
 
 
@@ -187,10 +320,17 @@ def project_bytes(vocab: Vocab) -> bytes:
     up first) may encode some words differently once written.
     """
     source = vocab.source or "<in memory>"
-    if vocab.pattern is None:
+    pretokenizer: PreTokenizer | None = None
+    if vocab.pattern is None and vocab.pre_tokenizers:
+        try:
+            pretokenizer = steps_from_hf(vocab.pre_tokenizers)
+        except ValueError as exc:
+            raise FormatError(source, "pre_tokenizer", f"{exc}; the project file cannot hold it") from None
+    elif vocab.pattern is None:
         raise FormatError(source, "pattern", "the model states no pre-tokenization pattern; the project file needs one")
+    pattern = vocab.pattern if vocab.pattern is not None else PATTERNS["words"]
     try:
-        compile_pattern(vocab.pattern)
+        compile_pattern(pattern)
     except Exception as exc:
         raise FormatError(source, "pattern", f"not a valid regular expression: {exc}") from None
     special_ids = set(vocab.specials.values())
@@ -213,8 +353,6 @@ def project_bytes(vocab: Vocab) -> bytes:
             if token_id < ALPHABET_SIZE:
                 raise FormatError(source, f"token {token_id}", "a token of two or more bytes needs an id >= 256")
             continue
-        if not 0 <= token_id < ALPHABET_SIZE:
-            raise FormatError(source, f"token {token_id}", f"the byte {data!r} is not at an id in 0..255")
         if byte_ids[data[0]] != -1:
             raise FormatError(
                 source, f"token {token_id}", f"stands for the same byte as token {byte_ids[data[0]]}"
@@ -230,21 +368,15 @@ def project_bytes(vocab: Vocab) -> bytes:
     unreachable = [problem for problem in conversion.problems if problem.kind == "unreachable-token"]
     if unreachable:
         raise FormatError(source, f"token {unreachable[0].token}", unreachable[0].detail)
-    # Every merge is proper and the bytes are 0..255, so each result is a file id >= 256 = its rule id.
+    # Every merge is proper: each result is a token of two or more bytes, at a file id >= 256 = its rule id.
     internal = {token_id: byte for byte, token_id in enumerate(byte_ids)}
-    rules = [(internal.get(a, a), internal.get(b, b), c) for a, b, c in vocab.merges]
-    header = {
-        "format": PROJECT_FORMAT,
-        "version": PROJECT_VERSION,
-        "pattern": vocab.pattern,
-        "pattern_name": pattern_name(vocab.pattern),
-        "special_tokens": dict(vocab.specials),
-        "byte_ids": None if byte_ids == list(range(ALPHABET_SIZE)) else byte_ids,
-    }
-    lines = [f"{json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}" for key, value in header.items()]
-    body = ",\n".join(f"[{a},{b},{c}]" for a, b, c in rules)
-    lines.append(f'"rules": [\n{body}\n]' if rules else '"rules": []')
-    return ("{\n" + ",\n".join(lines) + "\n}\n").encode("utf-8")
+    rules = tuple(Rule(internal.get(a, a), internal.get(b, b), c) for a, b, c in vocab.merges)
+    try:
+        checked_bytes = check_byte_ids(byte_ids, {rule.c for rule in rules})
+    except (BPEValueError, BPETypeError) as exc:
+        raise FormatError(source, "tokens", str(exc)) from None
+    document = ProjectDocument(rules, pattern, dict(vocab.specials), checked_bytes, pretokenizer)
+    return document_text(document).encode("utf-8")
 
 
 def write_project(vocab: Vocab, path: str | os.PathLike[str]) -> None:
