@@ -980,6 +980,10 @@ def audit(
         if vocab.kind == "gguf":
             raise FormatError(path, None, "the audit does not cover GGUF files (llama.cpp, their library, is not"
                               " run here to compare with); 'bpeproof encode --vocab' encodes them as llama.cpp does")
+        if vocab.kind == "clip":
+            raise FormatError(path, None, "the audit does not cover CLIP's merges file (CLIP's own tokenizer, its"
+                              " library, is not run here to compare with); 'bpeproof encode --vocab' encodes as CLIP"
+                              " does")
         if resolved is None and vocab.pattern is not None:
             resolved = vocab.pattern
         if resolved is None and vocab.kind == "tiktoken":

@@ -7,13 +7,17 @@ Every BPE semantics the engine runs is this loop with its own pair table:
 * tiktoken: the pair of parts (x, y) has the rank of the token whose bytes are ⟨⟨x⟩⟩⟨⟨y⟩⟩, for any rank file
   (``impl.models.TiktokenModel``);
 * Hugging Face BPE models: the pair of a merge line has the line's number as rank and becomes the vocabulary id of
-  the joined string (``impl.models.HuggingFaceModel``).
+  the joined string (``impl.models.HuggingFaceModel``);
+* sentencepiece BPE models: the pair of parts whose joined text is a piece has the rank of that piece's score,
+  highest first, and becomes the joined text (``impl.models.SentencePieceModel``).
 
 A *code* orders as the rank does and carries the result: ``code(x, y)`` is None when (x, y) is no pair of the
-table, else a number whose order is the rank order; ``join(x, y, code)`` is the unit that replaces x, y.  Two
-pairs may share a rank only if they join into the same unit (tiktoken: two splits of one token), so ties are
-broken by position alone: the leftmost pair of the lowest rank is merged first, exactly as tiktoken's
-``byte_pair_merge``, Hugging Face's ``Word::merge_all`` and the rank order of ``impl.encoder`` do.
+table, else a number whose order is the rank order; ``join(x, y, code)`` is the unit that replaces x, y.  Ties
+are broken by position alone: the leftmost pair of the lowest rank is merged first, exactly as tiktoken's
+``byte_pair_merge``, Hugging Face's ``Word::merge_all``, sentencepiece's queue of pairs (equal scores, the
+leftmost first) and the rank order of ``impl.encoder`` do.  Only sentencepiece gives one rank to pairs that join
+into different units (pieces of equal score); elsewhere pairs of one rank join into the same unit (tiktoken: two
+splits of one token).
 
 Short sequences are merged in a flat list (``min``/``index`` in C); long ones with a heap of (code, position)
 over a linked list of positions, each entry checked when popped (lazy invalidation): O(n log n) for any table.

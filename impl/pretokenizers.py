@@ -50,6 +50,7 @@ __all__ = [
     "GPT2_SPLIT",
     "PreTokenizer",
     "SplitStep",
+    "split_spans",
     "steps_from_hf",
     "to_oniguruma",
     "translate_oniguruma",
@@ -333,20 +334,29 @@ class SplitStep:
         """The non-empty pieces this step cuts ``text`` into (see the module docstring)."""
         if not text:
             return []
-        # (start, end, is_match): the matched and unmatched stretches, in order, as the library lists them.
-        stretches: list[tuple[int, int, bool]] = []
-        previous = 0
-        for start, end in self.matches(text):
-            if start != previous:
-                stretches.append((previous, start, False))
-            stretches.append((start, end, True))
-            previous = end
-        if previous != len(text):
-            stretches.append((previous, len(text), False))
-        if self.invert:
-            stretches = [(start, end, not is_match) for start, end, is_match in stretches]
-        spans = _apply_behavior(stretches, self.behavior)
+        spans = split_spans(len(text), self.matches(text), self.behavior, self.invert)
         return [text[start:end] for start, end in spans if end > start]
+
+
+def split_spans(
+    length: int, matches: Iterable[tuple[int, int]], behavior: str, invert: bool = False
+) -> list[tuple[int, int]]:
+    """The spans of the pieces a split keeps of a text of ``length`` characters, from the matches' spans (in order,
+    not overlapping) and a behaviour of ``BEHAVIORS``, as the library's ``NormalizedString::split`` forms them;
+    empty spans included."""
+    # (start, end, is_match): the matched and unmatched stretches, in order, as the library lists them.
+    stretches: list[tuple[int, int, bool]] = []
+    previous = 0
+    for start, end in matches:
+        if start != previous:
+            stretches.append((previous, start, False))
+        stretches.append((start, end, True))
+        previous = end
+    if previous != length:
+        stretches.append((previous, length, False))
+    if invert:
+        stretches = [(start, end, not is_match) for start, end, is_match in stretches]
+    return _apply_behavior(stretches, _HF_NAMES.get(behavior, behavior))
 
 
 def _apply_behavior(stretches: list[tuple[int, int, bool]], behavior: str) -> list[tuple[int, int]]:

@@ -58,16 +58,25 @@ from __future__ import annotations
 
 import base64
 import codecs
-import json
 import os
 import sys
 from collections.abc import Callable, Collection, Container, Iterable, Mapping, Sequence
 from itertools import chain, islice
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from impl.atomic import FormatError, atomic_write_bytes, atomic_write_text
-from impl.encoder import Encoder, check_rules
+from impl.encoder import Encoder
+from impl.formats._io import read_bytes
+from impl.formats.project_file import (
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    PRETOKENIZER_FORMAT_VERSION,
+    ProjectDocument,
+    document_text,
+    parse_document,
+)
+from impl.ids import check_byte_ids, check_special_tokens
 from impl.models import SEMANTICS, MergeModel, SequentialModel, TiktokenModel
 from impl.patterns import (
     PATTERNS,
@@ -79,16 +88,6 @@ from impl.patterns import (
     time_limit,
 )
 from impl.pretokenizers import PreTokenizer, SplitStep
-from impl.formats._io import read_bytes
-from impl.formats.project_file import (
-    FORMAT_NAME,
-    FORMAT_VERSION,
-    PRETOKENIZER_FORMAT_VERSION,
-    ProjectDocument,
-    document_text,
-    parse_document,
-)
-from impl.ids import check_byte_ids, check_special_tokens
 from impl.unicode_classes import UNICODE_VERSION, pin_pattern, stand_ins
 from spec.types import (
     ALPHABET_SIZE,
@@ -107,6 +106,7 @@ __all__ = [
     "AllowedSpecial",
     "FormatError",
     "StreamDecoder",
+    "TextPipeline",
     "Tokenizer",
     "check_special_tokens",
     "load_tiktoken_ranks",
@@ -120,6 +120,14 @@ C_TEXT_LIMIT = 2**29
 
 #: What ``encode`` may treat as special tokens: all of them, the named ones, or none (None / empty).
 AllowedSpecial = Literal["all"] | Collection[str] | None
+
+
+class TextPipeline(Protocol):
+    """What turns a text into a model's words: the words and the ids of the (allowed) special tokens, in order."""
+
+    description: str
+
+    def pieces(self, text: str, allowed: Collection[str] | None = None) -> list[str | int]: ...
 
 
 def _is_int(value: object) -> bool:
@@ -317,10 +325,20 @@ class Tokenizer:
         *,
         cache_size: int = 1 << 18,
         pretokenizer: PreTokenizer | Sequence[SplitStep] | None = None,
+        pipeline: TextPipeline | None = None,
     ) -> Tokenizer:
-        """A tokenizer running ``model``'s semantics (``impl.models``: tiktoken, Hugging Face BPE, sequential)."""
+        """A tokenizer running ``model``'s semantics (``impl.models``: tiktoken, Hugging Face BPE, sequential).
+
+        ``pipeline``: what turns a text into the model's words and the ids of the special tokens in it, instead
+        of the pattern or split steps and ``allowed_special`` (a ``tokenizer.json`` file's added tokens,
+        normalizer and pre-tokenizer, ``impl.hf_pipeline``; CLIP's text cleaning, ``impl.clip``); ``pattern`` and
+        ``pretokenizer`` are then only kept."""
         tokenizer = cls.__new__(cls)
         tokenizer._setup(model, pattern, special_tokens, cache_size, pretokenizer)
+        if pipeline is not None:
+            tokenizer._pipeline = pipeline
+            tokenizer._split_which = -1
+            tokenizer._split_table = None
         return tokenizer
 
     def _setup(
@@ -333,6 +351,7 @@ class Tokenizer:
     ) -> None:
         if not _is_int(cache_size) or cache_size < 0:
             raise BPETypeError(f"cache_size must be a non-negative int, not {cache_size!r}")
+        self._pipeline: TextPipeline | None = None
         self._model = model
         self._pattern_source = resolve_pattern(pattern)
         self._regex = compile_pattern(self._pattern_source)
@@ -357,6 +376,8 @@ class Tokenizer:
         pattern = self.pattern_name or repr(self._pattern_source)
         if self._pretokenizer is not None:
             pattern = f"{len(self._pretokenizer.steps)} split steps"
+        if self._pipeline is not None:
+            pattern = self._pipeline.description or "the file's pipeline"
         return (
             f"Tokenizer(semantics={self.semantics}, pattern={pattern}, special_tokens={len(self._specials)},"
             f" vocab_size={self.vocab_size})"
@@ -421,6 +442,8 @@ class Tokenizer:
         """The words ``encode`` cuts ``text`` into (before special tokens are considered: none are cut out)."""
         if not isinstance(text, str):
             raise BPETypeError(f"text must be str, not {type(text).__name__}")
+        if self._pipeline is not None:
+            return [piece for piece in self._pipeline.pieces(text, None) if isinstance(piece, str)]
         if self._pretokenizer is not None:
             return self._pretokenizer.split(text)
         return self._regex_pieces(text)
@@ -560,7 +583,51 @@ class Tokenizer:
             self._special_splitters[names] = splitter
         return splitter
 
+    def _allowed_names(self, allowed_special: AllowedSpecial) -> frozenset[str] | None:
+        """The special tokens' names ``allowed_special`` allows (checked as ``_splitter`` checks them), or None."""
+        if allowed_special is None or not self._specials:
+            return None
+        if allowed_special == "all":
+            return frozenset(self._specials)
+        if isinstance(allowed_special, str):
+            raise BPETypeError('allowed_special must be "all", a collection of special token names, or None')
+        names = frozenset(allowed_special)
+        unknown = sorted(name for name in names if name not in self._specials)
+        if unknown:
+            raise BPEValueError(f"allowed_special names unknown special tokens: {unknown!r}")
+        return names or None
+
+    def _encode_pipeline(self, pipeline: TextPipeline, text: str, allowed_special: AllowedSpecial) -> list[int]:
+        """The pipeline's words encoded through the cache (in C when the model has a C loop), its ids kept."""
+        out: list[int] = []
+        words: list[str] = []
+        fast = self._fast
+        for piece in pipeline.pieces(text, self._allowed_names(allowed_special)):
+            if isinstance(piece, str):
+                words.append(piece)
+                continue
+            if words:
+                out += self._encode_words(words, fast)
+                words = []
+            out.append(piece)
+        if words:
+            out += self._encode_words(words, fast)
+        return out
+
+    def _encode_words(self, words: list[str], fast: Any) -> list[int]:
+        if fast is not None and sum(map(len, words)) < C_TEXT_LIMIT:
+            try:
+                ids: list[int] = fast.encode_pieces(words, self._cache, self._cache_size)
+            except ValueError as error:
+                if type(error) is not ValueError:
+                    raise
+                raise InvalidTextError(str(error)) from None
+            return ids
+        return list(chain.from_iterable(map(self._cache.__getitem__, words)))
+
     def _encode_text(self, text: str, allowed_special: AllowedSpecial) -> list[int]:
+        if self._pipeline is not None:
+            return self._encode_pipeline(self._pipeline, text, allowed_special)
         splitter = self._splitter(allowed_special)
         if splitter is None:
             return self._ordinary(text)

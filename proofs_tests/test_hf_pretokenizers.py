@@ -473,7 +473,7 @@ def test_project_file_reader_takes_byte_ids_anywhere(tmp_path: Path) -> None:
 def test_load_tokenizer_refuses_unsupported_steps(tmp_path: Path) -> None:
     """A ``tokenizer.json`` whose pre-tokenizer cannot be reproduced is a usage error naming the step."""
     model = tokenizers.Tokenizer(tokenizers.models.BPE())
-    model.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Whitespace(), pre_tokenizers.Digits()])
+    model.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Whitespace(), pre_tokenizers.UnicodeScripts()])
     model.decoder = tokenizers.decoders.ByteLevel()
     trainer = tokenizers.trainers.BpeTrainer(
         vocab_size=300, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False
@@ -482,6 +482,6 @@ def test_load_tokenizer_refuses_unsupported_steps(tmp_path: Path) -> None:
     document = json.loads(model.to_str())
     path = tmp_path / "tokenizer.json"
     path.write_text(json.dumps(document), encoding="utf-8")
-    with pytest.raises(FileFormatError, match="Whitespace"):
+    with pytest.raises(FileFormatError, match="UnicodeScripts"):
         load_tokenizer(str(path))
     assert load_tokenizer(str(path), "words").pretokenizer is None

@@ -232,12 +232,13 @@ def test_cli_prints_tiktokens_ids_for_an_improper_file(tmp_path: Path) -> None:
 def test_cli_refuses_what_it_cannot_reproduce(tmp_path: Path) -> None:
     tokens = {byte: bytes([byte]) for byte in range(256)}
     document = json.loads(_tokenizer_json(tokens, [], False))
-    document["normalizer"] = {"type": "NFKC"}
+    document["normalizer"] = {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
+                              "strip_accents": None, "lowercase": True}
     path = tmp_path / "tokenizer.json"
     path.write_text(json.dumps(document), encoding="utf-8")
     result = _cli("encode", "abc", "--vocab", str(path))
     assert result.returncode == 2
-    assert "normalizer (NFKC)" in result.stderr and result.stdout == ""
+    assert "normalizer (BertNormalizer)" in result.stderr and result.stdout == ""
     document["normalizer"] = None
     document["model"]["dropout"] = 0.1
     path.write_text(json.dumps(document), encoding="utf-8")

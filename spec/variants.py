@@ -13,7 +13,10 @@ The same semantics over the tables the libraries read, which need not be valid r
 ``enc_tiktoken(ranks, data)``  tiktoken on any rank file (token bytes → rank, the rank being the id): (iv) with
       (iii), the rank of two parts being the rank of their joined bytes, whatever tokens came before;
 ``enc_pair_rank(merges, data)``  a Hugging Face BPE model: (ii) on a merge table (a, b) → (rank, c), where c
-      need not be new and a rank need not exceed the ranks of the merges that made a and b.
+      need not be new and a rank need not exceed the ranks of the merges that made a and b;
+``enc_hf_bpe(vocab, merges, word, …)``  the same model from its file's strings, with what changes the table and
+      the initial units: the word prefix of continuing characters (part of a merge's right string, not of the
+      result), the end-of-word suffix, byte fallback, unknown tokens.
 
 Where they agree and where they do not (``proofs_tests/test_variants.py``):
 (i) = (ii) on every valid rule list: a rule's pair involves only ids made before it, and after rule j no
@@ -165,6 +168,74 @@ def enc_pair_rank(merges: Mapping[tuple[int, int], tuple[int, int]], units: Sequ
     return merge_by_pair_rank(merges, list(units))
 
 
+def hf_merge_table(
+    vocab: Mapping[str, int], merges: Sequence[tuple[str, str]], prefix: str = ""
+) -> dict[tuple[int, int], tuple[int, int]]:
+    """A Hugging Face BPE model's merge table from its file: merge line r (a, b) joins the ids of a and b into the
+    id of a followed by b less the first len(prefix) bytes (the ``continuing_subword_prefix`` the right part
+    carries), with rank r; a pair listed again takes its later line."""
+    cut = len(prefix.encode("utf-8"))
+    table: dict[tuple[int, int], tuple[int, int]] = {}
+    for rank, (a, b) in enumerate(merges):
+        joined = a + b.encode("utf-8")[cut:].decode("utf-8")
+        table[(vocab[a], vocab[b])] = (rank, vocab[joined])
+    return table
+
+
+def hf_initial_units(
+    vocab: Mapping[str, int],
+    word: str,
+    prefix: str = "",
+    suffix: str = "",
+    unk: str | None = None,
+    fuse_unk: bool = False,
+    byte_fallback: bool = False,
+) -> list[int]:
+    """The ids a word starts as in a Hugging Face BPE model: each character's string, the prefix before every one
+    but the first and the suffix after the last; one without a token becomes its string's ``<0xAB>`` byte tokens
+    (``byte_fallback``, when all are tokens), else the unknown token, one per run with ``fuse_unk``.  An unknown
+    token is placed when the next character with a token comes or the word ends: byte tokens met before then
+    come first.  (``KeyError`` when the unknown token is needed and is no token.)"""
+    units: list[int] = []
+    waiting: list[int] = []  # the unknown tokens not placed yet
+    for index, char in enumerate(word):
+        text = (prefix if index > 0 else "") + char + (suffix if index == len(word) - 1 else "")
+        if text in vocab:
+            units += waiting + [vocab[text]]
+            waiting = []
+            continue
+        fallback = [f"<0x{byte:02X}>" for byte in text.encode("utf-8")]
+        if byte_fallback and all(name in vocab for name in fallback):
+            units += [vocab[name] for name in fallback]
+            continue
+        if unk is not None and not (fuse_unk and waiting):
+            units += waiting
+            waiting = [vocab[unk]]
+    return units + waiting
+
+
+def enc_hf_bpe(
+    vocab: Mapping[str, int],
+    merges: Sequence[tuple[str, str]],
+    word: str,
+    *,
+    prefix: str = "",
+    suffix: str = "",
+    unk: str | None = None,
+    fuse_unk: bool = False,
+    byte_fallback: bool = False,
+    ignore_merges: bool = False,
+) -> list[int]:
+    """A Hugging Face BPE model on one word, from the file's vocabulary (string → id) and merge lines: the whole
+    word's token with ``ignore_merges``, else ``enc_pair_rank`` on ``hf_initial_units`` with ``hf_merge_table``."""
+    if not word:
+        return []
+    if ignore_merges and word in vocab:
+        return [vocab[word]]
+    units = hf_initial_units(vocab, word, prefix, suffix, unk, fuse_unk, byte_fallback)
+    return enc_pair_rank(hf_merge_table(vocab, merges, prefix), units)
+
+
 VARIANTS: dict[str, Encoder] = {
     "sequential": enc_sequential,
     "rule-rank": enc_rule_rank,
@@ -176,11 +247,14 @@ VARIANTS: dict[str, Encoder] = {
 __all__ = [
     "VARIANTS",
     "enc_bytes_rank",
+    "enc_hf_bpe",
     "enc_pair_rank",
     "enc_rule_rank",
     "enc_sequential",
     "enc_tiktoken",
     "enc_whole_word_first",
+    "hf_initial_units",
+    "hf_merge_table",
     "reachable",
     "unreachable_tokens",
 ]

@@ -2,7 +2,8 @@
 
 Formats: tiktoken rank files, Hugging Face ``tokenizer.json`` (BPE model),
 GPT-2's ``encoder.json`` + ``vocab.bpe``, sentencepiece BPE ``.model``
-files, and the project's own tokenizer file ("bpeproof-tokenizer"), each
+files, Mistral's tekken JSON (read only), CLIP's merges file (read only), and the project's own tokenizer file
+("bpeproof-tokenizer"), each
 plain or gzip-compressed.  Every reader refuses a malformed file
 with one ``FormatError`` naming the file, the place in it and the problem.
 ``to_rules`` / ``convert`` turn a ``Vocab`` into the specification's rule
@@ -28,6 +29,7 @@ from impl.formats.model import (
 )
 from impl.formats.project_file import project_bytes, read_project, write_project
 from impl.formats.sentencepiece_model import read_sentencepiece
+from impl.formats.tekken import read_tekken
 from impl.formats.tiktoken_file import read_tiktoken, tiktoken_bytes, write_tiktoken
 
 __all__ = [
@@ -49,6 +51,7 @@ __all__ = [
     "read_hf_json",
     "read_project",
     "read_sentencepiece",
+    "read_tekken",
     "read_tiktoken",
     "sniff",
     "tiktoken_bytes",

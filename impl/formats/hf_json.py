@@ -4,7 +4,12 @@ Reads the model's vocabulary (token string → id) and merges (``"a b"``
 strings or ``["a", "b"]`` pairs: both occur in published files), the
 ``ignore_merges`` and ``byte_fallback`` flags, ``added_tokens`` as special
 tokens, and the pre-tokenizer: a ``Sequence`` is recorded step by step, and
-the regex is extracted when exactly one step splits the text.
+the regex is extracted when exactly one step splits the text.  What the
+engine needs to run the file as the library does is kept in
+``Vocab.text_model``: the token strings, the model's word prefix and
+suffix, the normalizer (canonical JSON), the added tokens with their flags
+and the ids the library gives them.  Normalizers the engine does not
+execute and BPE dropout are listed in ``Vocab.unsupported``.
 
 In a byte-level file (a ``ByteLevel`` pre-tokenizer or decoder) each
 character of a token string stands for one byte by GPT-2's table; otherwise
@@ -14,6 +19,7 @@ token strings are UTF-8 text, and with ``byte_fallback`` the tokens
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -24,7 +30,9 @@ from impl.formats._json_access import JsonReader
 from impl.formats.errors import FormatError
 from impl.formats.model import (
     GPT2_PATTERN,
+    AddedToken,
     PreTokenizerStep,
+    TextModel,
     Vocab,
     bytes_to_token_string,
     token_string_to_bytes,
@@ -43,20 +51,34 @@ def resolve_merges(
     pairs: Sequence[tuple[str, str, str]],
     ids: dict[str, int],
     vocabulary_path: str | os.PathLike[str] | None = None,
+    prefix: str | None = None,
 ) -> list[tuple[int, int, int]]:
     """Ids ``(a, b, c)`` for merges given as token strings ``(left, right, where)``.
 
     Both parts and their join must be in ``ids``; ``where`` names the line or
     key in errors.  ``vocabulary_path`` is the file holding ``ids`` when it is
-    not ``path`` (GPT-2's ``encoder.json``); errors then name it too.
+    not ``path`` (GPT-2's ``encoder.json``); errors then name it too.  With a
+    ``prefix`` (a BPE model's ``continuing_subword_prefix``) the join is, as
+    the library builds it, the left part followed by the right part less its
+    first ``len(prefix)`` bytes.
     """
     vocabulary = f"the vocabulary ({os.fspath(vocabulary_path)})" if vocabulary_path else "the vocabulary"
+    cut = len(prefix.encode("utf-8")) if prefix else 0
     merges: list[tuple[int, int, int]] = []
     for left, right, where in pairs:
         for name, part in (("left", left), ("right", right)):
             if part not in ids:
                 raise FormatError(path, where, f"the {name} part {part!r} of the merge is not in {vocabulary}")
         joined = left + right
+        if cut:
+            tail = right.encode("utf-8")
+            try:
+                joined = left + tail[cut:].decode("utf-8")
+            except UnicodeDecodeError:
+                joined = ""
+            if len(tail) < cut or not joined:
+                raise FormatError(path, where, f"the right part {right!r} does not hold the prefix's"
+                                  f" {cut} bytes on a character boundary: the library cannot build the merge")
         if joined not in ids:
             raise FormatError(path, where, f"the merge result {joined!r} is not in {vocabulary}")
         merges.append((ids[left], ids[right], ids[joined]))
@@ -141,8 +163,10 @@ def _is_byte_level(root: dict[str, object], steps: Sequence[PreTokenizerStep]) -
     decoders = [decoder]
     if isinstance(decoder, dict) and decoder.get("type") == "Sequence" and isinstance(decoder.get("decoders"), list):
         decoders = list(decoder["decoders"])
-    return any(step.type == "ByteLevel" for step in steps) or any(
-        isinstance(item, dict) and item.get("type") == "ByteLevel" for item in decoders
+    return (
+        any(step.type == "ByteLevel" for step in steps)
+        or any(isinstance(item, dict) and item.get("type") == "ByteLevel" for item in decoders)
+        or "ByteLevel" in _normalizer_types(root.get("normalizer"))
     )
 
 
@@ -152,9 +176,9 @@ def _token_bytes(reader: JsonReader, text: str, byte_level: bool, byte_fallback:
         raise reader.fail(where, "an empty token")
     if byte_level:
         data = token_string_to_bytes(text)
-        if data is None:
-            raise reader.fail(where, "the token has a character that is not in the byte-level table")
-        return data
+        if data is not None:
+            return data
+        # A character outside GPT-2's table: the library's ByteLevel decoder gives the token's UTF-8 bytes.
     match = _BYTE_TOKEN.fullmatch(text)
     if byte_fallback and match:
         return bytes([int(match.group(1), 16)])
@@ -169,6 +193,8 @@ def _merge_pairs(reader: JsonReader, merges: list[object]) -> list[tuple[str, st
     for index, item in enumerate(merges):
         key = f"model.merges[{index}]"
         where = f"key {key}"
+        if isinstance(item, str) and item.startswith("#version"):
+            continue  # the library skips these lines of the legacy form
         if isinstance(item, str):
             parts = item.split(" ")
             if len(parts) != 2 or not parts[0] or not parts[1]:
@@ -210,8 +236,11 @@ def _parse_hf_json(path: str | os.PathLike[str], data: bytes) -> Vocab:
     byte_fallback = reader.optional_bool(model, "byte_fallback", "model", False)
     steps = tuple(_steps(reader, root.get("pre_tokenizer"), "pre_tokenizer"))
     byte_level = _is_byte_level(root, steps)
+    prefix = _optional_string(reader, model, "continuing_subword_prefix")
+    suffix = _optional_string(reader, model, "end_of_word_suffix")
 
     specials: dict[str, int] = {}
+    flagged: list[AddedToken] = []
     added = root.get("added_tokens")
     for index, item in enumerate(reader.lst(added, "added_tokens") if added is not None else []):
         key = f"added_tokens[{index}]"
@@ -223,6 +252,14 @@ def _parse_hf_json(path: str | os.PathLike[str], data: bytes) -> Vocab:
         if not _is_utf8_text(content):
             raise reader.fail(f"{key}.content", "the text holds a lone surrogate, which is not Unicode text")
         specials[content] = token_id
+        special = reader.optional_bool(entry, "special", key, False)
+        flagged.append(AddedToken(
+            content, token_id, special=special,
+            normalized=reader.optional_bool(entry, "normalized", key, not special),
+            single_word=reader.optional_bool(entry, "single_word", key, False),
+            lstrip=reader.optional_bool(entry, "lstrip", key, False),
+            rstrip=reader.optional_bool(entry, "rstrip", key, False),
+        ))
 
     vocab_obj = reader.obj(reader.member(model, "vocab", "model"), "model.vocab")
     ids: dict[str, int] = {}
@@ -236,9 +273,21 @@ def _parse_hf_json(path: str | os.PathLike[str], data: bytes) -> Vocab:
         else:
             tokens[token_id] = _token_bytes(reader, text, byte_level, byte_fallback)
         ids[text] = token_id
-    merges = resolve_merges(path, _merge_pairs(reader, reader.lst(model.get("merges", []), "model.merges")), ids)
+    pairs = _merge_pairs(reader, reader.lst(model.get("merges", []), "model.merges"))
+    merges = resolve_merges(path, pairs, ids, prefix=prefix)
     unk_token = model.get("unk_token")
     unk = ids.get(unk_token) if isinstance(unk_token, str) else None
+    normalizer = root.get("normalizer")
+    text_model = TextModel(
+        strings={token_id: text for text, token_id in ids.items()},
+        byte_level=byte_level,
+        prefix=prefix,
+        suffix=suffix,
+        normalizer=None if normalizer is None else _canonical(normalizer),
+        added_tokens=_library_ids(flagged, ids),
+        vocabulary_size=len(ids),
+        unk_token=unk_token if isinstance(unk_token, str) else None,
+    )
 
     tokens = dict(sorted(tokens.items()))
     return Vocab(
@@ -254,32 +303,72 @@ def _parse_hf_json(path: str | os.PathLike[str], data: bytes) -> Vocab:
         pre_tokenizers=steps,
         unk=unk,
         fuse_unk=model.get("fuse_unk") is True,
-        unsupported=_unsupported(root, model, byte_level),
+        unsupported=_unsupported(root, model),
+        text_model=text_model,
     )
 
 
-def _unsupported(root: dict[str, object], model: dict[str, object], byte_level: bool) -> tuple[str, ...]:
+def _optional_string(reader: JsonReader, model: dict[str, object], key: str) -> str | None:
+    value = model.get(key)
+    if value is None:
+        return None
+    text = reader.string(value, f"model.{key}")
+    return text or None  # the library adds an empty prefix or suffix, which changes nothing
+
+
+def _library_ids(tokens: Sequence[AddedToken], ids: dict[str, int]) -> tuple[AddedToken, ...]:
+    """The added tokens as the library keeps them, with the ids it gives them (``AddedVocabulary::add_tokens``).
+
+    The file's ids are not read: a content that is already a token (of the model, or added before) keeps that
+    id, the others take the next ids from the size of the model's vocabulary on; an empty content is left out,
+    and a content listed again takes the later flags.
+    """
+    by_content: dict[str, int] = {}
+    by_id: dict[int, AddedToken] = {}
+    next_id = len(ids)
+    for token in tokens:
+        if not token.content:
+            continue
+        token_id = by_content.get(token.content, ids.get(token.content))
+        if token_id is None:
+            token_id = next_id
+            next_id += 1
+        by_content[token.content] = token_id
+        by_id[token_id] = dataclasses.replace(token, id=token_id)
+    return tuple(by_id[token_id] for token_id in sorted(by_id))
+
+
+#: The normalizer types the engine executes (``impl.normalizers``).
+NORMALIZER_TYPES = frozenset(
+    {"NFC", "NFD", "NFKC", "NFKD", "Lowercase", "Replace", "Prepend", "Strip", "StripAccents", "Nmt", "ByteLevel",
+     "Sequence"}
+)
+
+#: The pre-tokenizer types the engine executes (``impl.hf_pipeline``).
+PRE_TOKENIZER_TYPES = frozenset(
+    {"ByteLevel", "Split", "Digits", "Metaspace", "Whitespace", "WhitespaceSplit", "Punctuation", "Sequence"}
+)
+
+
+def _normalizer_types(value: object) -> list[str]:
+    """The types of a normalizer and of the steps of its sequences."""
+    if not isinstance(value, dict):
+        return [] if value is None else ["unknown type"]
+    kind = value.get("type")
+    if kind == "Sequence" and isinstance(value.get("normalizers"), list):
+        return [found for item in value["normalizers"] for found in _normalizer_types(item)]
+    return [kind if isinstance(kind, str) else "unknown type"]
+
+
+def _unsupported(root: dict[str, object], model: dict[str, object]) -> tuple[str, ...]:
     """The features of a tokenizer.json that the engine does not execute, each named."""
     found: list[str] = []
-    normalizer = root.get("normalizer")
-    while isinstance(normalizer, dict) and normalizer.get("type") == "Sequence":
-        inner = normalizer.get("normalizers")
-        if inner == []:
-            normalizer = None  # an empty sequence changes nothing
-        elif isinstance(inner, list) and len(inner) == 1:
-            normalizer = inner[0]
-        else:
-            break
-    if normalizer is not None:
-        kind = normalizer.get("type") if isinstance(normalizer, dict) else None
-        found.append(f"the normalizer ({kind or 'unknown type'})")
-    if model.get("dropout") not in (None, 0, 0.0):
-        found.append(f"BPE dropout ({model.get('dropout')})")
-    for key in ("continuing_subword_prefix", "end_of_word_suffix"):
-        if model.get(key):
-            found.append(f"the model's {key} ({model.get(key)!r})")
-    if not byte_level:
-        found.append("a vocabulary of characters rather than bytes (no ByteLevel pre-tokenizer or decoder)")
+    for kind in dict.fromkeys(_normalizer_types(root.get("normalizer"))):
+        if kind not in NORMALIZER_TYPES:
+            found.append(f"the normalizer ({kind})")
+    dropout = model.get("dropout")
+    if dropout not in (None, 0, 0.0):
+        found.append(f"BPE dropout ({dropout}): the library draws merges at random")
     return tuple(found)
 
 

@@ -7,12 +7,15 @@ import re
 from pathlib import Path
 
 from impl.formats._io import GZIP_MAGIC, decompress, read_raw
+from impl.formats.clip import looks_like_clip, parse_clip
 from impl.formats.errors import FormatError
+from impl.formats.gguf_file import is_gguf, vocab_from_gguf
 from impl.formats.gpt2 import load_gpt2, merges_path_for
 from impl.formats.hf_json import parse_hf_json
 from impl.formats.model import Vocab
 from impl.formats.project_file import PROJECT_MARKER, parse_project
 from impl.formats.sentencepiece_model import parse_model_proto, vocab_from_proto
+from impl.formats.tekken import looks_like_tekken, parse_tekken, vocab_from_tekken
 from impl.formats.tiktoken_file import parse_tiktoken, vocab_from_ranks
 
 #: Names of the files ``load`` looks for in a directory, in order.
@@ -26,15 +29,23 @@ _DIRECTORY_FILES = (
 
 
 def _format_of(path: Path, data: bytes) -> str:
-    """``tiktoken``, ``hf-bpe``, ``gpt2``, ``sentencepiece-bpe`` or ``bpeproof`` for a file, by name first, then
-    content; a JSON object whose ``format`` is "bpeproof-tokenizer" is the project's file whatever its name."""
+    """``tiktoken``, ``tekken``, ``hf-bpe``, ``gpt2``, ``sentencepiece-bpe``, ``bpeproof`` or ``clip`` for a file, by
+    name first, then content; a JSON object whose ``format`` is "bpeproof-tokenizer" is the project's file whatever
+    its name, one with tekken's config and token entries is a tekken file, and CLIP's merges file is known by its
+    name (``bpe_simple_vocab…``) or its first line."""
     name = path.name.lower()
+    if data[:4] == b"GGUF":
+        return "gguf"
     if ".tiktoken" in name:
         return "tiktoken"
+    if looks_like_clip(name, data):
+        return "clip"
     if re.search(r"\.model(\.|$)", name):
         return "sentencepiece-bpe"
     if data[:4096].lstrip().startswith(b"{") and PROJECT_MARKER.search(data):
         return "bpeproof"
+    if ("tekken" in name and ".json" in name) or looks_like_tekken(data):
+        return "tekken"
     if "encoder" in name and ".json" in name:
         return "gpt2"
     if ".json" in name:
@@ -54,6 +65,8 @@ def _format_of(path: Path, data: bytes) -> str:
 def sniff(path: str | os.PathLike[str]) -> tuple[str, bytes]:
     """The format of a file (as ``load`` decides it) and its decompressed content; a directory is not read."""
     target = Path(path)
+    if is_gguf(target):
+        return "gguf", b""  # a GGUF file may be a whole model: it is never read here (see gguf_file)
     raw = read_raw(target)
     data = decompress(target, raw)
     return _format_of(target, data if raw.startswith(GZIP_MAGIC) else raw), data
@@ -68,10 +81,15 @@ def load(path: str | os.PathLike[str], *, pattern: str | None = None) -> Vocab:
       or gzip): the project's own tokenizer file (``pattern``, if given,
       replaces the file's);
     - ``*.model``, ``*.model.*``: sentencepiece BPE model;
+    - ``*.gguf`` / ``*.gguf.gz``, or a file starting with ``GGUF``: llama.cpp's GGUF file, its byte-level BPE
+      tokenizer (kind ``gguf``, see ``impl.formats.gguf_file``; other tokenizer models are refused);
+    - ``*tekken*.json[.gz]``, or JSON with tekken's config and token entries: Mistral's tekken file, read as a
+      rank file (kind ``tiktoken``) with its pattern, its special tokens and the ids they shift;
     - ``*encoder*.json[.gz]`` or ``*.bpe[.gz]``: GPT-2's pair of files — the
       other one is looked up next to it (``encoder.json`` ↔ ``vocab.bpe``,
       keeping any prefix such as ``gpt2_``);
     - other ``*.json[.gz]``: Hugging Face ``tokenizer.json``;
+    - ``bpe_simple_vocab*.txt[.gz]``, or text whose first line is CLIP's: CLIP's merges file (kind ``clip``);
     - a directory: the first of ``tokenizer.json``, ``encoder.json`` (with
       ``vocab.bpe``), ``tokenizer.model`` in it (each optionally ``.gz``);
     - any other name: decided by the content.
@@ -84,15 +102,23 @@ def load(path: str | os.PathLike[str], *, pattern: str | None = None) -> Vocab:
             if (target / name).is_file():
                 return load(target / name, pattern=pattern)
         raise FormatError(path, None, f"the directory holds none of {', '.join(_DIRECTORY_FILES)}")
+    if is_gguf(target):
+        return vocab_from_gguf(target)
     raw = read_raw(target)
     data = decompress(target, raw)
     kind = _format_of(target, data if raw.startswith(GZIP_MAGIC) else raw)
+    if kind == "gguf":
+        return vocab_from_gguf(target)
     if kind == "tiktoken":
         return vocab_from_ranks(parse_tiktoken(target, data), source=os.fspath(path), pattern=pattern)
     if kind == "sentencepiece-bpe":
         return vocab_from_proto(parse_model_proto(target, data), source=os.fspath(path))
+    if kind == "tekken":
+        return vocab_from_tekken(parse_tekken(target, data), source=os.fspath(path))
     if kind == "hf-bpe":
         return parse_hf_json(target, data)
+    if kind == "clip":
+        return parse_clip(target, data)
     if kind == "bpeproof":
         return parse_project(target, data, pattern=pattern)
     name = target.name.lower()

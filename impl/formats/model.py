@@ -20,7 +20,7 @@ from spec.types import ALPHABET_SIZE, Rule
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 
 #: The values ``Vocab.kind`` takes.
-KINDS = ("tiktoken", "hf-bpe", "gpt2", "sentencepiece-bpe", "bpeproof")
+KINDS = ("tiktoken", "hf-bpe", "gpt2", "sentencepiece-bpe", "bpeproof", "clip", "gguf")
 
 
 @functools.cache
@@ -87,6 +87,48 @@ class PreTokenizerStep:
 
 
 @dataclass(frozen=True)
+class AddedToken:
+    """A Hugging Face added token with its flags, and the id the library gives it.
+
+    The library does not take the id written in the file: a token whose content is in the model's vocabulary
+    gets that id, the others the next ids from the vocabulary's size on, in the order of the list
+    (``impl.formats.hf_json``).  ``normalized``: matched in the normalized text (else in the original text);
+    ``special``: not matched when special tokens are encoded as text; ``single_word``: only between non-word
+    characters; ``lstrip`` / ``rstrip``: takes the white space before / after it."""
+
+    content: str
+    id: int
+    special: bool = True
+    normalized: bool = False
+    single_word: bool = False
+    lstrip: bool = False
+    rstrip: bool = False
+
+
+@dataclass(frozen=True)
+class TextModel:
+    """A vocabulary as its file spells it, and what turns text into its words (Hugging Face, CLIP).
+
+    - ``strings``: id → the token's string in the file (byte-level characters in a byte-level file);
+    - ``byte_level``: each character of a string stands for one byte by GPT-2's table;
+    - ``prefix`` / ``suffix``: the BPE model's ``continuing_subword_prefix`` / ``end_of_word_suffix``;
+    - ``normalizer``: the file's normalizer as canonical JSON (None: none);
+    - ``added_tokens``: the added tokens, as the library keeps them (one per content, its last flags);
+    - ``vocabulary_size``: the number of entries of the model's vocabulary (the library's first added id);
+    - ``unk_token``: the model's unknown token as the file names it (it need not be in the vocabulary).
+    """
+
+    strings: dict[int, str]
+    byte_level: bool = True
+    prefix: str | None = None
+    suffix: str | None = None
+    normalizer: str | None = None
+    added_tokens: tuple[AddedToken, ...] = ()
+    vocabulary_size: int = 0
+    unk_token: str | None = None
+
+
+@dataclass(frozen=True)
 class Vocab:
     """A BPE tokenizer as a file describes it, with the file's own ids.
 
@@ -118,8 +160,10 @@ class Vocab:
     - ``add_dummy_prefix``: sentencepiece adds a space before the text.
     - ``remove_extra_whitespaces``: sentencepiece squeezes runs of spaces.
     - ``unk``, ``fuse_unk``: Hugging Face's unknown token (id) and whether consecutive unknowns become one.
-    - ``unsupported``: the features of the file that the engine does not execute (a normalizer, BPE dropout,
-      a word prefix or suffix, …), each named; a tokenizer is refused for encoding while this is not empty.
+    - ``unsupported``: the features of the file that the engine does not execute (a normalizer it does not
+      have, BPE dropout, …), each named; a tokenizer is refused for encoding while this is not empty.
+    - ``text_model``: for Hugging Face and CLIP files, the vocabulary's strings and what cuts text into words
+      (``TextModel``); None for the other formats.
 
     Two models are equal when all fields are equal; compare
     ``dataclasses.replace(a, source="")`` to ignore where they came from.
@@ -141,6 +185,7 @@ class Vocab:
     unk: int | None = None
     fuse_unk: bool = False
     unsupported: tuple[str, ...] = ()
+    text_model: TextModel | None = None
 
     def __repr__(self) -> str:
         return (

@@ -9,9 +9,16 @@ a BPE model needs are read (field numbers from ``sentencepiece_model.proto``):
 - ``ModelProto.pieces`` (1): ``piece`` (1, string), ``score`` (2, float),
   ``type`` (3: NORMAL 1, UNKNOWN 2, CONTROL 3, USER_DEFINED 4, UNUSED 5, BYTE 6);
 - ``ModelProto.trainer_spec`` (2): ``model_type`` (3: UNIGRAM 1, BPE 2, WORD 3,
-  CHAR 4), ``byte_fallback`` (35);
-- ``ModelProto.normalizer_spec`` (3): ``add_dummy_prefix`` (3, default true),
-  ``remove_extra_whitespaces`` (4, default true).
+  CHAR 4), ``treat_whitespace_as_suffix`` (24), ``byte_fallback`` (35),
+  ``unk_surface`` (44);
+- ``ModelProto.normalizer_spec`` (3): ``name`` (1), ``precompiled_charsmap`` (2),
+  ``add_dummy_prefix`` (3, default true), ``remove_extra_whitespaces`` (4,
+  default true), ``escape_whitespaces`` (5, default true).
+
+A sub-message given twice is merged and a scalar given twice keeps its last
+value, as protobuf does.  The precompiled charsmap (the normalization rules)
+is decoded by ``parse_charsmap``: a darts-clone double-array trie from UTF-8
+byte strings to their replacements.
 
 The id of a piece is its position.  Byte pieces ``<0xAB>`` stand for one byte;
 normal pieces are text with ``▁`` (U+2581) for the space, and stand for that
@@ -40,7 +47,8 @@ from impl.formats.model import Vocab
 
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 _PIECE_TYPES = {NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE}
-_MODEL_TYPES = {1: "unigram", 2: "bpe", 3: "word", 4: "char"}
+#: ``TrainerSpec.ModelType`` by number.
+MODEL_TYPES = {1: "unigram", 2: "bpe", 3: "word", 4: "char"}
 _BYTE_PIECE = re.compile(r"<0x([0-9A-F]{2})>")
 _SPACE = "\u2581"
 
@@ -151,10 +159,44 @@ def _parse_piece(path: str | os.PathLike[str], data: bytes, span: tuple[int, int
     return Piece(text, score, piece_type)
 
 
+_UNPACK_FLOAT = struct.Struct("<f").unpack_from
+
+
+def _quick_piece(data: bytes, span: tuple[int, int]) -> Piece | None:
+    """The usual layout of a piece, read at once: text (field 1, shorter than 128 bytes), then the score
+    (field 2), then a type (field 3) of one byte if any; None for any other layout (``_parse_piece`` reads it)."""
+    start, end = span
+    if end - start < 2 or data[start] != 0x0A or data[start + 1] >= 0x80:
+        return None
+    text_end = start + 2 + data[start + 1]
+    if text_end + 5 > end or data[text_end] != 0x15:
+        return None
+    after = text_end + 5
+    if after == end:
+        kind = NORMAL
+    elif after + 2 == end and data[after] == 0x18 and data[after + 1] in _PIECE_TYPES:
+        kind = data[after + 1]
+    else:
+        return None
+    try:
+        text = data[start + 2 : text_end].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if not text:
+        return None
+    return Piece(text, _UNPACK_FLOAT(data, text_end + 1)[0], kind)
+
+
 def _flags(
-    path: str | os.PathLike[str], data: bytes, span: tuple[int, int], name: str, wanted: dict[int, int]
+    path: str | os.PathLike[str],
+    data: bytes,
+    span: tuple[int, int],
+    name: str,
+    wanted: dict[int, int],
+    strings: dict[int, bytes] | None = None,
 ) -> dict[int, int]:
-    """The varint fields ``wanted`` (number → default) of the sub-message at ``span``."""
+    """The varint fields ``wanted`` (number → default) of the sub-message at ``span``; the LEN fields named in
+    ``strings`` (number → default) are stored there, as bytes."""
     wire = _Wire(path, data, span[0], span[1], name)
     found = dict(wanted)
     for number, kind, value in wire.fields():
@@ -162,39 +204,127 @@ def _flags(
             _expect(wire, number, kind, _VARINT)
             assert isinstance(value, int)
             found[number] = value
+        elif strings is not None and number in strings:
+            _expect(wire, number, kind, _LEN)
+            assert isinstance(value, tuple)
+            strings[number] = data[value[0] : value[1]]
     return found
 
 
 @dataclass(frozen=True)
 class ModelProto:
-    """The parts of a sentencepiece ``ModelProto`` that ``read_sentencepiece`` uses."""
+    """The parts of a sentencepiece ``ModelProto`` that ``read_sentencepiece`` and the engine use."""
 
     pieces: list[Piece]
     model_type: int
     byte_fallback: bool
     add_dummy_prefix: bool
     remove_extra_whitespaces: bool
+    escape_whitespaces: bool = True
+    treat_whitespace_as_suffix: bool = False
+    normalizer_name: str = ""
+    precompiled_charsmap: bytes = b""
+    unk_surface: str = " \u2047 "
 
 
 def parse_model_proto(path: str | os.PathLike[str], data: bytes) -> ModelProto:
     """Parse the serialized ``ModelProto`` in ``data``; any malformation raises ``FormatError``."""
     wire = _Wire(path, data, 0, len(data), "ModelProto")
     pieces: list[Piece] = []
-    trainer = {3: 1, 35: 0}
-    normalizer = {3: 1, 4: 1}
+    trainer = {3: 1, 24: 0, 35: 0}
+    trainer_strings = {44: " \u2047 ".encode()}
+    normalizer = {3: 1, 4: 1, 5: 1}
+    normalizer_strings = {1: b"", 2: b""}
     for number, kind, value in wire.fields():
         if number in (1, 2, 3):
             _expect(wire, number, kind, _LEN)
             assert isinstance(value, tuple)
             if number == 1:
-                pieces.append(_parse_piece(path, data, value, len(pieces)))
+                pieces.append(_quick_piece(data, value) or _parse_piece(path, data, value, len(pieces)))
             elif number == 2:
-                trainer = _flags(path, data, value, "trainer_spec", trainer)
+                trainer = _flags(path, data, value, "trainer_spec", trainer, trainer_strings)
             else:
-                normalizer = _flags(path, data, value, "normalizer_spec", normalizer)
+                normalizer = _flags(path, data, value, "normalizer_spec", normalizer, normalizer_strings)
     if not pieces:
         raise FormatError(path, "pieces", "the model has no pieces (is this a sentencepiece model?)")
-    return ModelProto(pieces, trainer[3], bool(trainer[35]), bool(normalizer[3]), bool(normalizer[4]))
+    return ModelProto(
+        pieces,
+        trainer[3],
+        bool(trainer[35]),
+        bool(normalizer[3]),
+        bool(normalizer[4]),
+        escape_whitespaces=bool(normalizer[5]),
+        treat_whitespace_as_suffix=bool(trainer[24]),
+        normalizer_name=normalizer_strings[1].decode("utf-8", "replace"),
+        precompiled_charsmap=normalizer_strings[2],
+        unk_surface=trainer_strings[44].decode("utf-8", "replace"),
+    )
+
+
+_CHARSMAP = "normalizer_spec.precompiled_charsmap"
+_LABEL = (1 << 31) | 0xFF
+
+
+@dataclass(frozen=True)
+class CharsMap:
+    """A decoded precompiled charsmap: the double-array trie's units and the replacement text of each value.
+
+    The trie is darts-clone's: a unit holds a label (its low byte; bit 31 set on value units), a leaf flag
+    (bit 8) and an offset to its children; a search walks the input's bytes from unit 0 and reports, at each
+    unit with the leaf flag, the value of the unit its offset points to.  ``replacements`` maps every value
+    to its text: the NUL-terminated bytes at that offset of the blob's string part.
+    """
+
+    units: tuple[int, ...]
+    replacements: dict[int, str]
+
+
+def _offset(unit: int) -> int:
+    return (unit >> 10) << ((unit & (1 << 9)) >> 6)
+
+
+def parse_charsmap(path: str | os.PathLike[str], blob: bytes) -> CharsMap:
+    """Decode ``<trie size: 4 bytes, little-endian><trie units><NUL-terminated replacements>``.
+
+    The checks are the library's (``DecodePrecompiledCharsMap`` and darts-clone's ``validate``, so a file it
+    refuses is refused here): a trie of whole 1024-byte blocks, a string part ending in NUL, a root without a
+    leaf, every unit's children inside the array, every leaf pointing at a value unit, every value inside the
+    string part.  A replacement that is not UTF-8 is refused too.  Any problem raises ``FormatError``.
+    """
+    if len(blob) <= 4:
+        raise FormatError(path, _CHARSMAP, "the normalization rules are broken: 4 bytes or fewer")
+    size = int.from_bytes(blob[:4], "little")
+    if size >= len(blob) - 4:
+        raise FormatError(path, _CHARSMAP, f"the trie claims {size} bytes, more than the {len(blob)}-byte blob holds")
+    if size < 1024 or size % 1024:
+        raise FormatError(path, _CHARSMAP, f"the trie's {size} bytes are not whole blocks of 1024")
+    strings = blob[4 + size :]
+    if not strings.endswith(b"\0"):
+        raise FormatError(path, _CHARSMAP, "the replacement strings do not end with NUL")
+    count = size // 4
+    units = struct.unpack(f"<{count}I", blob[4 : 4 + size])
+    root = units[0]
+    if (root & _LABEL) or root >> 8 & 1 or not _offset(root) or (_offset(root) | 0xFF) >= count:
+        raise FormatError(path, _CHARSMAP, "the trie's root unit is invalid")
+    replacements: dict[int, str] = {}
+    for position in range(1, count):
+        unit = units[position]
+        if not unit >> 31:
+            child = position ^ _offset(unit)
+            if (child | 0xFF) >= count:
+                raise FormatError(path, _CHARSMAP, f"unit {position} points outside the {count}-unit trie")
+            if unit >> 8 & 1 and not units[child] >> 31:
+                raise FormatError(path, _CHARSMAP, f"unit {position} is a leaf without a value")
+        else:
+            value = unit & 0x7FFFFFFF
+            if value >= len(strings):
+                raise FormatError(path, _CHARSMAP, f"the value {value} of unit {position} is outside the strings")
+            if value not in replacements:
+                try:
+                    replacements[value] = strings[value : strings.index(b"\0", value)].decode("utf-8")
+                except UnicodeDecodeError:
+                    raise FormatError(path, _CHARSMAP, f"the replacement at {value} is not UTF-8") from None
+    return CharsMap(units, replacements)
 
 
 def vocab_from_proto(model: ModelProto, *, source: str = "") -> Vocab:
@@ -203,7 +333,7 @@ def vocab_from_proto(model: ModelProto, *, source: str = "") -> Vocab:
         raise FormatError(
             source or "<in memory>",
             "trainer_spec.model_type",
-            f"the model type is {_MODEL_TYPES.get(model.model_type, model.model_type)!r}, not BPE",
+            f"the model type is {MODEL_TYPES.get(model.model_type, model.model_type)!r}, not BPE",
         )
     tokens: dict[int, bytes] = {}
     specials: dict[str, int] = {}
