@@ -7,6 +7,7 @@ from pathlib import Path
 
 from impl import formats, patterns
 from impl.formats.errors import FormatError
+from impl.formats.hf_json import parse_hf_json
 from impl.formats.model import PreTokenizerStep, TextModel, token_string_to_bytes
 from impl.formats.sentencepiece_model import MODEL_TYPES, parse_charsmap, parse_model_proto
 from impl.formats.tekken import parse_tekken
@@ -101,7 +102,8 @@ def load_tokenizer(path: str, pattern: str | None = None, *, decode_only: bool =
             return Tokenizer.from_model(TiktokenModel(tekken.ranks), pattern or tekken.pattern, tekken.specials)
         if kind == "sentencepiece-bpe":
             return _sentencepiece(path, file, data, pattern)
-        vocab = formats.load(file, pattern=pattern)
+        # A tokenizer.json already read by ``sniff``: parsed from those bytes, not read and decompressed again.
+        vocab = parse_hf_json(file, data) if kind == "hf-bpe" else formats.load(file, pattern=pattern)
         if vocab.kind == "sentencepiece-bpe" and vocab.source != path:  # a directory's tokenizer.model
             return load_tokenizer(vocab.source, pattern)
         if vocab.unsupported:
@@ -200,8 +202,8 @@ def _text_model_tokenizer(path: str, vocab: formats.Vocab, text_model: TextModel
         and text_model.prefix is None and text_model.suffix is None and not vocab.byte_fallback
         and (text_model.unk_token is None or (vocab.unk is not None and vocab.unk not in special_ids))
         and "ByteLevel" not in normalizer.kinds
-        and all(token_string_to_bytes(text_model.strings[token]) is not None for token in vocab.tokens
-                if token not in special_ids)
+        and token_string_to_bytes("".join(text_model.strings[token] for token in vocab.tokens
+                                          if token not in special_ids)) is not None
     )
     try:
         if pattern is not None:

@@ -66,12 +66,15 @@ def decode_utf8(path: str | os.PathLike[str], data: bytes) -> str:
 
 def _no_duplicate_keys(path: str | os.PathLike[str]) -> Callable[[list[tuple[str, JSON]]], dict[str, JSON]]:
     def hook(pairs: list[tuple[str, JSON]]) -> dict[str, JSON]:
-        out: dict[str, JSON] = {}
-        for key, value in pairs:
-            if key in out:
+        out = dict(pairs)
+        if len(out) == len(pairs):
+            return out
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
                 raise FormatError(path, f"key {key!r}", "the key occurs twice in one JSON object")
-            out[key] = value
-        return out
+            seen.add(key)
+        return out  # pragma: no cover - a shorter dict has a repeated key
 
     return hook
 

@@ -264,14 +264,23 @@ def _parse_hf_json(path: str | os.PathLike[str], data: bytes) -> Vocab:
     vocab_obj = reader.obj(reader.member(model, "vocab", "model"), "model.vocab")
     ids: dict[str, int] = {}
     tokens: dict[int, bytes] = {}
+    values = list(vocab_obj.values())
+    # The usual file: distinct integer ids >= 0 (checked at once here, one by one below otherwise).
+    plain = all(type(value) is int for value in values) and min(values, default=0) >= 0 and len(set(values)) == len(
+        values)
     for text, value in vocab_obj.items():
-        token_id = reader.integer(value, f"model.vocab[{text[:40]!r}]")
-        if token_id in tokens:
-            raise reader.fail(f"model.vocab[{text[:40]!r}]", f"the id {token_id} is given to two tokens")
+        if plain:
+            token_id = value
+            assert isinstance(token_id, int)
+        else:
+            token_id = reader.integer(value, f"model.vocab[{text[:40]!r}]")
+            if token_id in tokens:
+                raise reader.fail(f"model.vocab[{text[:40]!r}]", f"the id {token_id} is given to two tokens")
         if text in specials and text:
             tokens[token_id] = text.encode("utf-8")
         else:
-            tokens[token_id] = _token_bytes(reader, text, byte_level, byte_fallback)
+            data = token_string_to_bytes(text) if byte_level and text else None
+            tokens[token_id] = data if data is not None else _token_bytes(reader, text, byte_level, byte_fallback)
         ids[text] = token_id
     pairs = _merge_pairs(reader, reader.lst(model.get("merges", []), "model.merges"))
     merges = resolve_merges(path, pairs, ids, prefix=prefix)

@@ -57,12 +57,21 @@ def bytes_to_token_string(data: bytes) -> str:
     return "".join(table[byte] for byte in data)
 
 
+@functools.cache
+def _string_to_latin1() -> dict[int, int]:
+    """``str.translate`` table: each character of GPT-2's table to the code point of its byte; every other code point
+    below 256 to U+0100, which Latin-1 cannot encode (so that ``token_string_to_bytes`` refuses it)."""
+    table = {ord(char): byte for char, byte in unicode_to_bytes().items()}
+    for code in range(256):
+        table.setdefault(code, 0x100)
+    return table
+
+
 def token_string_to_bytes(text: str) -> bytes | None:
     """The bytes a byte-level token string stands for, or None when a character is not in the table."""
-    table = unicode_to_bytes()
     try:
-        return bytes(table[char] for char in text)
-    except KeyError:
+        return text.translate(_string_to_latin1()).encode("latin-1")
+    except UnicodeEncodeError:
         return None
 
 
