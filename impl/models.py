@@ -56,6 +56,8 @@ SEMANTICS = {
     "hf-bpe": "Hugging Face BPE model: the lowest-ranked merge line first, its joined string's id as result",
     "sentencepiece-bpe": "sentencepiece's BPE: the normalized text, the pair spelling the highest-scoring piece first"
     " (leftmost among equal scores), unknown characters as <0xXX> byte pieces or unk",
+    "llama.cpp": "llama.cpp's BPE tokenizer: its special-token partition and pre-tokenizer, the lowest-ranked merge"
+    " of two token strings first (impl.llama_cpp)",
 }
 
 #: tiktoken stores ranks as 32-bit unsigned ints and reserves the largest for "no merge".
