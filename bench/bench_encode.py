@@ -145,6 +145,24 @@ def _bytes_to_unicode() -> dict[int, str]:
     return mapping
 
 
+def _base(vocab: str) -> str:
+    """The rank file a ``--vocab`` choice is made from: ``improper`` is cl100k with swapped ranks."""
+    return "cl100k" if vocab == "improper" else vocab
+
+
+def improper_ranks(ranks: dict[bytes, int]) -> dict[bytes, int]:
+    """cl100k made improper: every 20th token of 3+ bytes swaps its rank with its longest proper prefix that is a
+    token, so that thousands of tokens rank below one of their parts (tiktoken encodes such files happily)."""
+    out = dict(ranks)
+    for token, _ in sorted(ranks.items(), key=lambda item: item[1])[256::20]:
+        if len(token) < 3:
+            continue
+        part = next((token[:cut] for cut in range(len(token) - 1, 1, -1) if token[:cut] in out), None)
+        if part is not None and out[part] < out[token]:
+            out[part], out[token] = out[token], out[part]
+    return out
+
+
 def _child(system: str, text_path: str, vocab: str, ids_path: str) -> dict[str, Any]:
     from impl.patterns import PATTERNS
     from impl.tokenizer import Tokenizer, load_tiktoken_ranks
@@ -152,15 +170,17 @@ def _child(system: str, text_path: str, vocab: str, ids_path: str) -> dict[str, 
     text = Path(text_path).read_text(encoding="utf-8")
     size = len(text.encode("utf-8"))
     start = time.perf_counter()
-    ranks = load_tiktoken_ranks(SHARED / "vocabs" / f"{vocab}_base.tiktoken.gz")
-    pattern = PATTERNS[vocab]
+    ranks = load_tiktoken_ranks(SHARED / "vocabs" / f"{_base(vocab)}_base.tiktoken.gz")
+    if vocab == "improper":
+        ranks = improper_ranks(ranks)
+    pattern = PATTERNS[_base(vocab)]
     result: dict[str, Any] = {"system": system, "bytes": size}
     passes: list[float] = []
     if system in ("impl", "impl-python"):
         from impl import encoder as impl_encoder
 
         impl_encoder.USE_C_LOOP = system == "impl"
-        tokenizer = Tokenizer.from_tiktoken_ranks(ranks, vocab)
+        tokenizer = Tokenizer.from_tiktoken_ranks(ranks, _base(vocab))
         result["engine"] = (
             ("C merge, C split" if tokenizer._split_table is not None else "C merge, regex split")
             if tokenizer._fast is not None
@@ -247,7 +267,9 @@ def long_runs() -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--mb", type=float, default=10.0, help="megabytes of text (default 10)")
-    parser.add_argument("--vocab", choices=["r50k", "cl100k", "o200k"], default="cl100k")
+    parser.add_argument("--vocab", choices=["r50k", "cl100k", "o200k", "improper"], default="cl100k",
+                        help="the rank file; improper: cl100k with ranks swapped so that tokens rank below their parts"
+                        " (no hf: its merges come from a proper rank file)")
     parser.add_argument("--systems", default="impl,impl-python,tiktoken,hf")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--text", help=argparse.SUPPRESS)
@@ -256,14 +278,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         print(json.dumps(_child(args.child, args.text, args.vocab, args.ids)))
         return 0
-    rank_file = SHARED / "vocabs" / f"{args.vocab}_base.tiktoken.gz"
+    rank_file = SHARED / "vocabs" / f"{_base(args.vocab)}_base.tiktoken.gz"
     if not rank_file.exists():
         print(f"{rank_file} is not present: the benchmark needs a tiktoken rank file", file=sys.stderr)
         return 2
     text, origin = build_text(args.mb)
     size = len(text.encode("utf-8"))
     print(f"text: {size / 1e6:.2f} MB, {origin}")
-    print(f"vocabulary: {args.vocab}_base ({rank_file.name}); pattern: {args.vocab}; single thread\n")
+    print(f"vocabulary: {args.vocab} ({rank_file.name}); pattern: {_base(args.vocab)}; single thread\n")
+    if args.vocab == "improper":
+        args.systems = ",".join(system for system in args.systems.split(",") if system != "hf")
     env = dict(os.environ, RAYON_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false", PYTHONHASHSEED="0")
     results: dict[str, dict[str, Any]] = {}
     id_files: dict[str, bytes] = {}

@@ -264,14 +264,12 @@ def _parse_hf_json(path: str | os.PathLike[str], data: bytes) -> Vocab:
     vocab_obj = reader.obj(reader.member(model, "vocab", "model"), "model.vocab")
     ids: dict[str, int] = {}
     tokens: dict[int, bytes] = {}
-    values = list(vocab_obj.values())
+    numbers = [value for value in vocab_obj.values() if type(value) is int]
     # The usual file: distinct integer ids >= 0 (checked at once here, one by one below otherwise).
-    plain = all(type(value) is int for value in values) and min(values, default=0) >= 0 and len(set(values)) == len(
-        values)
+    plain = len(numbers) == len(vocab_obj) and min(numbers, default=0) >= 0 and len(set(numbers)) == len(numbers)
     for text, value in vocab_obj.items():
-        if plain:
+        if plain and isinstance(value, int):
             token_id = value
-            assert isinstance(token_id, int)
         else:
             token_id = reader.integer(value, f"model.vocab[{text[:40]!r}]")
             if token_id in tokens:
@@ -279,8 +277,8 @@ def _parse_hf_json(path: str | os.PathLike[str], data: bytes) -> Vocab:
         if text in specials and text:
             tokens[token_id] = text.encode("utf-8")
         else:
-            data = token_string_to_bytes(text) if byte_level and text else None
-            tokens[token_id] = data if data is not None else _token_bytes(reader, text, byte_level, byte_fallback)
+            spelled = token_string_to_bytes(text) if byte_level and text else None
+            tokens[token_id] = spelled if spelled is not None else _token_bytes(reader, text, byte_level, byte_fallback)
         ids[text] = token_id
     pairs = _merge_pairs(reader, reader.lst(model.get("merges", []), "model.merges"))
     merges = resolve_merges(path, pairs, ids, prefix=prefix)
