@@ -390,7 +390,7 @@ def _load_reference(vocab: str, pattern: str | None) -> Any:
 
 
 class Library:
-    """The vocabulary file's own library (tiktoken, tokenizers), when it is installed."""
+    """The vocabulary file's own library (tiktoken, tokenizers, sentencepiece), when it is installed."""
 
     def __init__(self, vocab: str, reference: Any) -> None:
         self.name: str | None = None
@@ -438,6 +438,21 @@ class Library:
                 return list(hf.encode(text, add_special_tokens=False).ids)
 
             self._encode = encode_hf
+        elif kind == "sentencepiece-bpe":
+            try:
+                import sentencepiece
+            except ImportError:
+                self.note = "sentencepiece is not installed"
+                return
+            from impl.formats._io import read_bytes
+
+            processor = sentencepiece.SentencePieceProcessor(model_proto=read_bytes(vocab))
+            self.name = f"sentencepiece {getattr(sentencepiece, '__version__', '')}".strip()
+
+            def encode_sentencepiece(text: str, special: bool) -> list[int]:
+                return list(processor.encode(text))
+
+            self._encode = encode_sentencepiece
 
     def encode(self, text: str, special: bool = False) -> list[int] | str | None:
         if self._encode is None:

@@ -290,3 +290,26 @@ def test_special_tokens_with_and_without_allowed_special(tmp_path: Path) -> None
     always = check_tokenizer("proofs_tests.buggy.ports:encode_special_always", vocab=path, seconds=10, seed=1,
                              shrink_seconds=1)
     assert always.found and always.allowed_special is None and always.layer == "special", always.report()
+
+
+def test_sentencepiece_model_shows_the_librarys_answer(tmp_path: Path) -> None:
+    """A sentencepiece port that changes the text first (NFD) is caught, and sentencepiece's own ids are shown."""
+    sentencepiece = pytest.importorskip("sentencepiece")
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("".join(f"l\u00e9ger {word} caf\u00e9 na\u00efve r\u00e9sum\u00e9 {index}\n"
+                              for index, word in enumerate(["a", "b", "c", "dd", "ee"] * 40)), encoding="utf-8")
+    prefix = tmp_path / "m"
+    sentencepiece.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(prefix), model_type="bpe",
+                                             vocab_size=400, byte_fallback=True, character_coverage=1.0,
+                                             normalization_rule_name="identity", minloglevel=2)
+    port = tmp_path / "spm_port.py"
+    port.write_text(
+        "import unicodedata, sentencepiece\n"
+        f"_sp = sentencepiece.SentencePieceProcessor(model_file={str(prefix) + '.model'!r})\n"
+        "def encode(text):\n    return list(_sp.encode(unicodedata.normalize('NFD', text)))\n",
+        encoding="utf-8",
+    )
+    result = check_tokenizer(f"{port}:encode", vocab=str(prefix) + ".model", seconds=CATCH_SECONDS, seed=3)
+    assert result.found, result.report()
+    assert result.library is not None and result.library.startswith("sentencepiece")
+    assert result.library_answer == result.expected != result.actual
