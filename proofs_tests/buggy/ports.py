@@ -41,7 +41,7 @@ from pathlib import Path
 import regex
 
 from impl.patterns import PATTERNS
-from impl.unicode_classes import pin_pattern
+from impl.unicode_classes import stand_ins
 
 
 @lru_cache(maxsize=4)
@@ -71,8 +71,7 @@ class Port:
 
     def __init__(self, ranks: dict[bytes, int], pattern: str) -> None:
         self.ranks = ranks
-        # tiktoken's engine classifies by Unicode 16.0: the classes written out as that version's ranges.
-        self.regex = regex.compile(pin_pattern(pattern))
+        self.regex = regex.compile(pattern)
         self.byte_table = {b: ranks[bytes([b])] for b in range(256)}
         self.pair_ranks = self._leftmost_pairs(ranks)
         self.cache: dict[object, list[int]] = {}
@@ -111,7 +110,10 @@ class Port:
 
     def encode(self, text: str) -> list[int]:
         out: list[int] = []
-        for piece in self.regex.findall(text):
+        # tiktoken's engine classifies by Unicode 16.0: code points the regex module reads otherwise get stand-ins.
+        pinned = stand_ins(text)
+        for match in self.regex.finditer(pinned):
+            piece = text[match.start() : match.end()]
             out += self.encode_piece(piece.encode("utf-8"))
         return out
 
