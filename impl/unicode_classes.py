@@ -10,7 +10,9 @@ to the others, so the two cut ``"\\u0cdc's"`` differently and give other ids.
 ``\\p{^M}``, ``\\p{gc=Nd}``, ``\\p{Letter}``, …, inside or outside a character class) as an explicit set of code
 point ranges of ``UNICODE_VERSION``, read from ``impl/data/unicode-16.0-categories.txt`` (written from
 Unicode's data by ``scripts/make_unicode_table.py``).  Other properties (scripts, ``\\p{Alpha}``) are left to the
-``regex`` module.  Explicit classes are exact but slow the ``regex`` module down about tenfold, so the engine
+``regex`` module, except ``\\w``, ``\\W``, ``\\d``, ``\\D`` outside a class, from which the code points
+unassigned in ``UNICODE_VERSION`` are taken out (inside a class they are left as the ``regex`` module has them).
+Explicit classes are exact but slow the ``regex`` module down about tenfold, so the engine
 uses ``stand_ins`` instead: every code point whose category differs between ``UNICODE_VERSION`` and the installed
 ``regex`` module (those assigned since, and the rare one whose category changed) is replaced, before the pattern
 runs, by a stand-in of its ``UNICODE_VERSION`` category on which both agree.  The text keeps its length in code
@@ -114,6 +116,21 @@ def _escape(code: int) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
+@cache
+def _unassigned_class() -> str:
+    """A class of the code points the ``regex`` module knows but ``UNICODE_VERSION`` leaves unassigned."""
+    ranges: list[list[int]] = []
+    for code in changed_code_points():
+        if category_of(code) != "Cn":
+            continue
+        if ranges and ranges[-1][1] == code - 1:
+            ranges[-1][1] = code
+        else:
+            ranges.append([code, code])
+    body = "".join(_escape(low) if low == high else f"{_escape(low)}-{_escape(high)}" for low, high in ranges)
+    return f"[{body}]" if body else "[^\\x00-\\U0010ffff]"
+
+
 def _property_end(source: str, index: int) -> tuple[str, int] | None:
     """The property name of the escape ``\\p`` / ``\\P`` at ``source[index]`` and the index after it."""
     after = index + 2
@@ -131,7 +148,7 @@ def pin_pattern(source: str) -> str:
 
     The escapes of one character class are joined into one set of ranges (``[\\p{Lu}\\p{Lt}]`` becomes one
     list of ranges of Lu ∪ Lt), which keeps the expression short."""
-    if "\\p" not in source and "\\P" not in source:
+    if not any(f"\\{kind}" in source for kind in "pPwWdD"):
         return source
     out: list[str] = []
     pending: set[str] = set()  # categories of the class being read, written out when the class ends
@@ -162,6 +179,13 @@ def pin_pattern(source: str) -> str:
                         out.append(f"[{_class_body(chosen)}]")
                     index = end
                     continue
+            if kind in "wWdD" and not in_class:
+                # \w and \d outside a class: the code points unassigned in UNICODE_VERSION are neither.
+                unassigned = _unassigned_class()
+                escape = source[index : index + 2]
+                out.append(f"(?:(?!{unassigned}){escape})" if kind in "wd" else f"(?:{unassigned}|{escape})")
+                index += 2
+                continue
             out.append(source[index : index + 2])
             index += 2
             continue

@@ -63,6 +63,9 @@ def test_pinned_classes_hold_exactly_the_categories() -> None:
     (r"[]\p{Lu}]+", "]A\u0cdc", ["]A"]),
     (r"\p{Letter}+|\p{gc=Nd}", "é\u0cdc٣", ["é", "٣"]),
     (r"\\p{L}", "\\p{L}", ["\\p{L}"]),
+    (r"\w+", "ab\u0cdccd", ["ab", "cd"]),
+    (r"\W", "a\u0cdc!", ["\u0cdc", "!"]),
+    (r"\d+", "1\u0cdc2", ["1", "2"]),
 ])
 def test_pin_pattern_rewrites_every_spelling(source: str, text: str, expected: list[str]) -> None:
     assert regex.findall(pin_pattern(source), text) == expected
