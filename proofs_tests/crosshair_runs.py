@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -32,6 +33,8 @@ RUN_TIMEOUT = 900
 
 SPEC = "spec.contracts"
 PLANTED = "proofs_tests.fixtures.planted_false_claims"
+INDUCTION = "spec.induction"
+PLANTED_STEPS = "proofs_tests.fixtures.planted_false_steps"
 EQUIVALENCE = "proofs_tests.equivalence"
 IMPL = "impl.contracts"
 
@@ -60,6 +63,9 @@ RUNS: dict[str, Run] = {
     "equivalence.impl_encode_long": _check(SEARCH_BUDGET, f"{EQUIVALENCE}.impl_encode_long_equals_spec"),
     "equivalence.impl_train": _check(SEARCH_BUDGET, f"{EQUIVALENCE}.impl_train_equals_spec"),
     "spec.lemma_count_pairs": _check(PROOF_BUDGET, f"{SPEC}.lemma_count_pairs"),
+    "equivalence.engine_runs": _check(
+        PROOF_BUDGET, f"{EQUIVALENCE}.engine_flat_on_runs_equals_spec", f"{EQUIVALENCE}.engine_heap_on_runs_equals_spec"
+    ),
     "spec.lemma_merge_step": _check(PROOF_BUDGET, f"{SPEC}.lemma_merge_step"),
     "spec.lemma_merge_step_v2": _check(PROOF_BUDGET, f"{SPEC}.lemma_merge_step_v2"),
     "spec.others": _check(
@@ -72,6 +78,9 @@ RUNS: dict[str, Run] = {
         SEARCH_BUDGET, f"{EQUIVALENCE}.planted_merge_equals_spec", f"{EQUIVALENCE}.planted_encode_equals_spec"
     ),
     "planted": _check(PROOF_BUDGET, PLANTED),
+    # The lemma for every length (spec.induction, about 16 CPU seconds) and its planted false steps (about 3).
+    "induction": _check(PROOF_BUDGET, INDUCTION),
+    "induction.planted": _check(PROOF_BUDGET, PLANTED_STEPS),
 }
 
 #: Runs outside CI (``python -m proofs_tests.crosshair_runs --all``): the implementation's own lemmas on its
@@ -81,6 +90,8 @@ EXTRA_RUNS: dict[str, Run] = {
     "impl.lemma_impl_roundtrip": _check(SEARCH_BUDGET, f"{IMPL}.lemma_impl_roundtrip"),
     "impl.lemma_impl_training": _check(SEARCH_BUDGET, f"{IMPL}.lemma_impl_training"),
     "diff.impl": _diff("spec_encode", "impl_encode"),
+    "diff.impl_long": _diff("spec_encode", "impl_encode_heap"),
+    "diff.impl_train": _diff("spec_train_words", "impl_train_words"),
     "diff.planted": _diff("spec_encode", "right_to_left_encode"),
 }
 
@@ -88,6 +99,7 @@ EXTRA_RUNS: dict[str, Run] = {
 GROUPS: dict[str, tuple[str, ...]] = {
     "spec": tuple(name for name in RUNS if name.startswith(("spec.", "planted"))),
     "impl": tuple(name for name in RUNS if name.startswith(("equivalence.", "impl."))),
+    "induction": tuple(name for name in RUNS if name.startswith("induction")),
     "extra": tuple(EXTRA_RUNS),
 }
 
@@ -101,18 +113,46 @@ class Result:
     seconds: float
 
 
+#: The CrossHair processes running now, so that ``stop`` can end them.
+_running: set[subprocess.Popen[str]] = set()
+_lock = threading.Lock()
+_stopped = threading.Event()
+
+
 def run(name: str) -> Result:
-    """Run one CrossHair process now (in the current directory, with the current interpreter)."""
+    """Run one CrossHair process now (in the current directory, with the current interpreter).
+
+    A run that exceeds ``RUN_TIMEOUT`` (a hang) is killed and reported with exit code -1; after ``stop`` no run
+    starts and a running one is ended, also with exit code -1.
+    """
     started = time.monotonic()
+    command = [sys.executable, "-m", "crosshair", *{**RUNS, **EXTRA_RUNS}[name].args]
+    with _lock:
+        if _stopped.is_set():
+            return Result(-1, "stopped before it started", 0.0)
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        _running.add(process)
     try:
-        done = subprocess.run(
-            [sys.executable, "-m", "crosshair", *{**RUNS, **EXTRA_RUNS}[name].args],
-            capture_output=True, text=True, timeout=RUN_TIMEOUT, check=False,
-        )
-        output, code = done.stdout + done.stderr, done.returncode
-    except subprocess.TimeoutExpired as expired:
-        output, code = f"timed out after {RUN_TIMEOUT} s: {expired.output!r}", -1
-    return Result(code, output, time.monotonic() - started)
+        stdout, stderr = process.communicate(timeout=RUN_TIMEOUT)
+        output, code = stdout + stderr, process.returncode
+        if _stopped.is_set() and code < 0:
+            output = f"stopped: {output}"
+    except subprocess.TimeoutExpired:
+        process.kill()
+        stdout, stderr = process.communicate()
+        output, code = f"timed out after {RUN_TIMEOUT} s: {stdout + stderr}", -1
+    finally:
+        with _lock:
+            _running.discard(process)
+    return Result(code if code >= 0 else -1, output, time.monotonic() - started)
+
+
+def stop() -> None:
+    """End every running CrossHair process and start no more (the session is over; nobody waits for them)."""
+    with _lock:
+        _stopped.set()
+        for process in _running:
+            process.kill()
 
 
 _futures: dict[str, Future[Result]] = {}
@@ -126,6 +166,28 @@ def start(group: str) -> None:
         for name in pending:
             _futures[name] = pool.submit(run, name)
         pool.shutdown(wait=False)
+
+
+#: The groups a test module needs, by file name; any other ``test_crosshair_*`` module needs all of ``CI_GROUPS``.
+TEST_GROUPS: dict[str, tuple[str, ...]] = {
+    "test_crosshair_gate.py": ("spec",),
+    "test_crosshair_impl.py": ("impl",),
+    "test_crosshair_induction.py": ("induction",),
+}
+
+#: The groups of the test suite (``extra`` starts only on demand).
+CI_GROUPS = ("spec", "impl", "induction")
+
+
+def groups_for(test_files: set[str]) -> list[str]:
+    """The groups the collected test files (by name) need: started together when the tests are collected."""
+    needed: list[str] = []
+    for file in sorted(test_files):
+        if file.startswith("test_crosshair_"):
+            for group in TEST_GROUPS.get(file, CI_GROUPS):
+                if group not in needed:
+                    needed.append(group)
+    return needed
 
 
 def result(name: str) -> Result:
@@ -169,7 +231,7 @@ CONFIRMED = "info: Confirmed over all paths."
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CI runs (with ``--all``, the extra ones too) and print each verdict."""
-    groups = ["spec", "impl", "extra"] if "--all" in (sys.argv[1:] if argv is None else argv) else ["spec", "impl"]
+    groups = [*CI_GROUPS, "extra"] if "--all" in (sys.argv[1:] if argv is None else argv) else list(CI_GROUPS)
     for group in groups:
         start(group)
     for group in groups:

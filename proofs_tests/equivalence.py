@@ -4,12 +4,16 @@ The paths are the ones the engine runs when the C extensions are not used: the e
 followed by the flat-list loop (``Encoder.encode_word_uncached``, which calls ``_merge_short``), the heap loop
 for long words (``Encoder._merge_long``), the trainer's ``strings`` backend and the trainer's merge step.  Every
 comparison uses two rules, the second one over V_1, so that the rank order, the shortcut's cross-merge check and
-merged parts all matter.  Two forms, on small inputs (CrossHair explores paths, so the inputs are bounded):
+merged parts all matter.  The engine's two loops (``impl.engine``) are also compared on their own, with a pair table
+that is a list, on every list of three rules over one byte and every run of up to five bytes: a heap entry that is
+out of date when it is popped shows only with three rules, and without dictionaries CrossHair exhausts the paths.
+Two forms, on small inputs (CrossHair explores paths, so the inputs are bounded):
 
 * the equality as a postcondition (``post[]: __return__ == …``) for ``crosshair check``, which stops at the first
   difference and confirms over all paths when it finds none;
 * pairs of wrappers for ``crosshair diffbehavior`` (it has no preconditions, so each wrapper returns the same
-  ``None`` outside the bounds): ``spec_encode``/``impl_encode``.
+  ``None`` outside the bounds): ``spec_encode`` against ``impl_encode`` (the word path) and ``impl_encode_heap``
+  (the heap loop), ``spec_train_words`` against ``impl_train_words`` (the ``strings`` trainer).
 
 ``planted_*`` are wrong variants (each merge scanning from the right end): the CI gate requires CrossHair to
 find their difference, so that a "no difference" answer for the implementation means something.
@@ -18,6 +22,7 @@ find their difference, so that a "no difference" answer for the implementation m
 from __future__ import annotations
 
 import impl.encoder
+import impl.engine
 import impl.trainer
 from spec.bpe import enc_tokens, train
 from spec.merge import merge
@@ -36,6 +41,10 @@ def _small_encode(a1: int, b1: int, a2: int, b2: int, data: bytes) -> bool:
 
 def _small_diff(a1: int, b1: int, a2: int, b2: int, data: bytes) -> bool:
     return 0 <= a1 < C and 0 <= b1 < C and 0 <= a2 <= C and 0 <= b2 <= C and len(data) <= 3
+
+
+def _small_corpus(w1: bytes, w2: bytes) -> bool:
+    return 1 <= len(w1) <= 3 and 1 <= len(w2) <= 3
 
 
 def _rules(a1: int, b1: int, a2: int, b2: int) -> list[Rule]:
@@ -109,6 +118,59 @@ def impl_train_equals_spec(w1: bytes, w2: bytes) -> list[Rule]:
     return impl_train_strings(w1, w2)
 
 
+def _run_rules(a: int, a2: int, b2: int, a3: int, b3: int) -> list[Rule]:
+    """(a, a ↦ 256), (a2, b2 ↦ 257), (a3, b3 ↦ 258): a rule list over the one byte a."""
+    return [Rule(a, a, C), Rule(a2, b2, C + 1), Rule(a3, b3, C + 2)]
+
+
+def _list_code(rules: list[Rule]) -> impl.engine.Code[int]:
+    """The engine's pair code of a rule list, by a scan of the list: the rank of the first rule joining (x, y)."""
+
+    def code(x: int, y: int) -> int | None:
+        for rank, rule in enumerate(rules):
+            if rule.a == x and rule.b == y:
+                return rank
+        return None
+
+    return code
+
+
+def _list_join(rules: list[Rule]) -> impl.engine.Join[int]:
+    """The unit that replaces a pair of code (rank) k: the new id of rule k."""
+
+    def join(x: int, y: int, rank: int) -> int:
+        return rules[rank].c
+
+    return join
+
+
+def engine_flat_on_runs_equals_spec(a: int, a2: int, b2: int, a3: int, b3: int, n: int) -> list[int]:
+    """impl.engine.merge_short = spec.enc (def-bpe) on a^n, n ≤ 5, for every list of three rules over the byte a.
+
+    pre: 0 <= a < C and 0 <= n <= 5
+    pre: a2 in (a, C) and b2 in (a, C)
+    pre: a3 in (a, C, C + 1) and b3 in (a, C, C + 1)
+    post[]: __return__ == enc_tokens(_run_rules(a, a2, b2, a3, b3), [a] * n)
+    """
+    rules = _run_rules(a, a2, b2, a3, b3)
+    return impl.engine.merge_short([a] * n, _list_code(rules), _list_join(rules))
+
+
+def engine_heap_on_runs_equals_spec(a: int, a2: int, b2: int, a3: int, b3: int, n: int) -> list[int]:
+    """impl.engine.merge_long = spec.enc (def-bpe) on a^n, n ≤ 5, for every list of three rules over the byte a.
+
+    With (a, a ↦ 256), (256, a ↦ 257), (256, 256 ↦ 258) on a a a a, the entry (257's rank, 0) pushed after the
+    first merge is out of date once the second merge makes the pair (256, 256): the loop must skip it.
+
+    pre: 0 <= a < C and 0 <= n <= 5
+    pre: a2 in (a, C) and b2 in (a, C)
+    pre: a3 in (a, C, C + 1) and b3 in (a, C, C + 1)
+    post[]: __return__ == enc_tokens(_run_rules(a, a2, b2, a3, b3), [a] * n)
+    """
+    rules = _run_rules(a, a2, b2, a3, b3)
+    return impl.engine.merge_long([a] * n, _list_code(rules), _list_join(rules))
+
+
 def _merge_from_right(rule: Rule, x: list[int]) -> list[int]:
     out: list[int] = []
     i = len(x) - 1
@@ -158,6 +220,27 @@ def impl_encode(a1: int, b1: int, a2: int, b2: int, data: bytes) -> list[int] | 
     if not _small_diff(a1, b1, a2, b2, data):
         return None
     return impl_encode_word(_rules(a1, b1, a2, b2), data)
+
+
+def impl_encode_heap(a1: int, b1: int, a2: int, b2: int, data: bytes) -> list[int] | None:
+    """The encoder's heap loop under the same bounds as ``spec_encode``."""
+    if not _small_diff(a1, b1, a2, b2, data):
+        return None
+    return impl_encode_long(_rules(a1, b1, a2, b2), data)
+
+
+def spec_train_words(w1: bytes, w2: bytes) -> list[Rule] | None:
+    """spec.train, unbounded, on the corpus (w1, w2) of short words; None outside the bounds."""
+    if not _small_corpus(w1, w2):
+        return None
+    return train([w1, w2], None)
+
+
+def impl_train_words(w1: bytes, w2: bytes) -> list[Rule] | None:
+    """The ``strings`` trainer under the same bounds as ``spec_train_words``."""
+    if not _small_corpus(w1, w2):
+        return None
+    return impl_train_strings(w1, w2)
 
 
 def right_to_left_encode(a1: int, b1: int, a2: int, b2: int, data: bytes) -> list[int] | None:

@@ -3,11 +3,19 @@
 Every function here is written the way the article defines it: by recursion on
 the length of the token list, one case per case of the definition.  That makes
 them slow and bounded by Python's recursion limit; see ``MAX_SPEC_LENGTH``.
+
+Each recursive definition is written "open": its recursive call goes through the
+keyword argument ``rec``, which is the function itself unless one is given.  So
+``merge(rule, x)`` is literally ``merge(rule, x, rec=merge)``, and
+``merge(rule, x, rec=h)`` is one unfolding of def-merge with the recursive call
+answered by ``h``.  ``spec.induction`` passes the induction hypothesis as ``h`` and
+proves the article's lemmas for every length on this very code.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Protocol, TypeVar
 
 from spec.types import (
     ALPHABET_SIZE,
@@ -92,27 +100,60 @@ def _check_tokens(tokens: Sequence[int], what: str = "tokens") -> list[int]:
 # ---------------------------------------------------------------------------
 
 
-def symbols(rules: Sequence[Rule], token: int) -> bytes:
+#: The recursive call of ``symbols``: ⟨⟨t⟩⟩ over the vocabulary of an earlier part of the rule list.
+SymbolsCall = Callable[[Sequence[Rule], int], bytes]
+
+
+def symbols(rules: Sequence[Rule], token: int, *, rec: SymbolsCall | None = None) -> bytes:
     """⟨⟨t⟩⟩, the bytes a token stands for (def-alphabet-vocab, def-merge).
 
-    ⟨⟨a⟩⟩ = a for a byte a of V0; ⟨⟨c⟩⟩ = ⟨⟨a⟩⟩⟨⟨b⟩⟩ for the rule (a, b ↦ c).
-    The rule list must be valid (see ``validate_rules``).
+    ⟨⟨a⟩⟩ = a for a byte a of V0; ⟨⟨c⟩⟩ = ⟨⟨a⟩⟩⟨⟨b⟩⟩ for the rule (a, b ↦ c), the two parts
+    spelled over the vocabulary of the rules before it.  The rule list must be valid (see
+    ``validate_rules``).  ``rec`` is the recursive call (``symbols`` itself unless given).
     """
+    spell = symbols if rec is None else rec
     for index in range(len(rules) - 1, -1, -1):
         rule = rules[index]
         if rule.c == token:
             earlier = rules[:index]
-            return symbols(earlier, rule.a) + symbols(earlier, rule.b)
+            return spell(earlier, rule.a) + spell(earlier, rule.b)
     if 0 <= token < ALPHABET_SIZE:
         return bytes([token])
     raise InvalidTokenError(f"token {token} is not in the vocabulary of the given rules")
 
 
-def dec_tokens(rules: Sequence[Rule], tokens: list[int]) -> bytes:
-    """dec(x) = ⟨⟨t1⟩⟩ ⟨⟨t2⟩⟩ … ⟨⟨tn⟩⟩, dec(ε) = ε (def-alphabet-vocab), by recursion on x."""
+class Concatenable(Protocol):
+    """A value of a monoid under ``+``: bytes (Σ*), or tuples of atoms (the free monoid ``spec.induction`` uses)."""
+
+    def __add__(self: S, other: S, /) -> S: ...
+
+
+S = TypeVar("S", bound=Concatenable)
+
+#: The recursive call of ``dec_over``: dec(y) over the same vocabulary.
+DecCall = Callable[[Callable[[int], S], list[int], S], S]
+
+
+def dec_over(spell: Callable[[int], S], tokens: list[int], empty: S, *, rec: DecCall[S] | None = None) -> S:
+    """dec(x) = ⟨⟨t1⟩⟩ ⟨⟨t2⟩⟩ … ⟨⟨tn⟩⟩ over any vocabulary (V, ⟨⟨·⟩⟩) (def-alphabet-vocab), by recursion on x.
+
+    dec(ε) = ε;  dec(t1 y) = ⟨⟨t1⟩⟩ · dec(y).
+
+    ``spell`` is ⟨⟨·⟩⟩ and ``empty`` is ε: for byte-level BPE, ``symbols`` of a rule list and ``b""``.
+    ``rec`` is the recursive call (``dec_over`` itself unless given).
+    """
     if not tokens:
-        return b""
-    return symbols(rules, tokens[0]) + dec_tokens(rules, tokens[1:])
+        return empty
+    dec_rest = dec_over if rec is None else rec
+    return spell(tokens[0]) + dec_rest(spell, tokens[1:], empty)
+
+
+def dec_tokens(rules: Sequence[Rule], tokens: list[int]) -> bytes:
+    """dec(x) = ⟨⟨t1⟩⟩ ⟨⟨t2⟩⟩ … ⟨⟨tn⟩⟩, dec(ε) = ε (def-alphabet-vocab) over V_m of ``rules``.
+
+    This is ``dec_over`` with ⟨⟨·⟩⟩ = ``symbols(rules, ·)`` and ε = ``b""``.
+    """
+    return dec_over(lambda token: symbols(rules, token), tokens, b"")
 
 
 def dec(rules: Sequence[RuleTriple], tokens: Sequence[int]) -> bytes:
@@ -140,47 +181,61 @@ class Steps:
         self.count = 0
 
 
-def merge(rule: Rule, tokens: list[int], steps: Steps | None = None) -> list[int]:
+#: The recursive calls of ``merge``, ``rep_tokens`` and ``cnt_tokens``, with their own parameters.
+MergeCall = Callable[[Rule, list[int], "Steps | None"], list[int]]
+RepCall = Callable[[Rule, list[int]], int]
+CntCall = Callable[[list[int], int, int], int]
+
+
+def merge(rule: Rule, tokens: list[int], steps: Steps | None = None, *, rec: MergeCall | None = None) -> list[int]:
     """M_r (def-merge), case for case.
 
     M_r(ε) = ε;  M_r(t1) = (t1);
     M_r(t1 t2 u) = c · M_r(u)       if (t1, t2) = (a, b)
                  = t1 · M_r(t2 u)   otherwise.
 
+    ``rec`` is the recursive call M_r(·): ``merge`` itself unless given (see the module docstring).
     ``steps``, when given, counts one step per case evaluated (one comparison and one write).
     """
     if steps is not None:
         steps.count += 1
+    m_r = merge if rec is None else rec
     if len(tokens) == 0:
         return []
     if len(tokens) == 1:
         return [tokens[0]]
     t1, t2, u = tokens[0], tokens[1], tokens[2:]
     if (t1, t2) == (rule.a, rule.b):
-        return [rule.c] + merge(rule, u, steps)
-    return [t1] + merge(rule, [t2] + u, steps)
+        return [rule.c] + m_r(rule, u, steps)
+    return [t1] + m_r(rule, [t2] + u, steps)
 
 
-def rep_tokens(rule: Rule, tokens: list[int]) -> int:
+def rep_tokens(rule: Rule, tokens: list[int], *, rec: RepCall | None = None) -> int:
     """rep_r(x), the number of replacements M_r makes, by the same cases as M_r (def-merge).
 
     rep_r(ε) = rep_r(t1) = 0;  rep_r(t1 t2 u) = 1 + rep_r(u) if (t1, t2) = (a, b),
-    rep_r(t2 u) otherwise.
+    rep_r(t2 u) otherwise.  ``rec`` is the recursive call (``rep_tokens`` itself unless given).
     """
+    rep_r = rep_tokens if rec is None else rec
     if len(tokens) <= 1:
         return 0
     t1, t2, u = tokens[0], tokens[1], tokens[2:]
     if (t1, t2) == (rule.a, rule.b):
-        return 1 + rep_tokens(rule, u)
-    return rep_tokens(rule, [t2] + u)
+        return 1 + rep_r(rule, u)
+    return rep_r(rule, [t2] + u)
 
 
-def cnt_tokens(tokens: list[int], a: int, b: int) -> int:
-    """cnt_x(a, b) = #{i : 1 ≤ i < n, (t_i, t_{i+1}) = (a, b)} (def-merge): overlapping occurrences count."""
+def cnt_tokens(tokens: list[int], a: int, b: int, *, rec: CntCall | None = None) -> int:
+    """cnt_x(a, b) = #{i : 1 ≤ i < n, (t_i, t_{i+1}) = (a, b)} (def-merge): overlapping occurrences count.
+
+    By recursion on x: cnt_x = 0 for |x| ≤ 1;  cnt_{t1 t2 u} = [(t1, t2) = (a, b)] + cnt_{t2 u}.
+    ``rec`` is the recursive call (``cnt_tokens`` itself unless given).
+    """
+    cnt_rest = cnt_tokens if rec is None else rec
     if len(tokens) <= 1:
         return 0
     here = 1 if (tokens[0], tokens[1]) == (a, b) else 0
-    return here + cnt_tokens(tokens[1:], a, b)
+    return here + cnt_rest(tokens[1:], a, b)
 
 
 def _check_rule(rule: Rule) -> Rule:
