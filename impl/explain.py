@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from html import escape
 from typing import Any
@@ -126,6 +127,16 @@ def explain(tokenizer: Tokenizer, text: str) -> Explanation:
     return Explanation(text, [explain_word(tokenizer, piece.encode("utf-8")) for piece in pieces if piece])
 
 
+def display_width(text: str) -> int:
+    """Terminal columns of ``text``: two for wide and full-width characters (CJK), none for combining marks."""
+    return sum(0 if unicodedata.combining(char) else 2 if unicodedata.east_asian_width(char) in "WF" else 1
+               for char in text)
+
+
+def _pad(text: str, width: int) -> str:
+    return text + " " * max(0, width - display_width(text))
+
+
 def render_text(explanation: Explanation) -> str:
     lines: list[str] = []
     for word in explanation.words:
@@ -133,7 +144,7 @@ def render_text(explanation: Explanation) -> str:
         lines.append(f"{show(word.word)!r}: {start}")
         for step in word.steps:
             rule = f"r{step.rank + 1}: ({step.pair[0]}, {step.pair[1]}) -> {step.token}"
-            lines.append(f"  {rule:<30} {' '.join(step.tokens)}")
+            lines.append(f"  {_pad(rule, 30)} {' '.join(step.tokens)}")
         lines.append(f"  = {word.ids}")
     lines.append(f"ids: {explanation.ids}")
     return "\n".join(lines)

@@ -119,3 +119,23 @@ def test_svg_is_well_formed_xml_whatever_the_text(vocab: Path, tmp_path: Path) -
     picture = svg.read_text(encoding="utf-8")
     xml.dom.minidom.parseString(picture)
     assert "\\x01" in picture and "\x01" not in picture
+
+
+def test_explain_columns_align_with_wide_characters(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The token column starts at the same terminal column whatever the rule's characters (CJK take two)."""
+    from impl.explain import display_width, explain, render_text
+    from impl.tokenizer import Tokenizer
+
+    corpus = tmp_path / "cjk.txt"
+    corpus.write_text("日本語 日本語 日本 日本 本語 ab ab\n" * 3, encoding="utf-8")
+    vocab = tmp_path / "cjk.json"
+    assert main(["train", str(corpus), "--merges", "8", "-o", str(vocab)]) == 0
+    explanation = explain(Tokenizer.load(vocab), "日本語ab")
+    rows = [line for line in render_text(explanation).splitlines() if line.startswith("  r")]
+    steps = [step for word in explanation.words for step in word.steps]
+    assert len(rows) == len(steps) >= 4
+    assert any(display_width(row) != len(row) for row in rows)  # some rows hold wide characters
+    for row, step in zip(rows, steps, strict=True):
+        tokens = " ".join(step.tokens)
+        assert row.endswith(tokens) and display_width(row) - display_width(tokens) == 33, row
+    assert display_width("日本") == 4 and display_width("e\u0301") == 1
