@@ -60,35 +60,7 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     """
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"data must be bytes, not {type(data).__name__}")
-    target = Path(os.fspath(path))
-    directory = target.parent if str(target.parent) else Path(".")
-    if target.is_dir():
-        raise IsADirectoryError(errno.EISDIR, "is a directory, not a file", os.fspath(path))
-    try:
-        fd, temp_name = _create_temporary(directory, target.name)
-    except OSError as error:
-        raise _naming(error, path) from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if target.exists():
-            # Keep the permission bits of the file being replaced.
-            with contextlib.suppress(OSError):
-                os.chmod(temp_name, target.stat().st_mode & 0o7777)
-        os.replace(temp_name, target)
-    except OSError as error:
-        with contextlib.suppress(OSError):
-            os.unlink(temp_name)
-        if error.filename != temp_name:
-            raise
-        raise _naming(error, path) from None
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp_name)
-        raise
-    _fsync_directory(directory)
+    atomic_write_files([(path, bytes(data))])
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str, encoding: str = "utf-8") -> None:
@@ -124,10 +96,13 @@ def atomic_write_files(files: list[tuple[str | os.PathLike[str], bytes]]) -> Non
                     os.chmod(temp_name, target.stat().st_mode & 0o7777)
         for target, temp_name, _ in written:
             os.replace(temp_name, target)
-    except BaseException:
+    except BaseException as error:
         for _, temp_name, _ in written:
             with contextlib.suppress(OSError):
                 os.unlink(temp_name)
+        named = {temp_name: target for target, temp_name, _ in written}
+        if isinstance(error, OSError) and error.filename in named:
+            raise _naming(error, named[error.filename]) from None  # the file asked for, not the temporary one
         raise
     for directory in {directory for _, _, directory in written}:
         _fsync_directory(directory)
