@@ -66,6 +66,9 @@ RUNS: dict[str, Run] = {
     "equivalence.engine_runs": _check(
         PROOF_BUDGET, f"{EQUIVALENCE}.engine_flat_on_runs_equals_spec", f"{EQUIVALENCE}.engine_heap_on_runs_equals_spec"
     ),
+    "equivalence.impl_table": _check(
+        PROOF_BUDGET, f"{EQUIVALENCE}.impl_pair_table_equals_rule_ranks", f"{EQUIVALENCE}.impl_shortcut_equals_spec"
+    ),
     "spec.lemma_merge_step": _check(PROOF_BUDGET, f"{SPEC}.lemma_merge_step"),
     "spec.lemma_merge_step_v2": _check(PROOF_BUDGET, f"{SPEC}.lemma_merge_step_v2"),
     "spec.others": _check(
