@@ -4,7 +4,7 @@ from setuptools import Extension, setup
 
 setup(
     ext_modules=[
-        Extension("impl._fastbpe", ["impl/_fastbpe.c"], optional=True),
-        Extension("impl._fastenc", ["impl/_fastenc.c"], optional=True),
+        Extension("bpeproof.impl._fastbpe", ["impl/_fastbpe.c"], optional=True),
+        Extension("bpeproof.impl._fastenc", ["impl/_fastenc.c"], optional=True),
     ]
 )

@@ -24,7 +24,7 @@ second pass re-encodes the same text with the cache filled, which is what a
 long-running process that keeps its tokenizer sees for recurring words.
 ``impl`` uses the C loops of ``impl/_fastenc.c`` when they are built (the
 word loop, and for cl100k the hand-written pre-tokenizer); ``impl-python`` is
-the same Tokenizer with ``impl.encoder.USE_C_LOOP = False``: the regex module
+the same Tokenizer with ``bpeproof.impl.encoder.USE_C_LOOP = False``: the regex module
 and the pure-Python merge loops.  The table says which engine ran.
 
 Hugging Face ``tokenizers``: the vocabulary becomes a byte-level ``BPE`` model
@@ -164,8 +164,8 @@ def improper_ranks(ranks: dict[bytes, int]) -> dict[bytes, int]:
 
 
 def _child(system: str, text_path: str, vocab: str, ids_path: str) -> dict[str, Any]:
-    from impl.patterns import PATTERNS
-    from impl.tokenizer import Tokenizer, load_tiktoken_ranks
+    from bpeproof.impl.patterns import PATTERNS
+    from bpeproof.impl.tokenizer import Tokenizer, load_tiktoken_ranks
 
     text = Path(text_path).read_text(encoding="utf-8")
     size = len(text.encode("utf-8"))
@@ -177,7 +177,7 @@ def _child(system: str, text_path: str, vocab: str, ids_path: str) -> dict[str, 
     result: dict[str, Any] = {"system": system, "bytes": size}
     passes: list[float] = []
     if system in ("impl", "impl-python"):
-        from impl import encoder as impl_encoder
+        from bpeproof.impl import encoder as impl_encoder
 
         impl_encoder.USE_C_LOOP = system == "impl"
         tokenizer = Tokenizer.from_tiktoken_ranks(ranks, _base(vocab))
@@ -205,7 +205,7 @@ def _child(system: str, text_path: str, vocab: str, ids_path: str) -> dict[str, 
         from tokenizers import Regex, decoders, models, pre_tokenizers
         from tokenizers import Tokenizer as HFTokenizer
 
-        from impl.tokenizer import tiktoken_rules
+        from bpeproof.impl.tokenizer import tiktoken_rules
 
         rules, byte_ids = tiktoken_rules(ranks)
         alphabet = _bytes_to_unicode()
@@ -247,8 +247,8 @@ def _child(system: str, text_path: str, vocab: str, ids_path: str) -> dict[str, 
 
 def long_runs() -> None:
     """enc_R on one long run a^n (no pre-tokenization) with doubling rules: the worst case for naive merging."""
-    from impl.encoder import enc
-    from spec.types import Rule
+    from bpeproof.impl.encoder import enc
+    from bpeproof.spec.types import Rule
 
     rules = [Rule(97, 97, 256)] + [Rule(256 + level, 256 + level, 257 + level) for level in range(24)]
     print("\nimpl.encoder.enc on a run of one byte, rules (a,a), (c1,c1), (c2,c2), ...:")

@@ -4,7 +4,7 @@
 
 For each file: seconds for the library to read it and be ready to encode (tiktoken: the rank file read as
 tiktoken reads it, then ``tiktoken.Encoding``; Hugging Face: ``Tokenizer.from_str``), seconds for
-``impl.load.load_tokenizer`` to do the same, and their ratio (project ÷ library, lower is better); then the ids
+``bpeproof.impl.load.load_tokenizer`` to do the same, and their ratio (project ÷ library, lower is better); then the ids
 of both on one line of text, which must be equal.
 """
 
@@ -25,7 +25,7 @@ path, sample = sys.argv[1], sys.argv[2]
 start = time.perf_counter()
 if ".tiktoken" in path:
     import tiktoken
-    from impl.patterns import PATTERNS
+    from bpeproof.impl.patterns import PATTERNS
     name = next(n for n in ("r50k", "cl100k", "o200k") if n in path)
     data = gzip.open(path).read() if path.endswith(".gz") else open(path, "rb").read()
     ranks = {base64.b64decode(t): int(r) for t, r in (line.split() for line in data.splitlines() if line)}
@@ -42,7 +42,7 @@ print(json.dumps({"seconds": time.perf_counter() - start, "ids": ids}))
 PROJECT = r"""
 import json, sys, time
 start = time.perf_counter()
-from impl.load import load_tokenizer
+from bpeproof.impl.load import load_tokenizer
 tokenizer = load_tokenizer(sys.argv[1])
 ids = tokenizer.encode(sys.argv[2])
 print(json.dumps({"seconds": time.perf_counter() - start, "ids": ids, "semantics": tokenizer.semantics}))

@@ -10,7 +10,7 @@ What is compared (def-bpe computed as rem-faster-training describes):
   the white space of every line normalised to single spaces, so that every
   splitter below cuts it into the same words: maximal runs of non-space
   characters;
-* ``impl``: ``impl.trainer.train_iter(lines, m, pretokenize=str.split)``, with the
+* ``impl``: ``bpeproof.impl.trainer.train_iter(lines, m, pretokenize=str.split)``, with the
   C merge loop when ``impl/_fastbpe.c`` is built; ``impl-py``: the same counting with
   the pure-Python merge loop;
 * ``hf``: tokenizers' ``BpeTrainer`` on one thread (``RAYON_NUM_THREADS=1``,
@@ -199,7 +199,7 @@ def _hf_pieces(tokenizer: object) -> list[bytes]:
 
 def _impl(lines: list[str], merges: int, backend: str | None) -> Plan:
     sys.path.insert(0, str(ROOT))
-    from impl import trainer
+    from bpeproof.impl import trainer
 
     def run() -> object:
         if backend is None:
@@ -349,7 +349,9 @@ def _common_prefix(left: list[str], right: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> None:
     """Build each corpus, run every system on it and print one table row per system."""
-    parser = argparse.ArgumentParser(description="Benchmark BPE training: impl.trainer, HF tokenizers, sentencepiece.")
+    parser = argparse.ArgumentParser(
+        description="Benchmark BPE training: bpeproof.impl.trainer, HF tokenizers, sentencepiece."
+    )
     parser.add_argument("--sizes", type=float, nargs="+", default=[1, 10, 30], help="corpus sizes in MB")
     parser.add_argument("--merges", type=int, default=5000, help="number of merges m")
     parser.add_argument("--systems", nargs="+", choices=SYSTEMS, default=SYSTEMS)

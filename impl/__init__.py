@@ -6,8 +6,8 @@ shows that they agree.  ``train``, ``enc``, ``dec`` and ``apply_rule`` have the
 specification's names, argument shapes and results.
 """
 
-from impl.encoder import Encoder, dec, enc
-from impl.tokenizer import Tokenizer
-from impl.trainer import apply_rule, count_words, train, train_counts, train_iter
+from bpeproof.impl.encoder import Encoder, dec, enc
+from bpeproof.impl.tokenizer import Tokenizer
+from bpeproof.impl.trainer import apply_rule, count_words, train, train_counts, train_iter
 
 __all__ = ["Encoder", "Tokenizer", "apply_rule", "count_words", "dec", "enc", "train", "train_counts", "train_iter"]

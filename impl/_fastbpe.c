@@ -1,5 +1,5 @@
 /*
- * _fastbpe: the merge loop of impl.trainer in C (def-bpe, rem-faster-training).
+ * _fastbpe: the merge loop of bpeproof.impl.trainer in C (def-bpe, rem-faster-training).
  *
  * train(words: list[bytes], freqs: list[int], merges: int) -> list[tuple[int, int, int]]
  *
@@ -496,7 +496,7 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_fastbpe", "The merge loop of impl.trainer in C (rem-faster-training).", -1, methods,
+    PyModuleDef_HEAD_INIT, "_fastbpe", "The merge loop of bpeproof.impl.trainer in C (rem-faster-training).", -1, methods,
     NULL, NULL, NULL, NULL,
 };
 

@@ -1,5 +1,5 @@
 /*
- * _fastenc: the merge loop of impl.encoder in C (def-bpe), and the word loop of impl.tokenizer.
+ * _fastenc: the merge loop of bpeproof.impl.encoder in C (def-bpe), and the word loop of bpeproof.impl.tokenizer.
  *
  * Merger(parts_a, parts_b, outputs)
  *
@@ -26,7 +26,7 @@
  *       bytes of the piece (surrogateescape: U+DC80..U+DCFF stand for the
  *       bytes 0x80..0xFF) encoded as above and stored in ``cache`` when
  *       ``limit`` > 0; a full cache first loses its older half (insertion
- *       order), as impl.tokenizer._PieceCache does.  The ids of all pieces are
+ *       order), as bpeproof.impl.tokenizer._PieceCache does.  The ids of all pieces are
  *       returned as one list.
  *
  *   encode_text(text: str, table: bytes, which: int, limit: int) -> list[int]
@@ -41,7 +41,7 @@
  *   (see below).
  *
  * Limits: fewer than 2**31 - 256 rules, words shorter than 2**31 bytes and pieces of text shorter than
- * 2**29 characters (OverflowError beyond; impl.encoder and impl.tokenizer use their Python loops there).
+ * 2**29 characters (OverflowError beyond; bpeproof.impl.encoder and bpeproof.impl.tokenizer use their Python loops there).
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -394,7 +394,7 @@ result_tuple(Merger *m, Py_ssize_t len)
  *
  * Keyed by the code points of a piece, so that a piece of the text is looked up without making a str
  * of it; a str is made only for a new word.  At most ``limit`` words: a full cache first loses its
- * older half (insertion order), as impl.tokenizer._PieceCache does.
+ * older half (insertion order), as bpeproof.impl.tokenizer._PieceCache does.
  */
 
 static inline uint64_t
@@ -1429,7 +1429,7 @@ static PyMethodDef Merger_methods[] = {
 };
 
 static PyTypeObject MergerType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "impl._fastenc.Merger",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "bpeproof.impl._fastenc.Merger",
     .tp_basicsize = sizeof(Merger),
     .tp_dealloc = (destructor)Merger_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
@@ -1447,7 +1447,7 @@ static PyMethodDef module_methods[] = {
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "_fastenc",
-    .m_doc = "The BPE merge loop of impl.encoder and the word loop of impl.tokenizer in C.",
+    .m_doc = "The BPE merge loop of bpeproof.impl.encoder and the word loop of bpeproof.impl.tokenizer in C.",
     .m_size = -1,
     .m_methods = module_methods,
 };

@@ -1,4 +1,4 @@
-"""Atomic file writes (and ``FormatError``, re-exported from ``impl.errors``).
+"""Atomic file writes (and ``FormatError``, re-exported from ``bpeproof.impl.errors``).
 
 A file written with ``atomic_write_bytes`` is either the complete new content
 or, if anything fails on the way, the old file untouched: the data goes to a
@@ -16,7 +16,7 @@ import os
 import secrets
 from pathlib import Path
 
-from impl.errors import FormatError
+from bpeproof.impl.errors import FormatError
 
 __all__ = ["FormatError", "atomic_write_bytes", "atomic_write_files", "atomic_write_text"]
 

@@ -31,12 +31,12 @@ from typing import Any
 
 import regex
 
-from impl.formats.clip import CLIP_PATTERN, CLIP_SPECIALS, clip_byte_chars
-from impl.formats.errors import FormatError
-from impl.formats.model import TextModel, Vocab
-from impl.models import HuggingFaceTextModel
-from impl.tokenizer import Tokenizer
-from spec.types import InvalidTextError
+from bpeproof.impl.formats.clip import CLIP_PATTERN, CLIP_SPECIALS, clip_byte_chars
+from bpeproof.impl.formats.errors import FormatError
+from bpeproof.impl.formats.model import TextModel, Vocab
+from bpeproof.impl.models import HuggingFaceTextModel
+from bpeproof.impl.tokenizer import Tokenizer
+from bpeproof.spec.types import InvalidTextError
 
 __all__ = ["ClipPipeline", "clean_text", "clip_tokenizer"]
 

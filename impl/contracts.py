@@ -1,11 +1,11 @@
 """The article's claims as CrossHair contracts on the implementation's own functions.
 
-The same claims as ``spec.contracts``, stated without the specification (the
+The same claims as ``bpeproof.spec.contracts``, stated without the specification (the
 engine never calls it): the number of replacements of a merge step is
 |x| − |M_r x| (lem-merge-step (2) read as a definition), and the occurrences
 of a pair are counted inline.  Run::
 
-    crosshair check --report_all --per_condition_timeout=120 impl.contracts
+    crosshair check --report_all --per_condition_timeout=120 bpeproof.impl.contracts
 
 The merge step is list-based and confirmed over all paths; the encoder's and trainer's dictionaries keep
 CrossHair from exhausting the paths of the others, which must show no counterexample.
@@ -14,10 +14,10 @@ CrossHair from exhausting the paths of the others, which must show no counterexa
 from __future__ import annotations
 
 # The contracts in the docstrings below use these names; nothing else in this module does.
-import impl.encoder
-from impl.encoder import Encoder, dec
-from impl.trainer import _train_distinct, apply_rule
-from spec.types import ALPHABET_SIZE, Rule
+import bpeproof.impl.encoder
+from bpeproof.impl.encoder import Encoder, dec
+from bpeproof.impl.trainer import _train_distinct, apply_rule
+from bpeproof.spec.types import ALPHABET_SIZE, Rule
 
 C = ALPHABET_SIZE
 
@@ -45,12 +45,12 @@ def enc(rules: list[Rule], data: bytes) -> list[int]:
 
     CrossHair's symbolic values cannot enter the compiled merge loop, so it is switched off.
     """
-    saved = impl.encoder.USE_C_LOOP
-    impl.encoder.USE_C_LOOP = False
+    saved = bpeproof.impl.encoder.USE_C_LOOP
+    bpeproof.impl.encoder.USE_C_LOOP = False
     try:
         encoder = Encoder(rules, cache_size=0)
     finally:
-        impl.encoder.USE_C_LOOP = saved
+        bpeproof.impl.encoder.USE_C_LOOP = saved
     return list(encoder.encode_word_uncached(bytes(data)))
 
 

@@ -14,7 +14,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from impl.errors import FormatError
+from bpeproof.impl.errors import FormatError
 
 __all__ = ["iter_lines", "read_text"]
 

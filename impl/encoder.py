@@ -20,7 +20,7 @@ one among equal ranks.  The two agree for every valid rule list:
   so no new rank-k pair appears; with a = b, (a a a) gives (c a), as the
   recursion of def-merge does.
 
-The merging itself is the engine's one loop (``impl.engine``): a flat list for
+The merging itself is the engine's one loop (``bpeproof.impl.engine``): a flat list for
 short words, a heap of (rank, position) over a linked list for long ones,
 O(n log n) for any rule list, including long runs a a a a … under (a, a ↦ c).
 
@@ -36,7 +36,7 @@ fallback: set ``USE_C_LOOP = False`` before building an ``Encoder`` (or a
 ``Tokenizer``) to use them; they are also used without the extension and for
 rule lists too long for 32-bit dense ids.
 
-Only ``spec.types`` is imported from the specification: the tests check this
+Only ``bpeproof.spec.types`` is imported from the specification: the tests check this
 module against ``spec.enc`` and ``spec.dec``, which would be void if it called them.
 """
 
@@ -46,11 +46,11 @@ from collections.abc import Iterable, Sequence
 from itertools import islice
 from typing import Any
 
-from impl.engine import SHORT_WORD, merge_long, merge_short
-from spec.types import ALPHABET_SIZE, BPETypeError, InvalidRuleError, InvalidTokenError, Rule, RuleTriple
+from bpeproof.impl.engine import SHORT_WORD, merge_long, merge_short
+from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, InvalidRuleError, InvalidTokenError, Rule, RuleTriple
 
 try:
-    from impl import _fastenc  # type: ignore[attr-defined]
+    from bpeproof.impl import _fastenc  # type: ignore[attr-defined]
 except ImportError:  # the C extension is optional: the pure-Python loops give the same ids
     _fastenc = None
 
@@ -324,7 +324,7 @@ class Encoder:
         return code % self._stride
 
     def _merge_short(self, ids: list[int]) -> list[int]:
-        """Rank-order merging of a short word by the engine's flat-list loop (``impl.engine.merge_short``)."""
+        """Rank-order merging of a short word by the engine's flat-list loop (``bpeproof.impl.engine.merge_short``)."""
         return merge_short(ids, self._code, self._join)
 
     def _merge_long(self, ids: list[int]) -> list[int]:

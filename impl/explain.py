@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
-from impl.tokenizer import Tokenizer
+from bpeproof.impl.tokenizer import Tokenizer
 
 
 def show(data: bytes) -> str:

@@ -11,7 +11,7 @@ library), so neither Python's ``unicodedata`` nor the ``regex`` module's tables 
 
 The normalization forms are computed with Python's ``unicodedata`` except on the code points the library's tables
 do not have (``is_normalization_gap``): to the library those have no decomposition, combining class 0 and no
-composition, and ``impl.normalizers`` treats them so.
+composition, and ``bpeproof.impl.normalizers`` treats them so.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ CLASSES = ("numeric", "punctuation", "whitespace", "word", "mark")
 
 @cache
 def _sections() -> dict[str, tuple[str, ...]]:
-    text = resources.files("impl").joinpath("data/tokenizers-classes.txt").read_text("ascii")
+    text = resources.files("bpeproof.impl").joinpath("data/tokenizers-classes.txt").read_text("ascii")
     sections: dict[str, list[str]] = {}
     current: list[str] | None = None
     for line in text.splitlines():

@@ -16,11 +16,11 @@
 
 The result is the model's words (strings) and the added tokens' ids, in order.  Special added tokens are
 found only when ``allowed`` names them: otherwise they stay text, as the library's ``encode_special_tokens``
-leaves them.  Classes of characters are the library's own (``impl.hf_chars``); regular expressions are run as
-Oniguruma runs them (``impl.pretokenizers.SplitStep``).
+leaves them.  Classes of characters are the library's own (``bpeproof.impl.hf_chars``); regular expressions are run as
+Oniguruma runs them (``bpeproof.impl.pretokenizers.SplitStep``).
 
 ``map_bytes=False`` leaves out the last ``ByteLevel`` step's byte mapping, for a model that takes the bytes of
-the words itself (``impl.models.HuggingFaceModel``); every other step runs as written.
+the words itself (``bpeproof.impl.models.HuggingFaceModel``); every other step runs as written.
 """
 
 from __future__ import annotations
@@ -33,10 +33,10 @@ from typing import Any
 
 import regex
 
-from impl import hf_chars
-from impl.formats.model import AddedToken, PreTokenizerStep
-from impl.normalizers import Normalizer, Piece, byte_level_piece, prepend, replace
-from impl.pretokenizers import GPT2_SPLIT, SplitStep, split_spans
+from bpeproof.impl import hf_chars
+from bpeproof.impl.formats.model import AddedToken, PreTokenizerStep
+from bpeproof.impl.normalizers import Normalizer, Piece, byte_level_piece, prepend, replace
+from bpeproof.impl.pretokenizers import GPT2_SPLIT, SplitStep, split_spans
 
 __all__ = ["HFPipeline", "Step", "needs_alignment", "pattern_step", "steps_from_file"]
 
@@ -46,7 +46,7 @@ Step = Callable[[Piece], list[Piece]]
 
 @cache
 def _single(name: str) -> Any:
-    """A regex matching one character of a table of ``impl.hf_chars``."""
+    """A regex matching one character of a table of ``bpeproof.impl.hf_chars``."""
     return regex.compile(f"[{hf_chars.class_body(name)}]")
 
 
@@ -194,7 +194,7 @@ def needs_alignment(steps: Sequence[PreTokenizerStep]) -> bool:
 
 def pattern_step(finder: Any) -> Step:
     """A step cutting at a compiled ``regex`` pattern's matches (isolated), classified as the other splits."""
-    from impl.unicode_classes import stand_ins
+    from bpeproof.impl.unicode_classes import stand_ins
 
     def run(piece: Piece) -> list[Piece]:
         text = piece.text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Container, Mapping, Sequence
 
-from spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTokenError
+from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTokenError
 
 __all__ = ["check_byte_ids", "check_special_tokens"]
 

@@ -20,7 +20,7 @@ Step 2 is reproduced as llama.cpp computes it, which is not always what the expr
   expression over the *collapsed* text that cuts exactly as that code does;
 - the others run in ``std::regex`` (ECMAScript).  When one uses ``\\p{..}``, llama.cpp first replaces every
   code point above 127 by one byte for its class (letter, number, punctuation, mark, symbol, White_Space as
-  0x0B, anything else 0xD0, from llama.cpp's own Unicode table, ``impl._llama_cpp_unicode``) and each
+  0x0B, anything else 0xD0, from llama.cpp's own Unicode table, ``bpeproof.impl._llama_cpp_unicode``) and each
   ``\\p{..}`` by a class of that byte and the ASCII characters of the category.  So ``\\p{Lu}`` and ``\\p{Ll}``
   both mean "any letter" above 127, and a letter is never upper- or lower-case there.  Without ``\\p{..}`` the
   expression runs on the code points, the White_Space ones above 127 replaced by 0x0B.  Either way ``\\s``,
@@ -42,19 +42,19 @@ from typing import Any
 
 import regex
 
-from impl import _llama_cpp_unicode
+from bpeproof.impl import _llama_cpp_unicode
 
 try:
-    from impl import _fastenc  # type: ignore[attr-defined]
+    from bpeproof.impl import _fastenc  # type: ignore[attr-defined]
 except ImportError:  # the C extension is optional: the Python loop gives the same ids
     _fastenc = None
-from impl import encoder as _encoder_module
-from impl.engine import merge
-from impl.formats import gguf_file
-from impl.formats.errors import FormatError
-from impl.pretokenizers import PreTokenizer
-from impl.tokenizer import AllowedSpecial, Tokenizer
-from spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTextError
+from bpeproof.impl import encoder as _encoder_module
+from bpeproof.impl.engine import merge
+from bpeproof.impl.formats import gguf_file
+from bpeproof.impl.formats.errors import FormatError
+from bpeproof.impl.pretokenizers import PreTokenizer
+from bpeproof.impl.tokenizer import AllowedSpecial, Tokenizer
+from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTextError
 
 __all__ = [
     "LLAMA_CPP_REGEXES",
@@ -69,7 +69,7 @@ __all__ = [
 # Code point classes
 # ---------------------------------------------------------------------------------------------------------
 
-#: The byte llama.cpp puts for each class of ``impl._llama_cpp_unicode`` (``unicode_regex_split``).
+#: The byte llama.cpp puts for each class of ``bpeproof.impl._llama_cpp_unicode`` (``unicode_regex_split``).
 _CLASS_CHAR = {"w": "\x0b", "0": "\xd0", "1": "\xd1", "2": "\xd2", "3": "\xd3", "4": "\xd4", "5": "\xd5"}
 
 
@@ -84,7 +84,7 @@ def _ranges() -> tuple[list[int], list[str]]:
 
 
 def code_point_class(code: int) -> str:
-    """The class of a code point above 127 in llama.cpp's table (see ``impl._llama_cpp_unicode``)."""
+    """The class of a code point above 127 in llama.cpp's table (see ``bpeproof.impl._llama_cpp_unicode``)."""
     starts, classes = _ranges()
     return classes[bisect.bisect_right(starts, code) - 1]
 
@@ -146,7 +146,7 @@ _GPT4O = ("[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))*((?=[\\p{L}])([^A-Z]))+"
           + "?|[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))+((?=[\\p{L}])([^A-Z]))*" + _CONTRACTIONS
           + "?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
 
-#: The expressions llama.cpp applies for each pre-tokenizer kind (``impl.formats.gguf_file.PRE_TYPES``), in
+#: The expressions llama.cpp applies for each pre-tokenizer kind (``bpeproof.impl.formats.gguf_file.PRE_TYPES``), in
 #: order, as its source spells them.
 LLAMA_CPP_REGEXES: dict[str, tuple[str, ...]] = {
     "llama3": (_LLAMA3,),
@@ -575,7 +575,7 @@ class LlamaCppModel:
       its token or, when it has none, the tokens of its bytes one by one, a byte without a token left out;
     - or (a, b, c) id triples in rank order, one per pair, ``lookup``'s bytes of a and b joining into c's, for
       a file where no other merge can ever apply (the caller's claim, as
-      ``impl.formats.gguf_file.byte_level_tables`` establishes it): the same ids from a pair table over ids,
+      ``bpeproof.impl.formats.gguf_file.byte_level_tables`` establishes it): the same ids from a pair table over ids,
       run in C when the extension is built.  A byte without a token stays in the word as a unit that joins
       nothing and gives no id, as in llama.cpp.
 
@@ -825,7 +825,7 @@ class LlamaCppTokenizer(Tokenizer):
     gguf: gguf_file.GGUFTokenizer
 
     def __init__(self, tokenizer: gguf_file.GGUFTokenizer, *, cache_size: int = 1 << 18) -> None:
-        """The tokenizer of a GGUF file read by ``impl.formats.gguf_file.read_gguf_tokenizer``; ``FormatError``
+        """The tokenizer of a GGUF file read by ``bpeproof.impl.formats.gguf_file.read_gguf_tokenizer``; ``FormatError``
         for a pre-tokenizer not reproduced, or special tokens whose cutting llama.cpp leaves unspecified."""
         kind = tokenizer.pre_type
         if kind is None:

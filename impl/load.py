@@ -5,19 +5,20 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 
-from impl import formats, patterns
-from impl.formats.errors import FormatError
-from impl.formats.hf_json import parse_hf_json
-from impl.formats.model import PreTokenizerStep, TextModel, token_string_to_bytes
-from impl.formats.sentencepiece_model import MODEL_TYPES, parse_charsmap, parse_model_proto
-from impl.formats.tekken import parse_tekken
-from impl.formats.tiktoken_file import parse_tiktoken
-from impl.models import HuggingFaceModel, HuggingFaceTextModel, SentencePieceModel, TiktokenModel
-from impl.normalizers import Normalizer
-from impl.patterns import PATTERNS, compile_pattern, resolve_pattern
-from impl.pretokenizers import PreTokenizer, steps_from_hf
-from impl.tokenizer import FORMAT_NAME, Tokenizer
-from spec.types import BPETypeError, BPEValueError
+from bpeproof.impl import formats, patterns
+from bpeproof.impl.formats._io import read_bytes
+from bpeproof.impl.formats.errors import FormatError
+from bpeproof.impl.formats.hf_json import parse_hf_json
+from bpeproof.impl.formats.model import PreTokenizerStep, TextModel, token_string_to_bytes
+from bpeproof.impl.formats.sentencepiece_model import MODEL_TYPES, parse_charsmap, parse_model_proto
+from bpeproof.impl.formats.tekken import parse_tekken
+from bpeproof.impl.formats.tiktoken_file import parse_tiktoken
+from bpeproof.impl.models import HuggingFaceModel, HuggingFaceTextModel, SentencePieceModel, TiktokenModel
+from bpeproof.impl.normalizers import Normalizer
+from bpeproof.impl.patterns import PATTERNS, compile_pattern, resolve_pattern
+from bpeproof.impl.pretokenizers import PreTokenizer, steps_from_hf
+from bpeproof.impl.tokenizer import FORMAT_NAME, Tokenizer
+from bpeproof.spec.types import BPETypeError, BPEValueError
 
 __all__ = ["guess_pattern", "load_tokenizer"]
 
@@ -41,18 +42,18 @@ def load_tokenizer(path: str, pattern: str | None = None, *, decode_only: bool =
     """Any supported vocabulary file as a ``Tokenizer`` that encodes exactly as the file's own library does.
 
     - the project's file: the article's sequential semantics (its rules);
-    - a tiktoken rank file: tiktoken's semantics on the ranks as they are (``impl.models.TiktokenModel``), for
+    - a tiktoken rank file: tiktoken's semantics on the ranks as they are (``bpeproof.impl.models.TiktokenModel``), for
       any file, proper or not; the pattern is ``pattern``, else guessed from the name or size;
     - Mistral's tekken JSON: tiktoken's semantics on its live ranks, each id shifted by the number of special
       tokens, with the file's pattern (or ``pattern``) and its special tokens, as ``mistral-common`` encodes;
-    - a ``tokenizer.json`` with a BPE model: the ``tokenizers`` library's pipeline (``impl.hf_pipeline``): its
+    - a ``tokenizer.json`` with a BPE model: the ``tokenizers`` library's pipeline (``bpeproof.impl.hf_pipeline``): its
       added tokens with their flags, its normalizer, its pre-tokenizer (or ``pattern``), then its BPE model
-      (``impl.models.HuggingFaceModel`` on the words' bytes, ``HuggingFaceTextModel`` on their strings when the
+      (``bpeproof.impl.models.HuggingFaceModel`` on the words' bytes, ``HuggingFaceTextModel`` on their strings when the
       model has a word prefix or suffix, byte fallback, or a vocabulary of characters); its added tokens are the
       special tokens;
-    - CLIP's merges file: CLIP's own tokenizer (``impl.clip``);
+    - CLIP's merges file: CLIP's own tokenizer (``bpeproof.impl.clip``);
     - GPT-2's ``encoder.json`` + ``vocab.bpe``: the Hugging Face BPE model with GPT-2's pattern or ``pattern``;
-    - a sentencepiece model of type BPE: ``impl.models.SentencePieceModel`` on the whole text (no
+    - a sentencepiece model of type BPE: ``bpeproof.impl.models.SentencePieceModel`` on the whole text (no
       pre-tokenization, no special tokens: ``SentencePieceProcessor.encode`` parses none), with the model's
       normalization rules, whatever they are.
 
@@ -60,7 +61,7 @@ def load_tokenizer(path: str, pattern: str | None = None, *, decode_only: bool =
     pre-tokenization of such a tokenizer is the ``words`` pattern, never to be used for encoding).
 
     - a GGUF file (``*.gguf``, ``*.gguf.gz`` or the magic ``GGUF``) of a byte-level BPE tokenizer
-      (``tokenizer.ggml.model`` = ``gpt2``): llama.cpp's semantics (``impl.llama_cpp``): its special-token
+      (``tokenizer.ggml.model`` = ``gpt2``): llama.cpp's semantics (``bpeproof.impl.llama_cpp``): its special-token
       partition, the pre-tokenizer its ``tokenizer.ggml.pre`` names, its merges; no BOS/EOS added.
 
     Ids are the file's own.  Whatever the engine cannot execute exactly as the library does (a Hugging Face
@@ -70,21 +71,24 @@ def load_tokenizer(path: str, pattern: str | None = None, *, decode_only: bool =
     file = Path(path)
     if not file.exists():
         raise FormatError(path, None, "no such file")
-    from impl.formats.gguf_file import is_gguf
+    from bpeproof.impl.formats.gguf_file import is_gguf
 
     if file.is_file() and is_gguf(file):
         # A GGUF file (llama.cpp): llama.cpp's byte-level BPE with the file's own pre-tokenizer (impl.llama_cpp).
-        from impl.llama_cpp import load_gguf_tokenizer
+        from bpeproof.impl.llama_cpp import load_gguf_tokenizer
 
         if pattern is not None:
             raise FormatError(path, None, "a GGUF file names its own pre-tokenizer (tokenizer.ggml.pre); --pattern"
                               " does not apply to it")
         return load_gguf_tokenizer(str(file))
     if _is_project_file(file):
-        tokenizer = Tokenizer.load(file)
+        tokenizer = Tokenizer.from_json(read_bytes(file), file)
         return tokenizer if pattern is None else Tokenizer(tokenizer.rules, pattern, tokenizer.special_tokens,
                                                            byte_ids=tokenizer.byte_ids)
     kind, data = formats.sniff(file) if file.is_file() else ("directory", b"")
+    if kind == "hf-bpe" and b'"format"' in data and b'"model"' not in data:
+        # No tokenizer.json (it has a model) but a file that states a format: the project's reader says what is wrong.
+        return Tokenizer.from_json(data, file)
     try:
         if kind == "tiktoken":
             ranks = parse_tiktoken(file, data)
@@ -175,18 +179,18 @@ def _decoded_bytes(text_model: TextModel, token: int, data: bytes) -> bytes:
 
 def _text_model_tokenizer(path: str, vocab: formats.Vocab, text_model: TextModel, pattern: str | None) -> Tokenizer:
     """A Hugging Face ``tokenizer.json`` (or CLIP's merges file) as the library runs it: its added tokens,
-    normalizer and pre-tokenizer (``impl.hf_pipeline``), then its BPE model on the words.
+    normalizer and pre-tokenizer (``bpeproof.impl.hf_pipeline``), then its BPE model on the words.
 
     The words go to ``HuggingFaceModel`` (with the C loop) when the model only needs their bytes: a byte-level
     vocabulary whose last pre-tokenizer step is its only ``ByteLevel`` one, no word prefix, suffix or byte
     fallback, an unknown token that is in the vocabulary; to ``HuggingFaceTextModel`` otherwise."""
     import json
 
-    from impl.hf_pipeline import HFPipeline, needs_alignment, pattern_step, steps_from_file
-    from impl.normalizers import byte_level_piece
+    from bpeproof.impl.hf_pipeline import HFPipeline, needs_alignment, pattern_step, steps_from_file
+    from bpeproof.impl.normalizers import byte_level_piece
 
     if vocab.kind == "clip":
-        from impl.clip import clip_tokenizer
+        from bpeproof.impl.clip import clip_tokenizer
 
         return clip_tokenizer(path, vocab, text_model, pattern)
     try:
@@ -207,7 +211,7 @@ def _text_model_tokenizer(path: str, vocab: formats.Vocab, text_model: TextModel
     )
     try:
         if pattern is not None:
-            from impl.patterns import compile_pattern
+            from bpeproof.impl.patterns import compile_pattern
 
             executable = [pattern_step(compile_pattern(pattern))]
             if text_model.byte_level and not byte_model:

@@ -7,12 +7,12 @@ id (for decoding).  ``semantics`` names what it runs:
                 own files and trained tokenizers);
 ``tiktoken``    tiktoken's encoder for any rank file, proper or not: the whole pre-token if it is a token, else
                 repeatedly join the adjacent two parts whose *joined bytes* have the lowest rank, leftmost first
-                (``TiktokenModel``; ``spec.variants.enc_tiktoken`` is its definition);
+                (``TiktokenModel``; ``bpeproof.spec.variants.enc_tiktoken`` is its definition);
 ``hf-bpe``      Hugging Face ``tokenizers``' BPE model: pairs of the merge list ranked by their line, the
                 joined string's vocabulary id as result, ``ignore_merges`` (whole word first), unknown bytes
                 dropped or ``unk`` — on the bytes of a byte-level vocabulary (``HuggingFaceModel``), or on the
                 words' strings with a word prefix, an end-of-word suffix, byte fallback, any vocabulary
-                (``HuggingFaceTextModel``); ``spec.variants.enc_pair_rank`` and ``enc_hf_bpe`` define them.
+                (``HuggingFaceTextModel``); ``bpeproof.spec.variants.enc_pair_rank`` and ``enc_hf_bpe`` define them.
 ``sentencepiece-bpe``  sentencepiece's BPE model on a whole text: its normalization, then characters joined by
                 the score of the piece they spell, highest first, unknown characters as byte pieces or ``unk``
                 (``SentencePieceModel``; it runs in Python).
@@ -28,16 +28,16 @@ import struct
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
-from impl import encoder as _encoder_module
+from bpeproof.impl import encoder as _encoder_module
 
 try:
-    from impl import _fastenc  # type: ignore[attr-defined]
+    from bpeproof.impl import _fastenc  # type: ignore[attr-defined]
 except ImportError:  # the C extension is optional: the Python loops give the same ids
     _fastenc = None
-from impl.encoder import Encoder
-from impl.engine import merge
-from impl.sentencepiece_normalizer import SPACE_SYMBOL, SentencePieceNormalizer, longest_prefix
-from spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTextError, Rule, RuleTriple
+from bpeproof.impl.encoder import Encoder
+from bpeproof.impl.engine import merge
+from bpeproof.impl.sentencepiece_normalizer import SPACE_SYMBOL, SentencePieceNormalizer, longest_prefix
+from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTextError, Rule, RuleTriple
 
 __all__ = [
     "SEMANTICS",
@@ -57,7 +57,7 @@ SEMANTICS = {
     "sentencepiece-bpe": "sentencepiece's BPE: the normalized text, the pair spelling the highest-scoring piece first"
     " (leftmost among equal scores), unknown characters as <0xXX> byte pieces or unk",
     "llama.cpp": "llama.cpp's BPE tokenizer: its special-token partition and pre-tokenizer, the lowest-ranked merge"
-    " of two token strings first (impl.llama_cpp)",
+    " of two token strings first (bpeproof.impl.llama_cpp)",
 }
 
 #: tiktoken stores ranks as 32-bit unsigned ints and reserves the largest for "no merge".
@@ -85,7 +85,7 @@ class MergeModel(Protocol):
 
 
 class SequentialModel:
-    """The article's enc_R on a valid rule list (``impl.encoder.Encoder``), bytes shown under ``byte_ids``."""
+    """The article's enc_R on a valid rule list (``bpeproof.impl.encoder.Encoder``), bytes shown under ``byte_ids``."""
 
     semantics = "sequential"
 
@@ -457,12 +457,12 @@ class SentencePieceModel:
     """sentencepiece's BPE model on the whole normalized text, with the model's own ids (its pieces' positions).
 
     ``pieces``: ``(text, score, type)`` in id order; the keyword arguments are the model's ``normalizer_spec``
-    and ``trainer_spec`` (the charsmap as ``impl.formats.sentencepiece_model.parse_charsmap`` decodes it).
+    and ``trainer_spec`` (the charsmap as ``bpeproof.impl.formats.sentencepiece_model.parse_charsmap`` decodes it).
     ``encode_word`` takes a whole text, as ``SentencePieceProcessor.encode`` does (sentencepiece 0.2.3), and:
 
-    1. normalizes it (``impl.sentencepiece_normalizer``: rules, white space, the dummy prefix, ``▁``);
+    1. normalizes it (``bpeproof.impl.sentencepiece_normalizer``: rules, white space, the dummy prefix, ``▁``);
     2. cuts it into units: a user-defined symbol where one starts (never merged), else one character;
-    3. runs the one merge loop (``impl.engine.merge``): the code of a pair is the rank of the score of the
+    3. runs the one merge loop (``bpeproof.impl.engine.merge``): the code of a pair is the rank of the score of the
        normal, user-defined or unused piece spelt by the pair's joined text, highest score first, equal
        scores leftmost first as the library's queue orders them (``score_key``); the parts need not be pieces;
     4. splits an unused piece among the results again into the two parts it was last looked up as (the

@@ -12,11 +12,11 @@ Normalizers (``Normalizer.from_json``; a ``Sequence`` runs its steps in turn):
 
 * ``NFC``, ``NFD``, ``NFKC``, ``NFKD``: the decomposition, canonical ordering and composition of
   ``unicode-normalization-alignments``, step by step (``_decompose``, ``_compose``), on Python's Unicode data
-  except where the library's tables have nothing (``impl.hf_chars.is_normalization_gap``: no decomposition,
+  except where the library's tables have nothing (``bpeproof.impl.hf_chars.is_normalization_gap``: no decomposition,
   combining class 0, no composition there);
 * ``Lowercase``: ``char::to_lowercase`` of each character on its own (no final-sigma rule), from
-  ``impl.hf_chars.lowercase_table``;
-* ``Replace``: every match of a string or an Oniguruma regex (as ``impl.pretokenizers.SplitStep`` finds them)
+  ``bpeproof.impl.hf_chars.lowercase_table``;
+* ``Replace``: every match of a string or an Oniguruma regex (as ``bpeproof.impl.pretokenizers.SplitStep`` finds them)
   replaced by the content; ``Prepend``: the string before a non-empty text; ``Strip``: leading and/or trailing
   ``char::is_whitespace``; ``StripAccents``: the library's combining marks removed; ``Nmt``: its control
   characters removed and its spaces mapped to U+0020; ``ByteLevel``: every byte as GPT-2's character for it.
@@ -35,8 +35,8 @@ from typing import Any, Literal
 
 import regex
 
-from impl import hf_chars
-from spec.types import InvalidTextError
+from bpeproof.impl import hf_chars
+from bpeproof.spec.types import InvalidTextError
 
 __all__ = ["NORMALIZER_TYPES", "Normalizer", "Piece", "byte_level_piece", "normalize_form", "transform"]
 
@@ -359,7 +359,7 @@ def nmt(piece: Piece) -> Piece:
 
 @cache
 def _byte_chars() -> tuple[str, ...]:
-    from impl.formats.model import bytes_to_unicode
+    from bpeproof.impl.formats.model import bytes_to_unicode
 
     table = bytes_to_unicode()
     return tuple(table[byte] for byte in range(256))
@@ -400,7 +400,7 @@ def _flag(value: Mapping[str, Any], key: str, kind: str) -> bool:
 
 
 def _replace_step(value: Mapping[str, Any]) -> Callable[[Piece], Piece]:
-    from impl.pretokenizers import SplitStep
+    from bpeproof.impl.pretokenizers import SplitStep
 
     pattern = value.get("pattern")
     content = _string(value, "content", "Replace")

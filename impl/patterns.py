@@ -143,7 +143,7 @@ def compile_pinned(pattern: str) -> Any:
     """``compile_pattern`` with the general-category classes written out as the code point ranges of
     ``impl.unicode_classes.UNICODE_VERSION``: what the engine's pre-tokenizers match (they get there another way,
     by ``stand_ins``, since explicit ranges make the ``regex`` module about ten times slower)."""
-    from impl.unicode_classes import pin_pattern
+    from bpeproof.impl.unicode_classes import pin_pattern
 
     return compile_pattern(pin_pattern(resolve_pattern(pattern)))
 

@@ -39,11 +39,11 @@ from typing import TYPE_CHECKING, Any
 
 import regex
 
-from impl.patterns import PatternTimeoutError, backtracks, time_limit
-from impl.unicode_classes import stand_ins
+from bpeproof.impl.patterns import PatternTimeoutError, backtracks, time_limit
+from bpeproof.impl.unicode_classes import stand_ins
 
 if TYPE_CHECKING:
-    from impl.formats.model import PreTokenizerStep
+    from bpeproof.impl.formats.model import PreTokenizerStep
 
 __all__ = [
     "BEHAVIORS",
@@ -161,7 +161,7 @@ def translate_oniguruma(source: str) -> str:
     White_Space) mean the same in both.  An interval followed by ``+``
     (``\\p{N}{1,3}+``) is possessive in the ``regex`` module but, in Ruby
     syntax, the interval repeated: it becomes ``(?:\\p{N}{1,3})+``.  General
-    categories are read as Unicode 16.0 has them (``impl.unicode_classes``).
+    categories are read as Unicode 16.0 has them (``bpeproof.impl.unicode_classes``).
     """
     out: list[str] = []
     depth = 0  # nesting of character classes
@@ -298,7 +298,7 @@ class SplitStep:
         the end of the previous match is skipped by moving on one character.
         """
         compiled = self._compiled
-        text = stand_ins(text)  # classes as Unicode 16.0 has them, same spans (impl.unicode_classes)
+        text = stand_ins(text)  # classes as Unicode 16.0 has them, same spans (bpeproof.impl.unicode_classes)
         limit = time_limit(text) if backtracks(compiled.pattern) else None
         try:
             return self._matches(compiled, text, limit)

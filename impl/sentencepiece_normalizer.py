@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import chain
 from typing import TypeVar
 
-from spec.types import BPEValueError
+from bpeproof.spec.types import BPEValueError
 
 __all__ = ["SPACE_SYMBOL", "SentencePieceNormalizer", "longest_prefix"]
 
@@ -73,7 +73,7 @@ class SentencePieceNormalizer:
     """One model's normalizer (its ``normalizer_spec``, ``treat_whitespace_as_suffix`` and user-defined symbols).
 
     ``units``: the charsmap trie's units (empty: no rules); ``replacements``: the text of every value.  Both come
-    from ``impl.formats.sentencepiece_model.parse_charsmap``, which has checked, as the library does, that a
+    from ``bpeproof.impl.formats.sentencepiece_model.parse_charsmap``, which has checked, as the library does, that a
     search stays inside the array.
     """
 

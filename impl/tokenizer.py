@@ -1,10 +1,10 @@
 """The user-facing tokenizer: pre-tokenization, byte-level BPE per word, special tokens, decoding, files.
 
 A ``Tokenizer`` is a rule list R (def-merge, def-bpe), a pre-tokenization
-pattern (``impl.patterns``) and special tokens (def-utf8).  Encoding a text
+pattern (``bpeproof.impl.patterns``) and special tokens (def-utf8).  Encoding a text
 cuts it into words with the pattern, takes each word's UTF-8 bytes (def-utf8)
 and encodes each word on its own with enc_R (def-bpe) — the composition
-``spec.text.encode_text`` describes.  Decoding joins the bytes of all tokens
+``bpeproof.spec.text.encode_text`` describes.  Decoding joins the bytes of all tokens
 first and decodes UTF-8 once, never token by token, because a token boundary
 may fall inside a character (prop-utf8-boundary).
 
@@ -16,7 +16,7 @@ DeepSeek's ``tokenizer.json`` puts the bytes at 3..258.  Merged tokens keep
 their rule ids c, which are ≥ 256 in every valid rule list.
 
 Pre-tokenization.  Either one regular expression (``pattern``), whose matches
-are the words, or a ``impl.pretokenizers.PreTokenizer`` (``pretokenizer``): a
+are the words, or a ``bpeproof.impl.pretokenizers.PreTokenizer`` (``pretokenizer``): a
 sequence of Hugging Face ``Split`` steps, each cutting the pieces of the step
 before, as a ``tokenizer.json`` file's own pre-tokenizer does.
 
@@ -26,7 +26,7 @@ File format (``save`` / ``load``), one UTF-8 JSON object::
       "format": "bpeproof-tokenizer",   # always this string
       "version": 1 | 2,                  # 2 exactly when the file has "pretokenizer"
       "pattern": "<regular expression>", # the regex-module source used for pre-tokenization
-      "pattern_name": "cl100k" | null,   # its name in impl.patterns.PATTERNS, if it has one
+      "pattern_name": "cl100k" | null,   # its name in bpeproof.impl.patterns.PATTERNS, if it has one
       "rules": [[a, b, c], ...],         # r_1..r_m in order, each over V_{j-1}
       "special_tokens": {"<name>": id},  # ids outside V_m, distinct, names non-empty
       "byte_ids": null | [256 ints]      # external id of each byte 0..255 (distinct, apart from the rules'
@@ -43,14 +43,14 @@ tokenizer without a pre-tokenizer is written as version 1, so files that
 could be read before are written exactly as before.
 
 Speed.  When the optional C extension ``impl/_fastenc.c`` is built (and
-``impl.encoder.USE_C_LOOP`` is true when the tokenizer is made), the loop over
+``bpeproof.impl.encoder.USE_C_LOOP`` is true when the tokenizer is made), the loop over
 the words runs in C: cache look-up, UTF-8 bytes, rank-order merging, the list
 of ids.  For tiktoken's patterns (cl100k, o200k, r50k) the pre-tokenizer is
 written out by hand in C as well, from a table of code point classes of
-Unicode 16.0 (``_char_table``, ``impl.unicode_classes``); the tests check it
+Unicode 16.0 (``_char_table``, ``bpeproof.impl.unicode_classes``); the tests check it
 against ``regex.findall`` on the same classes.  A tokenizer with split steps cuts its words with the
 ``regex`` module and merges them in C.  Without the
-extension the same ids come from the ``regex`` module and ``impl.encoder``'s
+extension the same ids come from the ``regex`` module and ``bpeproof.impl.encoder``'s
 Python loops.
 """
 
@@ -65,10 +65,9 @@ from itertools import chain, islice
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from impl.atomic import FormatError, atomic_write_bytes, atomic_write_text
-from impl.encoder import Encoder
-from impl.formats._io import read_bytes
-from impl.formats.project_file import (
+from bpeproof.impl.atomic import FormatError, atomic_write_bytes, atomic_write_text
+from bpeproof.impl.encoder import Encoder
+from bpeproof.impl.formats.project_file import (
     FORMAT_NAME,
     FORMAT_VERSION,
     PRETOKENIZER_FORMAT_VERSION,
@@ -76,9 +75,9 @@ from impl.formats.project_file import (
     document_text,
     parse_document,
 )
-from impl.ids import check_byte_ids, check_special_tokens
-from impl.models import SEMANTICS, MergeModel, SequentialModel, TiktokenModel
-from impl.patterns import (
+from bpeproof.impl.ids import check_byte_ids, check_special_tokens
+from bpeproof.impl.models import SEMANTICS, MergeModel, SequentialModel, TiktokenModel
+from bpeproof.impl.patterns import (
     PATTERNS,
     PatternTimeoutError,
     backtracks,
@@ -87,9 +86,9 @@ from impl.patterns import (
     resolve_pattern,
     time_limit,
 )
-from impl.pretokenizers import PreTokenizer, SplitStep
-from impl.unicode_classes import UNICODE_VERSION, pin_pattern, stand_ins
-from spec.types import (
+from bpeproof.impl.pretokenizers import PreTokenizer, SplitStep
+from bpeproof.impl.unicode_classes import UNICODE_VERSION, pin_pattern, stand_ins
+from bpeproof.spec.types import (
     ALPHABET_SIZE,
     BPETypeError,
     BPEValueError,
@@ -113,7 +112,7 @@ __all__ = [
     "tiktoken_rules",
 ]
 
-# FORMAT_NAME, FORMAT_VERSION, PRETOKENIZER_FORMAT_VERSION: impl.formats.project_file, the format's one reader.
+# FORMAT_NAME, FORMAT_VERSION, PRETOKENIZER_FORMAT_VERSION: bpeproof.impl.formats.project_file, the format's one reader.
 
 #: Texts of at least this many characters are encoded by the Python loops: the C loop takes words below 2**31 bytes.
 C_TEXT_LIMIT = 2**29
@@ -147,7 +146,7 @@ def _char_table() -> bytes:
     bits 3–6 which letter of "sdmtlver" (1–8) the code point matches under ``(?i:…)``, 0 for none.
     Second plane: bit 0 ``[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]``, bit 1 ``[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]``
     (o200k's classes).  Computed with the regex module on the classes written out as code point ranges of
-    ``UNICODE_VERSION`` (``impl.unicode_classes.pin_pattern``), so that the hand-written pre-tokenizers
+    ``UNICODE_VERSION`` (``bpeproof.impl.unicode_classes.pin_pattern``), so that the hand-written pre-tokenizers
     classify exactly as the patterns do under ``stand_ins``.  Built once per process, kept on disk.
     """
     global _CHAR_TABLE
@@ -284,7 +283,7 @@ class Tokenizer:
     """Byte-level BPE on text: pre-tokenize, enc_R each word, join (def-bpe, def-utf8).
 
     ``rules``: a valid rule list (def-merge).  ``pattern``: a name of
-    ``impl.patterns.PATTERNS`` ("r50k", "cl100k", "o200k", "words") or a raw
+    ``bpeproof.impl.patterns.PATTERNS`` ("r50k", "cl100k", "o200k", "words") or a raw
     regular expression for the ``regex`` module.  ``special_tokens``: name →
     id, ids outside V_m and distinct (def-utf8); plain encoding never produces
     them.  ``byte_ids``: the external id of each byte: 256 distinct
@@ -292,7 +291,7 @@ class Tokenizer:
     (a permutation of 0..255 always qualifies); None for the identity.
     ``cache_size`` bounds the word cache.
 
-    ``pretokenizer``: a ``impl.pretokenizers.PreTokenizer`` or a sequence of
+    ``pretokenizer``: a ``bpeproof.impl.pretokenizers.PreTokenizer`` or a sequence of
     ``SplitStep`` (Hugging Face ``Split`` steps applied in turn, as a
     ``tokenizer.json`` file's ``Sequence`` pre-tokenizer does); when given it
     cuts the text into words instead of ``pattern``, which is then only kept
@@ -327,7 +326,7 @@ class Tokenizer:
         pretokenizer: PreTokenizer | Sequence[SplitStep] | None = None,
         pipeline: TextPipeline | None = None,
     ) -> Tokenizer:
-        """A tokenizer running ``model``'s semantics (``impl.models``: tiktoken, Hugging Face BPE, sequential).
+        """A tokenizer running ``model``'s semantics (``bpeproof.impl.models``: tiktoken, Hugging Face BPE, sequential).
 
         ``pipeline``: what turns a text into the model's words and the ids of the special tokens in it, instead
         of the pattern or split steps and ``allowed_special`` (a ``tokenizer.json`` file's added tokens,
@@ -449,7 +448,7 @@ class Tokenizer:
         return self._regex_pieces(text)
 
     def _regex_pieces(self, text: str) -> list[str]:
-        """The pattern's matches in ``text``, classified by ``UNICODE_VERSION`` (``impl.unicode_classes``); a
+        """The pattern's matches in ``text``, classified by ``UNICODE_VERSION`` (``bpeproof.impl.unicode_classes``); a
         pattern that ``backtracks`` runs under ``time_limit`` (``PatternTimeoutError`` past it)."""
         regex = self._regex
         pinned = stand_ins(text)
@@ -468,7 +467,7 @@ class Tokenizer:
 
     @property
     def pattern_name(self) -> str | None:
-        """The name of the pattern in ``impl.patterns.PATTERNS``, or None for a raw expression."""
+        """The name of the pattern in ``bpeproof.impl.patterns.PATTERNS``, or None for a raw expression."""
         return pattern_name(self._pattern_source)
 
     @property
@@ -720,7 +719,7 @@ class Tokenizer:
     # -- files ------------------------------------------------------------------------------------------
 
     def to_json(self) -> str:
-        """The tokenizer in the project's file format (``impl.formats.project_file``); one rule per line."""
+        """The tokenizer in the project's file format (``bpeproof.impl.formats.project_file``); one rule per line."""
         model = self._sequential("the project's tokenizer file")
         return document_text(ProjectDocument(self.rules, self._pattern_source, dict(self._specials), model.byte_ids,
                                              self._pretokenizer))
@@ -730,13 +729,18 @@ class Tokenizer:
         atomic_write_text(path, self.to_json())
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> Tokenizer:
-        """Read a file written by ``save`` (plain or gzip).
+    def load(cls, path: str | os.PathLike[str], pattern: str | None = None) -> Tokenizer:
+        """Any vocabulary file the project reads, with its own library's semantics (``bpeproof.load``).
 
-        Any malformed content raises ``FormatError`` naming the file and the key
-        ("(file)" for the document as a whole); so does a file that cannot be read.
+        A file written by ``save`` (plain or gzip), a tiktoken rank file, a ``tokenizer.json``, GPT-2's or CLIP's
+        merges, a sentencepiece model, a tekken file or a GGUF file: ``bpeproof.impl.load.load_tokenizer``, which
+        names what each format means.  ``pattern`` is needed only by a rank file whose name does not say it.
+        Malformed content raises ``FormatError`` naming the file and the key ("(file)" for the document as a
+        whole); so does a file that cannot be read.
         """
-        return cls.from_json(read_bytes(path), path)
+        from bpeproof.impl.load import load_tokenizer
+
+        return load_tokenizer(os.fspath(path), pattern)
 
     @classmethod
     def from_json(cls, data: bytes | str, path: str | os.PathLike[str] = "<string>") -> Tokenizer:

@@ -56,10 +56,10 @@ from itertools import chain, islice, pairwise, repeat
 from operator import add, itemgetter
 from typing import Protocol
 
-from spec.types import ALPHABET_SIZE, BPETypeError, InvalidCorpusError, InvalidTextError, Rule, RuleTriple
+from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, InvalidCorpusError, InvalidTextError, Rule, RuleTriple
 
 try:
-    from impl import _fastbpe  # type: ignore[attr-defined]
+    from bpeproof.impl import _fastbpe  # type: ignore[attr-defined]
 except ImportError:  # the C extension is optional: the pure-Python trainer gives the same rules
     _fastbpe = None
 
@@ -542,7 +542,7 @@ def train(corpus: Sequence[bytes], num_merges: int | None, *, progress: bool | N
     ``corpus`` is (w_1, …, w_K), K ≥ 1 words in Σ⁺ (bytes); ``num_merges`` is
     m ≥ 0, or None for no bound, in which case training ends when no word has
     two tokens left, after at most N − K merges (prop-bpe-training-termination).
-    Computed as rem-faster-training describes; equal to ``spec.bpe.train``.
+    Computed as rem-faster-training describes; equal to ``bpeproof.spec.bpe.train``.
     ``progress`` shows a tqdm bar of the merges (None: one that appears after a
     second, and only when stderr is a terminal).
     """

@@ -54,7 +54,8 @@ _CATEGORIES = (
 @cache
 def _runs() -> tuple[tuple[int, ...], tuple[str, ...]]:
     """The table: first code points of the runs, and each run's category."""
-    text = resources.files("impl").joinpath(f"data/unicode-{UNICODE_VERSION}-categories.txt").read_text("ascii")
+    table = resources.files("bpeproof.impl").joinpath(f"data/unicode-{UNICODE_VERSION}-categories.txt")
+    text = table.read_text("ascii")
     starts: list[int] = []
     categories: list[str] = []
     for line in text.splitlines():

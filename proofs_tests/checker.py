@@ -2,15 +2,16 @@
 
 Usage from Python::
 
-    from proofs_tests.checker import check_encoder, check_decoder, check_trainer, check_all
+    from bpeproof.proofs_tests.checker import check_encoder, check_decoder, check_trainer, check_all
 
     result = check_encoder("mymod:enc", seconds=10)      # or a callable: check_encoder(my_enc)
     if result.found:
         print(result.report())                           # claim id, shrunk input, spec vs. implementation
 
 from the command line: ``bpeproof check --enc mymod:enc --dec mymod:dec --train mymod:train``
-(``impl/commands/check.py``), and from pytest: ``pytest -p proofs_tests.plugin --pyargs proofs_tests
---bpe-impl mymod`` (``proofs_tests/plugin.py``; ``-p`` is not needed once the project is installed).
+(``bpeproof/commands/check.py``), and from pytest:
+``pytest --pyargs bpeproof.proofs_tests --bpe-impl mymod`` (``proofs_tests/plugin.py``, registered as a pytest plugin
+when the project is installed).
 
 How it works.  Hypothesis generates *sequences* of calls (``checker_strategies``):
 tiny alphabets, long runs, rules with a = b, fresh non-contiguous ids, rules that
@@ -28,7 +29,7 @@ replayed in a fresh process to tell a plain bug from one that needs earlier
 calls (a cache with a wrong key).
 
 Measured on the project's 2-core machine, shared with other work (load average
-2.5–3.7), ``python -m proofs_tests.checker --measure 30 --no-explicit``: each
+2.5–3.7), ``python -m bpeproof.proofs_tests.checker --measure 30 --no-explicit``: each
 planted implementation checked alone with a 30 s budget, seed 1, *without* the
 hand-picked first examples (``checker_strategies.EXPLICIT``, which find most of
 these at once), so the table measures the search.  "found" is the time from the
@@ -84,12 +85,12 @@ correct implementation                         examples/s
 =============================================  =========
 buggy.correct:enc_rank_order                   85
 buggy.correct:enc_fixpoint                     93
-impl.encoder:enc                               103
+bpeproof.impl.encoder:enc                               103
 spec:enc (declines the long inputs)            108
 buggy.correct:dec_table                        124
-impl.encoder:dec                               164
+bpeproof.impl.encoder:dec                               164
 buggy.correct:train_word_counts                170
-impl.trainer:train                             172
+bpeproof.impl.trainer:train                             172
 spec:train                                     180
 =============================================  =========
 
@@ -98,7 +99,7 @@ draws each) and to the recursive specification; the round trip to the worker
 process is about 0.1 ms per batch.  The encoder rows above predate the
 ``enc_batch`` property: 64 independent calls per example, drawn with ``random``
 (``checker_strategies.fast_enc_calls``) and sent in one round trip, which lifts
-encoder checks to 1,700 (``impl.encoder:enc``) and 2,300
+encoder checks to 1,700 (``bpeproof.impl.encoder:enc``) and 2,300
 (``buggy.correct:enc_rank_order``) examples/s (``python bench/bench_check.py``).
 Inputs beyond the spec's 800-byte guard are judged by the engine
 (``checker_properties.ENGINE_ORACLE_LENGTH``), which the suite shows equal to the spec.
@@ -134,12 +135,12 @@ from hypothesis import HealthCheck, Phase, Verbosity, example, given, seed, sett
 from hypothesis import strategies as st
 from hypothesis.control import current_build_context
 
-from impl.wording import count
-from proofs_tests import checker_strategies as cs
-from proofs_tests import strategies as ps
-from proofs_tests.checker_process import DEFAULT_MEMORY_MB, Channel, ChannelError, fork_worker
-from proofs_tests.checker_properties import CLAIMS, Failure, expect, judge
-from proofs_tests.checker_worker import (
+from bpeproof.impl.wording import count
+from bpeproof.proofs_tests import checker_strategies as cs
+from bpeproof.proofs_tests import strategies as ps
+from bpeproof.proofs_tests.checker_process import DEFAULT_MEMORY_MB, Channel, ChannelError, fork_worker
+from bpeproof.proofs_tests.checker_properties import CLAIMS, Failure, expect, judge
+from bpeproof.proofs_tests.checker_worker import (
     SIGNATURES,
     Call,
     LocalCaller,
@@ -151,7 +152,7 @@ from proofs_tests.checker_worker import (
     describe,
     encode_args,
 )
-from spec.merge import MAX_SPEC_LENGTH
+from bpeproof.spec.merge import MAX_SPEC_LENGTH
 
 __all__ = [
     "CLAIMS",
@@ -579,8 +580,8 @@ def _shrink_long(worker: Worker, state: _State, call_timeout: float) -> None:
 
 def _valid(rules: Sequence[Any]) -> bool:
     """Whether a rule list is still valid (def-merge) after a rule was dropped."""
-    from spec.merge import validate_rules
-    from spec.types import BPEValueError
+    from bpeproof.spec.merge import validate_rules
+    from bpeproof.spec.types import BPEValueError
 
     try:
         validate_rules(list(rules))
@@ -887,13 +888,13 @@ def _check_crosshair(
 
 
 # ---------------------------------------------------------------------------
-# Measuring (python -m proofs_tests.checker --measure)
+# Measuring (python -m bpeproof.proofs_tests.checker --measure)
 # ---------------------------------------------------------------------------
 
 
 def measure(seconds: float = 30.0, explicit: bool = True) -> list[tuple[str, str, str, float | None, float]]:
     """Time to find every planted bug, and the throughput on the correct variants."""
-    from proofs_tests.buggy import BUGGY, CORRECT
+    from bpeproof.proofs_tests.buggy import BUGGY, CORRECT
 
     rows: list[tuple[str, str, str, float | None, float]] = []
     for kind, target, _claim in BUGGY:
@@ -913,8 +914,8 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(
-        prog="python -m proofs_tests.checker",
-        description="Measure the checker: the time to find each planted bug of proofs_tests.buggy and the"
+        prog="python -m bpeproof.proofs_tests.checker",
+        description="Measure the checker: the time to find each planted bug of bpeproof.proofs_tests.buggy and the"
         " throughput on the correct variants. To check your own code, run 'bpeproof check'.")
     parser.add_argument("--measure", type=float, required=True, metavar="SECONDS",
                         help="budget per planted bug (the correct variants get at most 10 s)")

@@ -16,7 +16,7 @@ answer contradicts, most specific first:
   known wrong counting or tie-break.
 
 Inputs longer than ``spec.MAX_SPEC_LENGTH`` are judged with the specification's
-own recursive functions (``spec.bpe.enc_tokens``) with Python's recursion limit
+own recursive functions (``bpeproof.spec.bpe.enc_tokens``) with Python's recursion limit
 raised, in a thread with a large stack.  An implementation may decline such
 inputs (raise), as the specification's public ``enc`` does; only a wrong answer
 counts there.
@@ -33,10 +33,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, TypeVar
 
-from proofs_tests.checker_worker import Call, Outcome
-from spec.bpe import Trace, count_pairs, enc_tokens, train_trace
-from spec.merge import MAX_SPEC_LENGTH, dec_tokens, rep_tokens, validate_rules
-from spec.types import ALPHABET_SIZE, Rule
+from bpeproof.proofs_tests.checker_worker import Call, Outcome
+from bpeproof.spec.bpe import Trace, count_pairs, enc_tokens, train_trace
+from bpeproof.spec.merge import MAX_SPEC_LENGTH, dec_tokens, rep_tokens, validate_rules
+from bpeproof.spec.types import ALPHABET_SIZE, Rule
 
 T = TypeVar("T")
 
@@ -124,7 +124,7 @@ ENGINE_ORACLE_LENGTH = MAX_SPEC_LENGTH
 def _spec_enc(rules: tuple[tuple[int, int, int], ...], data: bytes) -> tuple[int, ...]:
     checked = validate_rules(list(rules))
     if len(data) > ENGINE_ORACLE_LENGTH:
-        from impl.encoder import enc as engine_enc
+        from bpeproof.impl.encoder import enc as engine_enc
 
         return tuple(engine_enc(checked, data))
     return tuple(_deep(lambda: enc_tokens(checked, list(data)), len(data)))

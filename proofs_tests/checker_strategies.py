@@ -1,6 +1,6 @@
 """Strategies for the checker: *sequences* of calls that reach where BPE implementations go wrong.
 
-Built on ``proofs_tests.strategies`` (tiny alphabets, runs, a = b rules, fresh ids).
+Built on ``bpeproof.proofs_tests.strategies`` (tiny alphabets, runs, a = b rules, fresh ids).
 Three additions matter most for catching real bugs:
 
 * **Rules that fire.**  ``firing_rules`` builds each rule from a pair that is
@@ -30,10 +30,10 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from proofs_tests.strategies import alphabets, corpora, fresh_ids, rule_lists_over, runs_over, texts
-from spec.bpe import train
-from spec.merge import merge, validate_rules
-from spec.types import ALPHABET_SIZE, Rule
+from bpeproof.proofs_tests.strategies import alphabets, corpora, fresh_ids, rule_lists_over, runs_over, texts
+from bpeproof.spec.bpe import train
+from bpeproof.spec.merge import merge, validate_rules
+from bpeproof.spec.types import ALPHABET_SIZE, Rule
 
 Call = tuple[str, tuple[Any, ...]]
 

@@ -2,16 +2,16 @@
 
 Usage from Python::
 
-    from proofs_tests.checker_tokenizer import check_tokenizer
+    from bpeproof.proofs_tests.checker_tokenizer import check_tokenizer
 
     result = check_tokenizer("mymod:encode", vocab="cl100k_base.tiktoken", decode="mymod:decode", seconds=30)
     assert not result.found, result.report()
 
 from the command line: ``bpeproof check --tokenizer mymod:encode --vocab FILE`` or
 ``bpeproof check --cmd 'node adapter.mjs' --vocab FILE``, and from pytest:
-``pytest --pyargs proofs_tests --bpe-tokenizer mymod:encode --bpe-vocab FILE``.
+``pytest --pyargs bpeproof.proofs_tests --bpe-tokenizer mymod:encode --bpe-vocab FILE``.
 
-The reference is the project's ``Tokenizer`` for the file (``impl.commands._vocab.load_tokenizer``);
+The reference is the project's ``Tokenizer`` for the file (``bpeproof.impl.load.load_tokenizer``);
 where the file's own library is installed (tiktoken for rank files, ``tokenizers`` for
 ``tokenizer.json``) its answer is shown beside the reference's and the implementation's,
 so that a difference can be attributed.
@@ -52,8 +52,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from impl.wording import count
-from proofs_tests.checker_process import (
+from bpeproof.impl.wording import count
+from bpeproof.proofs_tests.checker_process import (
     DEFAULT_MEMORY_MB,
     Channel,
     ChannelError,
@@ -61,8 +61,8 @@ from proofs_tests.checker_process import (
     fork_worker,
     spawn_program,
 )
-from proofs_tests.checker_text import TextGenerator
-from proofs_tests.checker_worker import Target, TargetError, _silence, describe, import_module_or_file
+from bpeproof.proofs_tests.checker_text import TextGenerator
+from bpeproof.proofs_tests.checker_worker import Target, TargetError, _silence, describe, import_module_or_file
 
 __all__ = ["PROTOCOL", "TargetError", "TokenizerCheckResult", "check_tokenizer", "serve"]
 
@@ -377,13 +377,10 @@ class Implementation:
 
 
 def _load_reference(vocab: str, pattern: str | None) -> Any:
-    from impl.commands import UsageError
-    from impl.commands._vocab import load_tokenizer
+    from bpeproof.impl.load import load_tokenizer
 
     try:
         return load_tokenizer(vocab, pattern)
-    except UsageError as error:
-        raise TargetError(str(error)) from None
     except Exception as error:  # a file that is not a vocabulary
         raise TargetError(f"{vocab}: not a vocabulary file this project reads: {type(error).__name__}: {error}"
                           ) from None
@@ -400,7 +397,7 @@ class Library:
             self._setup(vocab, reference)
 
     def _setup(self, vocab: str, reference: Any) -> None:
-        from impl import formats
+        from bpeproof.impl import formats
 
         kind = formats.load(Path(vocab)).kind
         if kind == "tiktoken":
@@ -409,7 +406,7 @@ class Library:
             except ImportError:
                 self.note = "tiktoken is not installed"
                 return
-            from impl.tokenizer import load_tiktoken_ranks
+            from bpeproof.impl.tokenizer import load_tiktoken_ranks
 
             if reference.pretokenizer is not None:
                 return
@@ -444,7 +441,7 @@ class Library:
             except ImportError:
                 self.note = "sentencepiece is not installed"
                 return
-            from impl.formats._io import read_bytes
+            from bpeproof.impl.formats._io import read_bytes
 
             processor = sentencepiece.SentencePieceProcessor(model_proto=read_bytes(vocab))
             self.name = f"sentencepiece {getattr(sentencepiece, '__version__', '')}".strip()
@@ -500,7 +497,7 @@ def matched_alternative(pattern: str, text: str, position: int) -> tuple[int, st
     """(number from 1, source, matched text) of the first top-level alternative that matches at ``position``."""
     import regex
 
-    from impl.unicode_classes import stand_ins
+    from bpeproof.impl.unicode_classes import stand_ins
 
     pinned = stand_ins(text)
     for number, alternative in enumerate(_top_level_alternatives(pattern), start=1):
@@ -538,7 +535,7 @@ def _pair_rules(reference: Any, table: dict[int, bytes]) -> list[tuple[int, int,
     with contextlib.suppress(Exception):
         return external(reference.rules)
     with contextlib.suppress(Exception):
-        from impl.tokenizer import tiktoken_rules
+        from bpeproof.impl.tokenizer import tiktoken_rules
 
         rules, _ = tiktoken_rules({data: token for token, data in table.items()})
         return external(rules)
@@ -599,7 +596,7 @@ class Variants:
         return [found[1]] if data and found is not None else fallback(data)
 
     def agreeing(self, data: bytes, ids: list[int]) -> list[str]:
-        """The names in ``spec.variants.VARIANTS`` whose encoding of ``data`` is ``ids``."""
+        """The names in ``bpeproof.spec.variants.VARIANTS`` whose encoding of ``data`` is ``ids``."""
         if any(b not in self.byte_id for b in data):
             return []
         answers = {

@@ -30,8 +30,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from proofs_tests.checker_process import DEFAULT_MEMORY_MB, Channel, ChannelError, Process, fork_worker
-from spec.types import Rule
+from bpeproof.proofs_tests.checker_process import DEFAULT_MEMORY_MB, Channel, ChannelError, Process, fork_worker
+from bpeproof.spec.types import Rule
 
 #: A function under test: a callable, or ``"module:function"`` (``module`` alone means the default name;
 #: ``module`` may also be a path to a ``.py`` file).

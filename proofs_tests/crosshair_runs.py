@@ -3,18 +3,20 @@
 The first test that needs a result starts all runs on a pool of ``os.cpu_count()`` worker threads (each run is a
 ``crosshair`` subprocess, so they use every core), longest first; each test then waits only for its own run.
 CrossHair's per-condition budgets count CPU seconds, so the verdicts do not depend on how loaded the machine is.
-``python -m proofs_tests.crosshair_runs [--all]`` runs them all (with ``--all``, also the runs kept out of CI)
+``python -m bpeproof.proofs_tests.crosshair_runs [--all]`` runs them all (with ``--all``, also the runs kept out of CI)
 and prints each verdict.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,12 +33,12 @@ DIFF_BUDGET = 30
 #: Wall-clock limit of one run, far above its budgets even on a loaded machine.
 RUN_TIMEOUT = 900
 
-SPEC = "spec.contracts"
-PLANTED = "proofs_tests.fixtures.planted_false_claims"
-INDUCTION = "spec.induction"
-PLANTED_STEPS = "proofs_tests.fixtures.planted_false_steps"
-EQUIVALENCE = "proofs_tests.equivalence"
-IMPL = "impl.contracts"
+SPEC = "bpeproof.spec.contracts"
+PLANTED = "bpeproof.proofs_tests.fixtures.planted_false_claims"
+INDUCTION = "bpeproof.spec.induction"
+PLANTED_STEPS = "bpeproof.proofs_tests.fixtures.planted_false_steps"
+EQUIVALENCE = "bpeproof.proofs_tests.equivalence"
+IMPL = "bpeproof.impl.contracts"
 
 
 @dataclass(frozen=True)
@@ -81,12 +83,12 @@ RUNS: dict[str, Run] = {
         SEARCH_BUDGET, f"{EQUIVALENCE}.planted_merge_equals_spec", f"{EQUIVALENCE}.planted_encode_equals_spec"
     ),
     "planted": _check(PROOF_BUDGET, PLANTED),
-    # The lemma for every length (spec.induction, about 16 CPU seconds) and its planted false steps (about 3).
+    # The lemma for every length (bpeproof.spec.induction, about 16 CPU seconds) and its planted false steps (about 3).
     "induction": _check(PROOF_BUDGET, INDUCTION),
     "induction.planted": _check(PROOF_BUDGET, PLANTED_STEPS),
 }
 
-#: Runs outside CI (``python -m proofs_tests.crosshair_runs --all``): the implementation's own lemmas on its
+#: Runs outside CI (``python -m bpeproof.proofs_tests.crosshair_runs --all``): the implementation's own lemmas on its
 #: dictionary-based paths, implied within the bounds by the equalities above and the spec's confirmed lemmas, and
 #: ``diffbehavior``, which did not find the planted right-to-left encoder with two rules in 60 s, so it is no gate.
 EXTRA_RUNS: dict[str, Run] = {
@@ -193,8 +195,60 @@ def groups_for(test_files: set[str]) -> list[str]:
     return needed
 
 
+#: With pytest-xdist, the controller process runs the CrossHair processes (it starts them when the workers have
+#: collected, so that no worker is kept from running tests) and writes each result into this directory, named in
+#: the environment the workers inherit; a worker reads the results from there.
+RESULTS_VARIABLE = "BPEPROOF_CROSSHAIR_RESULTS"
+_MANIFEST = "started.json"
+
+
+def serve(group_names: list[str], directory: Path) -> None:
+    """Start ``group_names`` here and write each run's result into ``directory`` as it finishes (the controller)."""
+    names = [name for group in group_names for name in GROUPS[group]]
+    _write_json(directory / _MANIFEST, names)
+    for group in group_names:
+        start(group)
+    for name in names:
+        _futures[name].add_done_callback(_publisher(directory / f"{name}.json"))
+
+
+def _publisher(path: Path) -> Callable[[Future[Result]], None]:
+    def publish(future: Future[Result]) -> None:
+        _write_json(path, vars(future.result()))
+
+    return publish
+
+
+def _write_json(path: Path, value: object) -> None:
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(json.dumps(value), encoding="utf-8")
+    os.replace(temporary, path)  # a reader sees the whole file or none
+
+
+def _served(name: str) -> Result | None:
+    """The result the controller wrote for ``name``, waiting for it; None when this process is no worker of a
+    session whose controller runs ``name``."""
+    shared = os.environ.get(RESULTS_VARIABLE)
+    manifest = Path(shared) / _MANIFEST if shared else None
+    if manifest is None or name in _futures or not manifest.exists():
+        return None
+    if name not in json.loads(manifest.read_text(encoding="utf-8")):
+        return None
+    path = manifest.parent / f"{name}.json"
+    deadline = time.monotonic() + RUN_TIMEOUT + 60
+    while not path.exists():
+        if time.monotonic() > deadline:
+            return Result(-1, f"the session's CrossHair run {name} wrote no result within {RUN_TIMEOUT + 60} s", 0.0)
+        time.sleep(0.2)
+    return Result(**json.loads(path.read_text(encoding="utf-8")))
+
+
 def result(name: str) -> Result:
-    """The result of one run, starting all runs of its group if they have not started."""
+    """The result of one run, starting all runs of its group if they have not started (or, in a pytest-xdist
+    worker, the result the controller's run wrote)."""
+    served = _served(name)
+    if served is not None:
+        return served
     if name not in _futures:
         start(next(group for group, names in GROUPS.items() if name in names))
     return _futures[name].result()
@@ -221,11 +275,12 @@ def condition_lines(path: Path, function: str | None = None) -> set[int]:
 def verdicts(output: str, path: Path) -> dict[int, str]:
     """Line number → CrossHair's verdict, for the lines it reported in the file ``path``."""
     found: dict[int, str] = {}
-    pattern = re.compile(rf"^{re.escape(str(path))}:(\d+): (\w+): (.*)$")
+    pattern = re.compile(r"^(/.+?):(\d+): (\w+): (.*)$")
     for line in output.splitlines():
         match = pattern.match(line)
-        if match:
-            found[int(match.group(1))] = f"{match.group(2)}: {match.group(3)}"
+        # CrossHair names the file as it imported it: through bpeproof/'s links, or by its real path.
+        if match and Path(match.group(1)).resolve() == path.resolve():
+            found[int(match.group(2))] = f"{match.group(3)}: {match.group(4)}"
     return found
 
 

@@ -27,12 +27,12 @@ from __future__ import annotations
 
 from crosshair import deep_realize
 
-import impl.encoder
-import impl.engine
-import impl.trainer
-from spec.bpe import enc_tokens, train
-from spec.merge import dec_tokens, merge
-from spec.types import ALPHABET_SIZE, Rule
+import bpeproof.impl.encoder
+import bpeproof.impl.engine
+import bpeproof.impl.trainer
+from bpeproof.spec.bpe import enc_tokens, train
+from bpeproof.spec.merge import dec_tokens, merge
+from bpeproof.spec.types import ALPHABET_SIZE, Rule
 
 C = ALPHABET_SIZE
 
@@ -57,14 +57,14 @@ def _rules(a1: int, b1: int, a2: int, b2: int) -> list[Rule]:
     return [Rule(a1, b1, C), Rule(a2, b2, C + 1)]
 
 
-def python_encoder(rules: list[Rule]) -> impl.encoder.Encoder:
+def python_encoder(rules: list[Rule]) -> bpeproof.impl.encoder.Encoder:
     """An encoder on the pure-Python paths: CrossHair's symbolic values cannot enter the compiled loop."""
-    saved = impl.encoder.USE_C_LOOP
-    impl.encoder.USE_C_LOOP = False
+    saved = bpeproof.impl.encoder.USE_C_LOOP
+    bpeproof.impl.encoder.USE_C_LOOP = False
     try:
-        return impl.encoder.Encoder(rules, cache_size=0)
+        return bpeproof.impl.encoder.Encoder(rules, cache_size=0)
     finally:
-        impl.encoder.USE_C_LOOP = saved
+        bpeproof.impl.encoder.USE_C_LOOP = saved
 
 
 def impl_encode_word(rules: list[Rule], data: bytes) -> list[int]:
@@ -82,19 +82,19 @@ def impl_train_strings(w1: bytes, w2: bytes) -> list[Rule]:
     counts: dict[bytes, int] = {}
     for word in (w1, w2):
         counts[word] = counts.get(word, 0) + 1
-    return impl.trainer._train_distinct(counts, None, False, backend="strings")
+    return bpeproof.impl.trainer._train_distinct(counts, None, False, backend="strings")
 
 
 # --- the equalities as contracts --------------------------------------------------------------------------------
 
 
 def impl_merge_equals_spec(a: int, b: int, x: list[int]) -> list[int]:
-    """impl.trainer.apply_rule = spec M_r (def-merge), for the second rule (a, b ↦ 257) over V_1.
+    """bpeproof.impl.trainer.apply_rule = spec M_r (def-merge), for the second rule (a, b ↦ 257) over V_1.
 
     pre: _small_merge(a, b, x)
     post[]: __return__ == merge(Rule(a, b, C + 1), x)
     """
-    return impl.trainer.apply_rule(Rule(a, b, C + 1), x)
+    return bpeproof.impl.trainer.apply_rule(Rule(a, b, C + 1), x)
 
 
 def impl_encode_word_equals_spec(a1: int, b1: int, a2: int, b2: int, data: bytes) -> list[int]:
@@ -129,7 +129,7 @@ def _run_rules(a: int, a2: int, b2: int, a3: int, b3: int) -> list[Rule]:
     return [Rule(a, a, C), Rule(a2, b2, C + 1), Rule(a3, b3, C + 2)]
 
 
-def _list_code(rules: list[Rule]) -> impl.engine.Code[int]:
+def _list_code(rules: list[Rule]) -> bpeproof.impl.engine.Code[int]:
     """The engine's pair code of a rule list, by a scan of the list: the rank of the first rule joining (x, y)."""
 
     def code(x: int, y: int) -> int | None:
@@ -141,7 +141,7 @@ def _list_code(rules: list[Rule]) -> impl.engine.Code[int]:
     return code
 
 
-def _list_join(rules: list[Rule]) -> impl.engine.Join[int]:
+def _list_join(rules: list[Rule]) -> bpeproof.impl.engine.Join[int]:
     """The unit that replaces a pair of code (rank) k: the new id of rule k."""
 
     def join(x: int, y: int, rank: int) -> int:
@@ -159,7 +159,7 @@ def engine_flat_on_runs_equals_spec(a: int, a2: int, b2: int, a3: int, b3: int, 
     post[]: __return__ == enc_tokens(_run_rules(a, a2, b2, a3, b3), [a] * n)
     """
     rules = _run_rules(a, a2, b2, a3, b3)
-    return impl.engine.merge_short([a] * n, _list_code(rules), _list_join(rules))
+    return bpeproof.impl.engine.merge_short([a] * n, _list_code(rules), _list_join(rules))
 
 
 def engine_heap_on_runs_equals_spec(a: int, a2: int, b2: int, a3: int, b3: int, n: int) -> list[int]:
@@ -174,11 +174,11 @@ def engine_heap_on_runs_equals_spec(a: int, a2: int, b2: int, a3: int, b3: int, 
     post[]: __return__ == enc_tokens(_run_rules(a, a2, b2, a3, b3), [a] * n)
     """
     rules = _run_rules(a, a2, b2, a3, b3)
-    return impl.engine.merge_long([a] * n, _list_code(rules), _list_join(rules))
+    return bpeproof.impl.engine.merge_long([a] * n, _list_code(rules), _list_join(rules))
 
 
 #: Encoders of the rule lists the enumerated contracts visit, built once per list (concrete rules, so shared paths).
-_ENCODERS: dict[tuple[Rule, ...], impl.encoder.Encoder] = {}
+_ENCODERS: dict[tuple[Rule, ...], bpeproof.impl.encoder.Encoder] = {}
 
 #: The ids of V_2 over the bytes the canonical rule lists use.
 _CANONICAL_IDS = (0, 1, 2, 3, C, C + 1)
@@ -194,7 +194,7 @@ def _canonical_rules(b1: int, a2: int, b2: int) -> list[Rule]:
     return [Rule(0, b1, C), Rule(C if a2 == 4 else a2, C if b2 == 4 else b2, C + 1)]
 
 
-def _encoder(rules: list[Rule]) -> impl.encoder.Encoder:
+def _encoder(rules: list[Rule]) -> bpeproof.impl.encoder.Encoder:
     key = tuple(rules)
     if key not in _ENCODERS:
         _ENCODERS[key] = python_encoder(rules)

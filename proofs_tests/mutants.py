@@ -184,8 +184,8 @@ GATES: dict[str, dict[str, tuple[str, ...]]] = {
 ALL_GATES = ("hypothesis", "crosshair")
 FAST_GATES = ("hypothesis",)
 
-#: The C sources and the extension each one builds.
-C_SOURCES = {"impl/_fastenc.c": "impl._fastenc", "impl/_fastbpe.c": "impl._fastbpe"}
+#: The C sources and the extension each one builds (its path in the tree, without the platform suffix).
+C_SOURCES = {"impl/_fastenc.c": "impl/_fastenc", "impl/_fastbpe.c": "impl/_fastbpe"}
 
 
 def mutant(name: str) -> Mutant:
@@ -229,12 +229,12 @@ def apply(mutant: Mutant, tree: Path) -> list[str]:
 def build_extensions(tree: Path, modules: list[str]) -> None:
     """Compile the C extensions of ``tree`` in place, and check that each of ``modules`` was built anew."""
     for module in modules:
-        for old in (tree / module.split(".")[0]).glob(module.split(".")[1] + ".*.so"):
+        for old in (tree / module).parent.glob(Path(module).name + ".*.so"):
             old.unlink()
     command = (sys.executable, "setup.py", "-q", "build_ext", "--inplace", "--force")
     done = subprocess.run(command, cwd=tree, capture_output=True, text=True, check=False, timeout=600)
     for module in modules:
-        if not list((tree / module.split(".")[0]).glob(module.split(".")[1] + ".*.so")):
+        if not list((tree / module).parent.glob(Path(module).name + ".*.so")):
             raise BuildError(f"{module} did not compile:\n{done.stdout}{done.stderr}")
 
 
@@ -243,7 +243,8 @@ def scratch_copy(destination: Path) -> Path:
     tree = destination / "tree"
     ignore = shutil.ignore_patterns(".venv", ".git", "__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache",
                                     ".hypothesis", "*.egg-info", "build")
-    shutil.copytree(ROOT, tree, ignore=ignore)
+    # The links of bpeproof/ to the layers' folders stay links, so the tree imports its own (mutated) sources.
+    shutil.copytree(ROOT, tree, ignore=ignore, symlinks=True)
     return tree
 
 
@@ -287,8 +288,8 @@ def run_in(tree: Path, command: tuple[str, ...], timeout: float) -> Outcome:
 
 def pytest_command(*args: str, timeout: int = TEST_TIMEOUT) -> tuple[str, ...]:
     """pytest on ``args``, stopping at the first failure, each test limited to ``timeout`` s unless it sets its own."""
-    return (sys.executable, "-m", "pytest", "-x", "-v", "-rf", "-p", "no:cacheprovider", f"--timeout={timeout}",
-            "--timeout-method=thread", *args)
+    return (sys.executable, "-m", "pytest", "-n", "0", "-x", "-v", "-rf", "-p", "no:cacheprovider",
+            f"--timeout={timeout}", "--timeout-method=thread", *args)
 
 
 _FAILED = re.compile(r"^FAILED (\S+)")

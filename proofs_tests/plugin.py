@@ -1,8 +1,8 @@
 """pytest plugin: run the project's checks against another module's ``enc``, ``dec`` and ``train``.
 
-    pytest -p proofs_tests.plugin --pyargs proofs_tests --bpe-impl mymod [--bpe-seconds 20]
+    pytest -p bpeproof.proofs_tests.plugin --pyargs bpeproof.proofs_tests --bpe-impl mymod [--bpe-seconds 20]
 
-(``-p proofs_tests.plugin`` is not needed once the project is installed: ``pyproject.toml``
+(``-p bpeproof.proofs_tests.plugin`` is not needed once the project is installed: ``pyproject.toml``
 registers this module under ``[project.entry-points.pytest11]``.)
 
 With ``--bpe-impl MOD`` only the tests named ``test_bpe_impl_*`` run (the rest of the
@@ -16,7 +16,7 @@ Without the option those tests skip and nothing else changes.
 A text → ids tokenizer (``FUNC(text) -> list[int]``) is checked against a vocabulary
 file's reference tokenizer the same way (``bpeproof check --tokenizer``)::
 
-    pytest --pyargs proofs_tests --bpe-tokenizer mymod:encode --bpe-vocab cl100k_base.tiktoken
+    pytest --pyargs bpeproof.proofs_tests --bpe-tokenizer mymod:encode --bpe-vocab cl100k_base.tiktoken
            [--bpe-pattern cl100k] [--bpe-decode mymod:decode] [--bpe-seconds 20]
 
 which runs only ``test_bpe_tokenizer`` (``proofs_tests/test_checker_tokenizer.py``).

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from spec.types import ALPHABET_SIZE, Rule
+from bpeproof.spec.types import ALPHABET_SIZE, Rule
 
 #: Alphabets: mostly 1–4 symbols, sometimes all bytes (UTF-8 lead and continuation bytes included).
 alphabets: st.SearchStrategy[list[int]] = st.one_of(

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-import spec
-from spec.types import Rule
+from bpeproof import spec
+from bpeproof.spec.types import Rule
 
 TRACE_CORPUS = [b"slow"] * 4 + [b"slower"] * 2 + [b"lowest"] * 3 + [b"newest"] * 3
 

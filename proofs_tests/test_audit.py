@@ -1,7 +1,7 @@
-"""``bpeproof audit``: the findings on small planted vocabularies, the fast variants against ``spec.variants``,
+"""``bpeproof audit``: the findings on small planted vocabularies, the fast variants against ``bpeproof.spec.variants``,
 the command line, and the real files when ``../shared`` is present.
 
-Each planted vocabulary is written with ``impl.formats``' writers (a tiktoken rank file, a tokenizer.json) or,
+Each planted vocabulary is written with ``bpeproof.impl.formats``' writers (a tiktoken rank file, a tokenizer.json) or,
 where no writer can hold the flaw (two tokens with the same bytes), as JSON by hand, and each flaw is checked
 to be reported: a missing byte token, an improper merge, a pair merged twice, tokens standing for the same bytes
 (ex-same-string), unreachable tokens, tokens that are not UTF-8 alone (prop-utf8-boundary).
@@ -17,17 +17,17 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 
-import impl.audit
-import spec
-from impl.audit import FileView, MergeTable, audit, fast_variants, shortest_length
-from impl.audit_html import render
-from impl.cli import main
-from impl.formats import Vocab, convert, load, write_hf_json, write_tiktoken
-from impl.tokenizer import Tokenizer
-from impl.trainer import train
-from proofs_tests.strategies import rules_and_data
-from spec.types import Rule
-from spec.variants import VARIANTS
+import bpeproof.audit.report
+from bpeproof import spec
+from bpeproof.audit.html import render
+from bpeproof.audit.report import FileView, MergeTable, audit, fast_variants, shortest_length
+from bpeproof.cli import main
+from bpeproof.impl.formats import Vocab, convert, load, write_hf_json, write_tiktoken
+from bpeproof.impl.tokenizer import Tokenizer
+from bpeproof.impl.trainer import train
+from bpeproof.proofs_tests.strategies import rules_and_data
+from bpeproof.spec.types import Rule
+from bpeproof.spec.variants import VARIANTS
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 VOCABS = SHARED / "vocabs"
@@ -44,7 +44,7 @@ X, Y, Z = b"xyz"
 @settings(max_examples=300)
 @given(rules_and_data(max_size=24))
 def test_fast_variants_equal_spec_variants(rules_data: tuple[list[Rule], bytes]) -> None:
-    """Every fast variant gives what ``spec.variants`` gives, on hand-written rule lists (repeated pairs,
+    """Every fast variant gives what ``bpeproof.spec.variants`` gives, on hand-written rule lists (repeated pairs,
     a = b, fresh ids that are not 256, 257, … included)."""
     rules, data = rules_data
     fast = fast_variants(rules)
@@ -54,7 +54,7 @@ def test_fast_variants_equal_spec_variants(rules_data: tuple[list[Rule], bytes])
 
 
 def test_fast_variants_differ_where_the_spec_says() -> None:
-    """The smallest divergence of ``spec.variants``: (iii) reaches abc, (i) does not."""
+    """The smallest divergence of ``bpeproof.spec.variants``: (iii) reaches abc, (i) does not."""
     rules = [Rule(B, C, 256), Rule(A, B, 257), Rule(257, C, 258)]
     fast = fast_variants(rules)
     assert fast["sequential"](b"abc") == fast["rule-rank"](b"abc") == [A, 256]
@@ -79,13 +79,13 @@ def test_file_variants_equal_spec_variants(rules_data: tuple[list[Rule], bytes])
 @settings(max_examples=200)
 @given(rules_and_data(max_size=24))
 def test_shortest_length_is_the_spec_dynamic_programme(rules_data: tuple[list[Rule], bytes]) -> None:
-    """prop-bpe-greedy-not-optimal: the audit's DP finds segmentations as short as ``spec.shortest``'s."""
+    """prop-bpe-greedy-not-optimal: the audit's DP finds segmentations as short as ``bpeproof.spec.shortest``'s."""
     rules, data = rules_data
     table = MergeTable.from_rules(rules)
     strings = {token: 0 for token in table.token_bytes.values()}
     longest = max(len(token) for token in strings)
     length, pieces = shortest_length(strings, longest, data)
-    assert length == len(spec.shortest(rules, data))
+    assert length == len(bpeproof.spec.shortest(rules, data))
     assert b"".join(pieces) == data and len(pieces) == length
     assert length <= len(spec.enc(rules, data))
 
@@ -122,7 +122,7 @@ def _hf_file(tmp_path: Path) -> Path:
 def _same_bytes_file(tmp_path: Path) -> Path:
     """A non-byte-level tokenizer.json with byte fallback: <0x61> and "a" stand for the same byte (ex-same-string).
 
-    No writer of ``impl.formats`` can hold two tokens with the same bytes, so the JSON is written here.
+    No writer of ``bpeproof.impl.formats`` can hold two tokens with the same bytes, so the JSON is written here.
     """
     vocab = {f"<0x{byte:02X}>": byte for byte in range(256)}
     vocab.update({"a": 256, "b": 257, "ab": 258})
@@ -233,7 +233,7 @@ def test_without_the_library_the_audit_still_runs(tmp_path: Path, monkeypatch: p
     def missing(*args: object) -> None:
         raise ImportError("No module named 'tiktoken'")
 
-    monkeypatch.setattr(impl.audit, "open_library", missing)
+    monkeypatch.setattr(bpeproof.audit.report, "open_library", missing)
     report = audit(str(_tiktoken_file(tmp_path)), pattern="words", samples=50)
     assert report["library"]["available"] is False and "tiktoken" in report["library"]["error"]
     assert report["variants"]["words"] == 0 and report["variants"]["verdict"] == []
@@ -241,19 +241,19 @@ def test_without_the_library_the_audit_still_runs(tmp_path: Path, monkeypatch: p
     assert report["project"]["compared"] is False and set(report["project"]) == SECTION_KEYS["project"]
     row = report["corpora"][0]
     assert row["encoded_by"] == "project" and row["tokens"] == len(spec.encode_text(
-        [Rule(A, B, 256), Rule(256, C, 259), Rule(0xE3, 0x81, 258)], impl.audit.BUILTIN_TEXT))
+        [Rule(A, B, 256), Rule(256, C, 259), Rule(0xE3, 0x81, 258)], bpeproof.audit.report.BUILTIN_TEXT))
     assert any("did not run" in line and "tiktoken" in line for line in report["findings"])
     assert "The library is not available" in render(report)
 
 
 def test_line_chunks_join_back_and_cut_at_line_starts() -> None:
     text = "one\n two\nthree\n\n\nfour five\nsix" * 7
-    chunks = impl.audit.line_chunks(text, 10)
+    chunks = bpeproof.audit.report.line_chunks(text, 10)
     assert "".join(chunks) == text and len(chunks) > 5
     for chunk in chunks[:-1]:
         assert chunk.endswith("\n")
     assert all(not chunk[0].isspace() for chunk in chunks[1:])
-    assert impl.audit.line_chunks("no newline " * 9, 10) == ["no newline " * 9]
+    assert bpeproof.audit.report.line_chunks("no newline " * 9, 10) == ["no newline " * 9]
 
 
 @pytest.mark.parametrize("pre_tokenizer", [True, False])
@@ -266,8 +266,8 @@ def test_tokenizers_counts_in_chunks_as_whole(tmp_path: Path, monkeypatch: pytes
         document = json.loads(path.read_text(encoding="utf-8"))
         document["pre_tokenizer"] = None
         path.write_text(json.dumps(document), encoding="utf-8")
-    library = impl.audit.TokenizersLibrary(load(path))
-    monkeypatch.setattr(impl.audit, "CHUNK_CHARS", 40)
+    library = bpeproof.audit.report.TokenizersLibrary(load(path))
+    monkeypatch.setattr(bpeproof.audit.report, "CHUNK_CHARS", 40)
     text = "abc xyz\n  abcabc\nbc\n\nxyzab c\n" * 40
     assert library.count_tokens(text) == len(library.encode_text(text))
 
@@ -278,7 +278,7 @@ def test_tokenizers_counts_in_chunks_as_whole(tmp_path: Path, monkeypatch: pytes
 
 TOP_KEYS = {"format", "version", "file", "vocabulary", "library", "variants", "project", "corpora", "greedy_gap",
             "timings", "findings"}
-#: The keys ``impl.audit``'s docstring documents, section by section.
+#: The keys ``bpeproof.audit.report``'s docstring documents, section by section.
 SECTION_KEYS = {
     "file": {"path", "kind", "tokens", "merges", "specials", "pattern", "pattern_name", "pattern_source",
              "ignore_merges", "byte_fallback"},
@@ -393,7 +393,7 @@ def test_trained_project_file_audits_as_sequential(tmp_path: Path, capsys: pytes
 
 
 def test_project_file_where_the_variants_differ(tmp_path: Path) -> None:
-    """The smallest divergence of ``spec.variants`` saved as a project file (gzip, bytes under other ids): the
+    """The smallest divergence of ``bpeproof.spec.variants`` saved as a project file (gzip, bytes under other ids): the
     project's Tokenizer follows sequential and rule-rank, not bytes-rank, which reaches abc."""
     byte_ids = list(range(256))
     byte_ids[A], byte_ids[X] = X, A

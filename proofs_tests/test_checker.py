@@ -1,6 +1,6 @@
 """The checker (``proofs_tests.checker``, ``bpeproof check``) catches every planted bug and flags no correct variant.
 
-Planted implementations live in ``proofs_tests.buggy``; each bug must be reported
+Planted implementations live in ``bpeproof.proofs_tests.buggy``; each bug must be reported
 with the article id listed there (def-bpe, thm-bpe-roundtrip, def-alphabet-vocab,
 prop-bpe-training-termination, …).  The ``test_bpe_impl_*`` tests at the end are
 the pytest plugin's checks (``--bpe-impl MOD``); they skip without the option.
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from proofs_tests.buggy import BUGGY, CORRECT
-from proofs_tests.checker import TargetError, check, check_all, check_decoder, check_encoder, check_trainer
+from bpeproof.proofs_tests.buggy import BUGGY, CORRECT
+from bpeproof.proofs_tests.checker import TargetError, check, check_all, check_decoder, check_encoder, check_trainer
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -47,14 +47,15 @@ def test_correct_variant_is_not_flagged(kind: str, target: str) -> None:
 
 
 def test_report_names_the_tie_break() -> None:
-    result = check_trainer("proofs_tests.buggy.trainers:train_ties_largest", seconds=10, seed=3, shrink_seconds=2)
+    result = check_trainer("bpeproof.proofs_tests.buggy.trainers:train_ties_largest", seconds=10, seed=3,
+                           shrink_seconds=2)
     assert result.found and result.claim == "def-bpe"
     assert result.detail is not None and "step 4" in result.detail
     assert result.hint == "it takes the largest of the tied pairs"
 
 
 def test_callables_and_check_all() -> None:
-    from proofs_tests.buggy.correct import dec_table, enc_fixpoint
+    from bpeproof.proofs_tests.buggy.correct import dec_table, enc_fixpoint
 
     result = check_all(enc=enc_fixpoint, dec=dec_table, seconds=1.5, seed=5)
     assert not result.found, result.report()
@@ -63,7 +64,7 @@ def test_callables_and_check_all() -> None:
 
 
 def test_exceptions_and_wrong_types_are_findings() -> None:
-    from proofs_tests.buggy.correct import train_word_counts
+    from bpeproof.proofs_tests.buggy.correct import train_word_counts
 
     def enc_raises(rules: object, data: bytes) -> list[int]:
         if len(data) > 2:
@@ -90,16 +91,16 @@ def test_usage_errors() -> None:
     with pytest.raises(TargetError, match="cannot import module"):
         check_encoder("no_such_module_xyz:enc", seconds=1)
     with pytest.raises(TargetError, match="no attribute"):
-        check_encoder("proofs_tests.buggy.encoders:no_such_function", seconds=1)
+        check_encoder("bpeproof.proofs_tests.buggy.encoders:no_such_function", seconds=1)
     with pytest.raises(TargetError, match="not callable"):
-        check_encoder("proofs_tests.buggy:BUGGY", seconds=1)
+        check_encoder("bpeproof.proofs_tests.buggy:BUGGY", seconds=1)
     with pytest.raises(TargetError, match="signature"):
         check_encoder(lambda data: [], seconds=1)
 
 
 def _cli(*args: str, cwd: Path = ROOT, timeout: float = 90) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "impl.cli", "check", *args], cwd=cwd, env=env,
+    return subprocess.run([sys.executable, "-m", "bpeproof.cli", "check", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=timeout, check=False)
 
 
@@ -132,7 +133,7 @@ def test_cli_user_module_in_current_directory_passes(tmp_path: Path) -> None:
 
 def test_cli_hanging_trainer_is_reported_as_json() -> None:
     start = time.monotonic()
-    result = _cli("--train", "proofs_tests.buggy.trainers:train_never_stops", "--seconds", "20", "--json",
+    result = _cli("--train", "bpeproof.proofs_tests.buggy.trainers:train_never_stops", "--seconds", "20", "--json",
                   "--seed", "2")
     assert time.monotonic() - start < 40
     assert result.returncode == 1, result.stdout + result.stderr
@@ -146,7 +147,7 @@ def test_cli_hanging_trainer_is_reported_as_json() -> None:
 
 
 # ---------------------------------------------------------------------------
-# The pytest plugin (proofs_tests.plugin): pytest --pyargs proofs_tests --bpe-impl MOD
+# The pytest plugin (bpeproof.proofs_tests.plugin): pytest --pyargs bpeproof.proofs_tests --bpe-impl MOD
 # ---------------------------------------------------------------------------
 
 
@@ -186,9 +187,9 @@ def test_bpe_impl_train(pytestconfig: pytest.Config) -> None:
 def test_plugin_runs_the_checks_on_another_module() -> None:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "proofs_tests.plugin", "--pyargs", "proofs_tests",
-         "--bpe-impl", "proofs_tests.buggy.broken", "--bpe-seconds", "3", "--bpe-seed", "1", "-q",
-         "-p", "no:cacheprovider"],
+        [sys.executable, "-m", "pytest", "-n", "0", "-p", "bpeproof.proofs_tests.plugin", "--pyargs",
+         "bpeproof.proofs_tests", "--bpe-impl", "bpeproof.proofs_tests.buggy.broken", "--bpe-seconds", "3",
+         "--bpe-seed", "1", "-q", "-p", "no:cacheprovider"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
     )
     assert result.returncode == 1, result.stdout + result.stderr

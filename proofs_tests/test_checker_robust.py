@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from proofs_tests.checker import check_encoder
+from bpeproof.proofs_tests.checker import check_encoder
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -37,7 +37,7 @@ CORRECT_ENC = (
 
 def _check(cwd: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "impl.cli", "check", *args], cwd=cwd, env=env,
+    return subprocess.run([sys.executable, "-m", "bpeproof.cli", "check", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=timeout, check=False)
 
 
@@ -121,7 +121,7 @@ def test_worker_dies_with_a_killed_checker(tmp_path: Path) -> None:
     module.write_text(CORRECT_ENC, encoding="utf-8")
     tag = f"{module}:enc"  # in the command line of the checker and of its forked worker
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    checker = subprocess.Popen([sys.executable, "-m", "impl.cli", "check", "--enc", tag, "--seconds", "60"],
+    checker = subprocess.Popen([sys.executable, "-m", "bpeproof.cli", "check", "--enc", tag, "--seconds", "60"],
                                cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 20
@@ -140,7 +140,7 @@ def test_worker_dies_with_a_killed_checker(tmp_path: Path) -> None:
 
 
 def test_memory_cap_is_a_finding() -> None:
-    from proofs_tests.buggy._common import enc_correct
+    from bpeproof.proofs_tests.buggy._common import enc_correct
 
     def enc_hungry(rules: list[tuple[int, int, int]], data: bytes) -> list[int]:
         if len(data) > 3:
@@ -155,7 +155,7 @@ def test_memory_cap_is_a_finding() -> None:
 def test_crosshair_reports_no_false_difference_on_correct_code() -> None:
     """Symbolic inputs once reached the engine's C path (SymbolicBytes): a finding is now run again concretely."""
     pytest.importorskip("hypothesis_crosshair_provider")
-    from proofs_tests.checker import check
+    from bpeproof.proofs_tests.checker import check
 
     result = check({"enc": "impl:enc"}, seconds=6, seed=1, backend="crosshair")
     assert not result.found, result.report()

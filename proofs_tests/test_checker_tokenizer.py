@@ -1,10 +1,10 @@
 """``bpeproof check --tokenizer/--cmd``: text → ids tokenizers checked against a vocabulary file's reference.
 
-The planted ports (``proofs_tests.buggy.ports``) must each be caught, in the layer listed
+The planted ports (``bpeproof.proofs_tests.buggy.ports``) must each be caught, in the layer listed
 there; the correct ports (the pure-Python port, tiktoken wrapped, the project's Tokenizer)
 and the example adapters must pass.  Budgets here are short (CI); the 30 s / 60 s proofs
 run with ``python bench/bench_check.py --proofs``.  The vocabulary is trained here
-(``proofs_tests.buggy.vocab``): no download, no ``../shared``.
+(``bpeproof.proofs_tests.buggy.vocab``): no download, no ``../shared``.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from proofs_tests.buggy.ports import CORRECT_PORTS, PORTS
-from proofs_tests.buggy.vocab import write_rank_file
-from proofs_tests.checker_tokenizer import (
+from bpeproof.proofs_tests.buggy.ports import CORRECT_PORTS, PORTS
+from bpeproof.proofs_tests.buggy.vocab import write_rank_file
+from bpeproof.proofs_tests.checker_tokenizer import (
     TargetError,
     TokenizerCheckResult,
     _top_level_alternatives,
@@ -44,7 +44,7 @@ def unreachable_vocab(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 def _reference_semantics(path: str) -> str | None:
-    from impl.commands._vocab import load_tokenizer
+    from bpeproof.commands._vocab import load_tokenizer
 
     return getattr(load_tokenizer(path, "cl100k"), "semantics", None)
 
@@ -83,15 +83,15 @@ def test_planted_port_is_caught(caught: dict[str, TokenizerCheckResult], target:
 @pytest.mark.parametrize("target", CORRECT_PORTS, ids=[t.split(":")[1] for t in CORRECT_PORTS])
 def test_correct_port_passes(vocab: str, target: str) -> None:
     result = check_tokenizer(target, vocab=vocab, pattern="cl100k", seconds=1.5, seed=5,
-                             decode="proofs_tests.buggy.ports:decode")
+                             decode="bpeproof.proofs_tests.buggy.ports:decode")
     assert not result.found, result.report()
     assert result.ran and result.examples > 500, result.report()
 
 
 def test_report_names_the_alternative_and_the_variant(caught: dict[str, TokenizerCheckResult]) -> None:
-    split = caught["proofs_tests.buggy.ports:encode_ws_no_lookahead"]
+    split = caught["bpeproof.proofs_tests.buggy.ports:encode_ws_no_lookahead"]
     assert split.alternative is not None and r"\s+(?!\S)" in split.alternative, split.report()
-    greedy = caught["proofs_tests.buggy.ports:encode_greedy_longest"]
+    greedy = caught["bpeproof.proofs_tests.buggy.ports:encode_greedy_longest"]
     assert greedy.piece is not None and greedy.aligned, greedy.report()
     document = json.loads(greedy.to_json())
     assert {"found", "ran", "layer", "claim", "text", "codepoints", "expected", "actual", "aligned", "piece",
@@ -100,23 +100,23 @@ def test_report_names_the_alternative_and_the_variant(caught: dict[str, Tokenize
 
 def test_library_answer_is_shown(caught: dict[str, TokenizerCheckResult]) -> None:
     pytest.importorskip("tiktoken")
-    result = caught["proofs_tests.buggy.ports:encode_digits_1_4"]
+    result = caught["bpeproof.proofs_tests.buggy.ports:encode_digits_1_4"]
     assert result.library is not None and result.library.startswith("tiktoken")
     assert result.library_answer == result.expected, result.report()
 
 
 def test_pattern_alternatives() -> None:
     assert _top_level_alternatives(r"a|[|(]|(b|c)|\|") == ["a", "[|(]", "(b|c)", r"\|"]
-    from impl.patterns import PATTERNS
+    from bpeproof.impl.patterns import PATTERNS
 
     assert matched_alternative(PATTERNS["cl100k"], "  a", 0) == (7, r"\s+(?!\S)", " ")
 
 
 def test_variants_agree_with_the_spec(vocab: str) -> None:
     """The table-driven variants used in reports give the spec's own answers (spec.variants) on a small file."""
-    from impl.commands._vocab import load_tokenizer
-    from proofs_tests.checker_tokenizer import Variants
-    from spec.variants import enc_bytes_rank, enc_whole_word_first
+    from bpeproof.commands._vocab import load_tokenizer
+    from bpeproof.proofs_tests.checker_tokenizer import Variants
+    from bpeproof.spec.variants import enc_bytes_rank, enc_whole_word_first
 
     reference = load_tokenizer(vocab, "cl100k")
     variants = Variants(reference)
@@ -138,7 +138,7 @@ def test_variants_agree_with_the_spec(vocab: str) -> None:
 
 def _cli(*args: str, cwd: Path = ROOT, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "impl.cli", "check", *args], cwd=cwd, env=env,
+    return subprocess.run([sys.executable, "-m", "bpeproof.cli", "check", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=timeout, check=False)
 
 
@@ -183,7 +183,7 @@ def test_node_adapter_speaks_the_protocol(vocab: str, tmp_path: Path) -> None:
 
 
 def test_cli_tokenizer_finds_a_planted_port(vocab: str) -> None:
-    result = _cli("--tokenizer", "proofs_tests.buggy.ports:encode_case_sensitive", "--vocab", vocab,
+    result = _cli("--tokenizer", "bpeproof.proofs_tests.buggy.ports:encode_case_sensitive", "--vocab", vocab,
                   "--pattern", "cl100k", "--seconds", "10", "--seed", "1")
     assert result.returncode == 1, result.stdout + result.stderr
     assert "FOUND a difference" in result.stdout and "layer    : split" in result.stdout
@@ -193,11 +193,11 @@ def test_cli_tokenizer_finds_a_planted_port(vocab: str) -> None:
     ("args", "message"),
     [
         (["--tokenizer", "no_such_module_xyz:encode"], "no_such_module_xyz"),
-        (["--tokenizer", "proofs_tests.buggy.ports:no_such"], "no attribute"),
+        (["--tokenizer", "bpeproof.proofs_tests.buggy.ports:no_such"], "no attribute"),
         (["--cmd", "false"], "exit code"),
         (["--cmd", "echo garbage"], "hello"),
         (["--cmd", "/no/such/program"], "cannot start"),
-        (["--tokenizer", "proofs_tests.buggy.ports:encode", "--seconds", "nan"], "--seconds"),
+        (["--tokenizer", "bpeproof.proofs_tests.buggy.ports:encode", "--seconds", "nan"], "--seconds"),
     ],
 )
 def test_cli_bad_input_is_one_line_and_exit_2(vocab: str, args: list[str], message: str) -> None:
@@ -212,7 +212,7 @@ def test_cli_bad_input_is_one_line_and_exit_2(vocab: str, args: list[str], messa
 def test_cli_not_a_vocabulary(tmp_path: Path) -> None:
     bad = tmp_path / "notes.txt"
     bad.write_text("hello\n", encoding="utf-8")
-    result = _cli("--tokenizer", "proofs_tests.buggy.ports:encode", "--vocab", str(bad), "--seconds", "2")
+    result = _cli("--tokenizer", "bpeproof.proofs_tests.buggy.ports:encode", "--vocab", str(bad), "--seconds", "2")
     assert result.returncode == 2, result.stdout + result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
 
@@ -238,13 +238,13 @@ def test_python_api_rejects_bad_targets(vocab: str) -> None:
     with pytest.raises(TargetError, match="cannot import"):
         check_tokenizer("no_such_module_xyz:f", vocab=vocab, pattern="cl100k", seconds=1)
     with pytest.raises(TargetError, match="pass --pattern"):
-        check_tokenizer("proofs_tests.buggy.ports:encode", vocab=vocab, seconds=1)
+        check_tokenizer("bpeproof.proofs_tests.buggy.ports:encode", vocab=vocab, seconds=1)
     with pytest.raises(TargetError, match="seconds"):
-        check_tokenizer("proofs_tests.buggy.ports:encode", vocab=vocab, seconds=float("nan"))
+        check_tokenizer("bpeproof.proofs_tests.buggy.ports:encode", vocab=vocab, seconds=float("nan"))
 
 
 # ---------------------------------------------------------------------------
-# The pytest plugin: pytest --pyargs proofs_tests --bpe-tokenizer MOD:FUNC --bpe-vocab FILE
+# The pytest plugin: pytest --pyargs bpeproof.proofs_tests --bpe-tokenizer MOD:FUNC --bpe-vocab FILE
 # ---------------------------------------------------------------------------
 
 
@@ -266,29 +266,29 @@ def test_bpe_tokenizer(pytestconfig: pytest.Config) -> None:
 
 def test_plugin_checks_a_tokenizer(vocab: str) -> None:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    command = [sys.executable, "-m", "pytest", "-p", "proofs_tests.plugin", "--pyargs",
-               "proofs_tests.test_checker_tokenizer", "--bpe-vocab", vocab, "--bpe-pattern", "cl100k",
+    command = [sys.executable, "-m", "pytest", "-n", "0", "-p", "bpeproof.proofs_tests.plugin", "--pyargs",
+               "bpeproof.proofs_tests.test_checker_tokenizer", "--bpe-vocab", vocab, "--bpe-pattern", "cl100k",
                "--bpe-seconds", "3", "--bpe-seed", "1", "-q", "-p", "no:cacheprovider"]
-    bad = subprocess.run([*command, "--bpe-tokenizer", "proofs_tests.buggy.ports:encode_digits_1_4"], cwd=ROOT,
+    bad = subprocess.run([*command, "--bpe-tokenizer", "bpeproof.proofs_tests.buggy.ports:encode_digits_1_4"], cwd=ROOT,
                          env=env, capture_output=True, text=True, timeout=120, check=False)
     assert bad.returncode == 1 and "1 failed" in bad.stdout and "layer    : split" in bad.stdout, bad.stdout
-    good = subprocess.run([*command, "--bpe-tokenizer", "proofs_tests.buggy.ports:encode", "--bpe-decode",
-                           "proofs_tests.buggy.ports:decode"], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=120, check=False)
+    good = subprocess.run([*command, "--bpe-tokenizer", "bpeproof.proofs_tests.buggy.ports:encode", "--bpe-decode",
+                           "bpeproof.proofs_tests.buggy.ports:decode"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=120, check=False)
     assert good.returncode == 0 and "1 passed" in good.stdout, good.stdout
 
 
 def test_special_tokens_with_and_without_allowed_special(tmp_path: Path) -> None:
-    from proofs_tests.buggy.vocab import write_project_file
+    from bpeproof.proofs_tests.buggy.vocab import write_project_file
 
     path = str(write_project_file(tmp_path / "special.bpeproof.json"))
-    good = check_tokenizer("proofs_tests.buggy.ports:encode_reference_special", vocab=path, seconds=2, seed=1)
+    good = check_tokenizer("bpeproof.proofs_tests.buggy.ports:encode_reference_special", vocab=path, seconds=2, seed=1)
     assert not good.found and good.per_source.get("special", 0) > 0, good.report()
-    bad = check_tokenizer("proofs_tests.buggy.ports:encode_special_ignored", vocab=path, seconds=10, seed=1,
+    bad = check_tokenizer("bpeproof.proofs_tests.buggy.ports:encode_special_ignored", vocab=path, seconds=10, seed=1,
                           shrink_seconds=1)
     assert bad.found and bad.allowed_special == "all" and bad.layer == "special", bad.report()
     assert bad.text is not None and "<|" in bad.text
-    always = check_tokenizer("proofs_tests.buggy.ports:encode_special_always", vocab=path, seconds=10, seed=1,
+    always = check_tokenizer("bpeproof.proofs_tests.buggy.ports:encode_special_always", vocab=path, seconds=10, seed=1,
                              shrink_seconds=1)
     assert always.found and always.allowed_special is None and always.layer == "special", always.report()
 

@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 import regex
 
-from impl.cli import main
-from impl.commands.convert import merges_path, target_of
-from impl.formats import Vocab, load, read_tiktoken, write_hf_json, write_tiktoken
-from impl.patterns import PATTERNS
-from impl.tokenizer import Tokenizer
-from impl.trainer import train
-from proofs_tests.test_formats import model_proto
+from bpeproof.cli import main
+from bpeproof.commands.convert import merges_path, target_of
+from bpeproof.impl.formats import Vocab, load, read_tiktoken, write_hf_json, write_tiktoken
+from bpeproof.impl.patterns import PATTERNS
+from bpeproof.impl.tokenizer import Tokenizer
+from bpeproof.impl.trainer import train
+from bpeproof.proofs_tests.test_formats import model_proto
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 VOCABS = SHARED / "vocabs"

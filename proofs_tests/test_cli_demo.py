@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from impl.cli import main
+from bpeproof.cli import main
 
 
 def test_demo_reproduces_the_article(capsys: pytest.CaptureFixture[str]) -> None:

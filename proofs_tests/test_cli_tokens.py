@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-import spec
-from impl.cli import main
+from bpeproof import spec
+from bpeproof.cli import main
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 CORPUS = "slow slow slow slow slower slower lowest lowest lowest newest newest newest\n"
@@ -81,8 +81,8 @@ def test_failed_training_keeps_the_old_file(vocab: Path, tmp_path: Path) -> None
 @pytest.mark.skipif(not (SHARED / "vocabs" / "cl100k_base.tiktoken.gz").exists(), reason="needs ../shared/vocabs")
 def test_encode_with_a_rank_file_matches_tiktoken(capsys: pytest.CaptureFixture[str]) -> None:
     tiktoken = pytest.importorskip("tiktoken")
-    from impl.patterns import PATTERNS
-    from impl.tokenizer import load_tiktoken_ranks
+    from bpeproof.impl.patterns import PATTERNS
+    from bpeproof.impl.tokenizer import load_tiktoken_ranks
 
     path = SHARED / "vocabs" / "cl100k_base.tiktoken.gz"
     text = "Tokenization: バイト対符号化 (BPE) — 2,000 round trips ✓"
@@ -123,8 +123,8 @@ def test_svg_is_well_formed_xml_whatever_the_text(vocab: Path, tmp_path: Path) -
 
 def test_explain_columns_align_with_wide_characters(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The token column starts at the same terminal column whatever the rule's characters (CJK take two)."""
-    from impl.explain import display_width, explain, render_text
-    from impl.tokenizer import Tokenizer
+    from bpeproof.impl.explain import display_width, explain, render_text
+    from bpeproof.impl.tokenizer import Tokenizer
 
     corpus = tmp_path / "cjk.txt"
     corpus.write_text("日本語 日本語 日本 日本 本語 ab ab\n" * 3, encoding="utf-8")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from impl.cli import main
+from bpeproof.cli import main
 
 
 def test_trace_of_the_article_corpus(capsys: pytest.CaptureFixture[str]) -> None:

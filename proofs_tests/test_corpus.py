@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from impl.cli import main
-from impl.corpus import iter_lines, read_text
-from impl.errors import FormatError
+from bpeproof.cli import main
+from bpeproof.impl.corpus import iter_lines, read_text
+from bpeproof.impl.errors import FormatError
 
 TEXT = "slow slower lowest newest\nあい\n"
 

@@ -1,17 +1,17 @@
 """The CrossHair gate on the specification: every bounded contract is proved, every planted false claim refuted.
 
 CrossHair answers "Confirmed over all paths" only when it has explored every path within the preconditions'
-bounds; that answer is what the gate requires of every condition in ``spec.contracts``.  Every condition of
+bounds; that answer is what the gate requires of every condition in ``bpeproof.spec.contracts``.  Every condition of
 ``proofs_tests/fixtures/planted_false_claims.py`` must be refuted by the same command with the same budget:
 otherwise the runs prove nothing (a budget too small, a condition never evaluated, …).  The runs are started
-together and run in parallel (``proofs_tests.crosshair_runs``); each test waits for its own.
+together and run in parallel (``bpeproof.proofs_tests.crosshair_runs``); each test waits for its own.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from proofs_tests import crosshair_runs as runs
+from bpeproof.proofs_tests import crosshair_runs as runs
 
 #: The spec's runs and the lemma functions each one checks; together they must cover every lemma of the module.
 SPEC_RUNS: dict[str, list[str]] = {

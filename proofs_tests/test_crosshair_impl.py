@@ -6,16 +6,16 @@
   enumeration, up to renaming the bytes); the encoder's word path (whole-token shortcut and flat-list loop), its
   heap loop and the ``strings`` trainer, whose dictionaries keep CrossHair from exhausting the paths, must have no
   counterexample; the planted right-to-left variants must be refuted with the same budget.
-* ``crosshair check`` on ``impl.contracts``: the lemma's claims on the trainer's list-based merge step are
+* ``crosshair check`` on ``bpeproof.impl.contracts``: the lemma's claims on the trainer's list-based merge step are
   confirmed over all paths.  The other runs (the implementation's own round trip and N − K bound, and
-  ``crosshair diffbehavior``) are outside CI: ``python -m proofs_tests.crosshair_runs --all``.
+  ``crosshair diffbehavior``) are outside CI: ``python -m bpeproof.proofs_tests.crosshair_runs --all``.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from proofs_tests import crosshair_runs as runs
+from bpeproof.proofs_tests import crosshair_runs as runs
 
 TIMEOUT = runs.RUN_TIMEOUT + 60
 

@@ -17,12 +17,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proofs_tests import crosshair_runs as runs
-from proofs_tests.fixtures import planted_false_steps as planted
-from spec import induction
-from spec.induction import EMPTY, LEMMA, Facts, NotCovered, Segment, as_list, facts_of, spelling, unfold
-from spec.merge import dec_over, merge
-from spec.types import Rule
+from bpeproof.proofs_tests import crosshair_runs as runs
+from bpeproof.proofs_tests.fixtures import planted_false_steps as planted
+from bpeproof.spec import induction
+from bpeproof.spec.induction import EMPTY, LEMMA, Facts, NotCovered, Segment, as_list, facts_of, spelling, unfold
+from bpeproof.spec.merge import dec_over, merge
+from bpeproof.spec.types import Rule
 
 TIMEOUT = runs.RUN_TIMEOUT + 60
 
@@ -41,7 +41,7 @@ def test_every_induction_condition_confirmed() -> None:
     path = runs.module_file(runs.INDUCTION)
     done = runs.result("induction")
     expected = runs.condition_lines(path)
-    assert len(expected) >= 45, "spec.induction lost conditions"
+    assert len(expected) >= 45, "bpeproof.spec.induction lost conditions"
     found = runs.verdicts(done.output, path)
     not_confirmed = {
         line: found.get(line, "no verdict") for line in sorted(expected) if found.get(line) != runs.CONFIRMED

@@ -1,4 +1,4 @@
-"""Tests of ``impl.formats``: round trips, refusal of malformed files, and the real vocabularies.
+"""Tests of ``bpeproof.impl.formats``: round trips, refusal of malformed files, and the real vocabularies.
 
 The real files live in ``shared/vocabs`` next to the project; each test that
 needs one skips with the reason when it is absent.
@@ -26,7 +26,7 @@ import tokenizers
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from impl.formats import (
+from bpeproof.impl.formats import (
     GPT2_PATTERN,
     FormatError,
     Vocab,
@@ -49,12 +49,12 @@ from impl.formats import (
     write_project,
     write_tiktoken,
 )
-from impl.formats.derive import last_split
-from impl.formats.sentencepiece_model import Piece, parse_model_proto
-from impl.patterns import PATTERNS
-from impl.tokenizer import Tokenizer
-from spec import symbols, validate_rules
-from spec.types import Rule
+from bpeproof.impl.formats.derive import last_split
+from bpeproof.impl.formats.sentencepiece_model import Piece, parse_model_proto
+from bpeproof.impl.patterns import PATTERNS
+from bpeproof.impl.tokenizer import Tokenizer
+from bpeproof.spec import symbols, validate_rules
+from bpeproof.spec.types import Rule
 
 VOCABS = Path(__file__).resolve().parents[2] / "shared" / "vocabs"
 

@@ -28,12 +28,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from impl import llama_cpp
-from impl.formats import gguf_file
-from impl.formats.errors import FormatError
-from impl.formats.model import bytes_to_unicode
-from impl.llama_cpp import LlamaCppModel, LlamaCppTokenizer, collapse
-from impl.load import load_tokenizer
+from bpeproof.impl import llama_cpp
+from bpeproof.impl.formats import gguf_file
+from bpeproof.impl.formats.errors import FormatError
+from bpeproof.impl.formats.model import bytes_to_unicode
+from bpeproof.impl.llama_cpp import LlamaCppModel, LlamaCppTokenizer, collapse
+from bpeproof.impl.load import load_tokenizer
 
 FIXTURES = Path(__file__).parent / "fixtures" / "llama_cpp"
 ENV = "BPEPROOF_LLAMA_CPP_MODELS"
@@ -96,9 +96,9 @@ def test_llama_cpp_vectors(path: Path) -> None:
 
 @pytest.mark.parametrize("name", ["gpt-2", "falcon"])
 def test_llama_cpp_vectors_without_the_c_loop(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    import impl.encoder
+    import bpeproof.impl.encoder
 
-    monkeypatch.setattr(impl.encoder, "USE_C_LOOP", False)
+    monkeypatch.setattr(bpeproof.impl.encoder, "USE_C_LOOP", False)
     path = FIXTURES / f"ggml-vocab-{name}.gguf.gz"
     tokenizer = load_tokenizer(str(path))
     assert tokenizer.model.c_merger() is None
@@ -151,8 +151,8 @@ def test_gpt2_gguf_equals_tiktoken_on_corpora() -> None:
     ranks_file = SHARED / "vocabs" / "r50k_base.tiktoken.gz"
     if not corpora or not ranks_file.exists():
         pytest.skip("../shared/corpora or ../shared/vocabs/r50k_base.tiktoken.gz is not here")
-    from impl.patterns import PATTERNS
-    from impl.tokenizer import load_tiktoken_ranks
+    from bpeproof.impl.patterns import PATTERNS
+    from bpeproof.impl.tokenizer import load_tiktoken_ranks
 
     encoding = tiktoken.Encoding("r50k", pat_str=PATTERNS["r50k"], mergeable_ranks=load_tiktoken_ranks(ranks_file),
                                  special_tokens={})
@@ -238,7 +238,7 @@ def test_small_file_encodes_and_is_read_by_every_entry_point(tmp_path: Path) -> 
     ids = tokenizer.encode("hello world<|end|>")
     assert tokenizer.decode(ids) == "hello world<|end|>"
     assert tokenizer.encode("<|end|>", allowed_special="all") == [tokenizer.special_tokens["<|end|>"]]
-    from impl import formats
+    from bpeproof.impl import formats
 
     vocab = formats.load(path)
     assert vocab.kind == "gguf" and vocab.specials == {"<|end|>": tokenizer.special_tokens["<|end|>"]}
@@ -253,7 +253,7 @@ def test_small_file_encodes_and_is_read_by_every_entry_point(tmp_path: Path) -> 
 
 def test_cli_encodes_a_gguf_file(tmp_path: Path) -> None:
     path = write(tmp_path, tokenizer_pairs(SMALL_MERGES))
-    result = subprocess.run([sys.executable, "-m", "impl.cli", "encode", "hello world", "--vocab", str(path)],
+    result = subprocess.run([sys.executable, "-m", "bpeproof.cli", "encode", "hello world", "--vocab", str(path)],
                             capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
     assert [int(x) for x in result.stdout.split()] == load_tokenizer(str(path)).encode("hello world")
@@ -393,7 +393,7 @@ def test_pre_tokenizers_refused(tmp_path: Path, pre: str, expected: str) -> None
 
 def test_cli_refusal_is_one_line(tmp_path: Path) -> None:
     path = write(tmp_path, tokenizer_pairs(SMALL_MERGES, model="llama"))
-    result = subprocess.run([sys.executable, "-m", "impl.cli", "encode", "hello", "--vocab", str(path)],
+    result = subprocess.run([sys.executable, "-m", "bpeproof.cli", "encode", "hello", "--vocab", str(path)],
                             capture_output=True, text=True, check=False)
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and "'llama'" in result.stderr and "Traceback" not in result.stderr

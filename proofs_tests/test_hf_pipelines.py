@@ -7,7 +7,7 @@
   (``encode_special_tokens``);
 * the character tables the engine classifies by (``impl/data/tokenizers-classes.txt``) are the library's, and
   the engine's normalizers and character splits give the library's output on every code point of a wide sample;
-* ``HuggingFaceTextModel`` is its definition ``spec.variants.enc_hf_bpe`` (word prefix, suffix, byte fallback,
+* ``HuggingFaceTextModel`` is its definition ``bpeproof.spec.variants.enc_hf_bpe`` (word prefix, suffix, byte fallback,
   unknown tokens) and the library's BPE model;
 * what the engine does not execute is refused with a ``FormatError`` naming it;
 * CLIP's merges file gives the ids of CLIP's own ``SimpleTokenizer`` (when OpenAI's ``clip`` package is
@@ -30,15 +30,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from impl import hf_chars
-from impl.formats.errors import FormatError
-from impl.load import load_tokenizer
-from impl.models import HuggingFaceTextModel
-from impl.normalizers import Normalizer, Piece
-from impl.tokenizer import Tokenizer
-from proofs_tests import tokenizers_probes as probes
-from spec.types import InvalidTextError
-from spec.variants import enc_hf_bpe
+from bpeproof.impl import hf_chars
+from bpeproof.impl.formats.errors import FormatError
+from bpeproof.impl.load import load_tokenizer
+from bpeproof.impl.models import HuggingFaceTextModel
+from bpeproof.impl.normalizers import Normalizer, Piece
+from bpeproof.impl.tokenizer import Tokenizer
+from bpeproof.proofs_tests import tokenizers_probes as probes
+from bpeproof.spec.types import InvalidTextError
+from bpeproof.spec.variants import enc_hf_bpe
 
 tokenizers = pytest.importorskip("tokenizers")
 normalizers = tokenizers.normalizers
@@ -424,8 +424,8 @@ def test_normalizers_on_every_sampled_code_point(sample: list[int], form: str) -
     ({"type": "Whitespace"}, pre_tokenizers.Whitespace()),
 ], ids=["Digits", "Punctuation", "WhitespaceSplit", "Whitespace"])
 def test_character_splits_on_every_sampled_code_point(sample: list[int], step: dict[str, Any], library: Any) -> None:
-    from impl.formats.model import PreTokenizerStep
-    from impl.hf_pipeline import steps_from_file
+    from bpeproof.impl.formats.model import PreTokenizerStep
+    from bpeproof.impl.hf_pipeline import steps_from_file
 
     run = steps_from_file([PreTokenizerStep(step["type"], json.dumps(step))])[0]
     for separator in ("a", " ", "1"):
@@ -488,7 +488,7 @@ def text_models(draw: st.DrawFn) -> dict[str, Any]:
 
 
 def _text_model(table: dict[str, Any]) -> HuggingFaceTextModel:
-    from impl.formats.hf_json import resolve_merges
+    from bpeproof.impl.formats.hf_json import resolve_merges
 
     vocab = table["vocab"]
     merges = resolve_merges("<table>", [(a, b, "merge") for a, b in table["merges"]], vocab, prefix=table["prefix"])
@@ -597,7 +597,7 @@ def test_unsupported_features_are_refused_by_name(
 
 
 def test_the_command_line_refuses_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from impl.cli import main
+    from bpeproof.cli import main
 
     document = _plain_document()
     document["pre_tokenizer"] = {"type": "UnicodeScripts"}
@@ -674,7 +674,7 @@ def clip_in_tokenizers() -> Any:
     """CLIP's vocabulary, merges, cleaning and pattern built in ``tokenizers``: CLIP on text ``ftfy`` keeps."""
     lines = gzip.decompress(CLIP_MERGES.read_bytes()).decode("utf-8").split("\n")[1 : 49152 - 256 - 2 + 1]
     merges = [tuple(line.split()) for line in lines]
-    from impl.formats.clip import CLIP_SPECIALS, clip_byte_chars
+    from bpeproof.impl.formats.clip import CLIP_SPECIALS, clip_byte_chars
 
     base = [char for _, char in clip_byte_chars()]
     strings = base + [char + "</w>" for char in base] + ["".join(pair) for pair in merges] + list(CLIP_SPECIALS)
@@ -702,9 +702,9 @@ def test_clip_equals_its_pipeline_in_tokenizers(clip: Tokenizer, clip_in_tokeniz
 
 @pytest.fixture
 def without_ftfy(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    import impl.clip
+    import bpeproof.impl.clip
 
-    monkeypatch.setattr(impl.clip, "_fix_text", lambda: None)
+    monkeypatch.setattr(bpeproof.impl.clip, "_fix_text", lambda: None)
     yield
 
 
@@ -731,7 +731,7 @@ def test_clip_special_tokens(clip: Tokenizer) -> None:
 def test_clip_files_are_recognised_by_content(tmp_path: Path, clip_in_tokenizers: Any) -> None:
     renamed = tmp_path / "merges.txt.gz"
     renamed.write_bytes(CLIP_MERGES.read_bytes())
-    from impl.formats import load
+    from bpeproof.impl.formats import load
 
     vocab = load(renamed)
     assert vocab.kind == "clip" and len(vocab.tokens) == 256 * 2 + len(vocab.merges) + 2

@@ -1,6 +1,6 @@
 """Hugging Face pre-tokenizers and byte tokens at any ids, against the ``tokenizers`` library and the spec.
 
-``impl.pretokenizers`` must cut text exactly as the library's ``Split``,
+``bpeproof.impl.pretokenizers`` must cut text exactly as the library's ``Split``,
 ``Sequence`` and ``ByteLevel`` pre-tokenizers do, on generated text; a
 ``Tokenizer`` read from a ``tokenizer.json`` file must give the library's ids
 (a small file trained by the library here, and DeepSeek's file on slices of
@@ -22,17 +22,24 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-import impl.encoder
-import spec
-from impl.atomic import FormatError
-from impl.commands._vocab import load_tokenizer
-from impl.formats.errors import FormatError as FileFormatError
-from impl.formats.model import PreTokenizerStep, token_string_to_bytes
-from impl.pretokenizers import BEHAVIORS, GPT2_SPLIT, PreTokenizer, SplitStep, steps_from_hf, translate_oniguruma
-from impl.tokenizer import FORMAT_VERSION, PRETOKENIZER_FORMAT_VERSION, Tokenizer
-from impl.unicode_classes import changed_code_points
-from proofs_tests.strategies import rule_lists, texts
-from spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTokenError, Rule
+import bpeproof.impl.encoder
+from bpeproof import spec
+from bpeproof.commands._vocab import load_tokenizer
+from bpeproof.impl.atomic import FormatError
+from bpeproof.impl.formats.errors import FormatError as FileFormatError
+from bpeproof.impl.formats.model import PreTokenizerStep, token_string_to_bytes
+from bpeproof.impl.pretokenizers import (
+    BEHAVIORS,
+    GPT2_SPLIT,
+    PreTokenizer,
+    SplitStep,
+    steps_from_hf,
+    translate_oniguruma,
+)
+from bpeproof.impl.tokenizer import FORMAT_VERSION, PRETOKENIZER_FORMAT_VERSION, Tokenizer
+from bpeproof.impl.unicode_classes import changed_code_points
+from bpeproof.proofs_tests.strategies import rule_lists, texts
+from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTokenError, Rule
 
 tokenizers = pytest.importorskip("tokenizers")
 pre_tokenizers = tokenizers.pre_tokenizers
@@ -271,7 +278,7 @@ def test_deepseek_special_tokens_and_command_line(
     deepseek: tuple[Any, Tokenizer], capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Special tokens in the text are cut out as the library does (``--specials``); the command prints the ids."""
-    from impl.cli import main
+    from bpeproof.cli import main
 
     model, ours = deepseek
     text = "<｜User｜>hi 12345<｜Assistant｜> ok 世界<｜end▁of▁sentence｜>"
@@ -327,12 +334,12 @@ def placed_bytes(draw: st.DrawFn) -> tuple[list[Rule], list[int]]:
 @contextmanager
 def c_loop(enabled: bool) -> Iterator[None]:
     """Build tokenizers with (or without) the C merge loop inside the block."""
-    saved = impl.encoder.USE_C_LOOP
-    impl.encoder.USE_C_LOOP = enabled
+    saved = bpeproof.impl.encoder.USE_C_LOOP
+    bpeproof.impl.encoder.USE_C_LOOP = enabled
     try:
         yield
     finally:
-        impl.encoder.USE_C_LOOP = saved
+        bpeproof.impl.encoder.USE_C_LOOP = saved
 
 
 @given(placed_bytes(), texts(40), st.booleans())
@@ -454,9 +461,9 @@ def test_version_and_key_must_agree() -> None:
 
 
 def test_project_file_reader_takes_byte_ids_anywhere(tmp_path: Path) -> None:
-    """``impl.formats`` reads a version 1 file whose bytes are at 3..258, and refuses ids a rule makes."""
-    from impl.formats import FormatError as VocabFormatError
-    from impl.formats import load
+    """``bpeproof.impl.formats`` reads a version 1 file whose bytes are at 3..258, and refuses ids a rule makes."""
+    from bpeproof.impl.formats import FormatError as VocabFormatError
+    from bpeproof.impl.formats import load
 
     tokenizer = Tokenizer([Rule(97, 98, 300)], "words", {"<e>": 0}, byte_ids=list(range(3, 259)))
     path = tmp_path / "t.json"

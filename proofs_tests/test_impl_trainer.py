@@ -1,4 +1,4 @@
-"""impl.trainer against spec.bpe.train: def-bpe, rem-faster-training, prop-bpe-training-termination.
+"""bpeproof.impl.trainer against bpeproof.spec.bpe.train: def-bpe, rem-faster-training, prop-bpe-training-termination.
 
 The trainer is checked differentially: on generated corpora (small alphabets,
 runs, repeated words, many ties), on the article's trace corpus and on a slice
@@ -25,16 +25,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import spec.bpe
-from impl import trainer
-from proofs_tests.strategies import corpora, runs_over, words
-from spec.types import ALPHABET_SIZE, BPETypeError, InvalidCorpusError, InvalidTextError, Rule
+import bpeproof.spec.bpe
+from bpeproof.impl import trainer
+from bpeproof.proofs_tests.strategies import corpora, runs_over, words
+from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, InvalidCorpusError, InvalidTextError, Rule
 
 ROOT = Path(__file__).resolve().parents[1]
 SHAKESPEARE = ROOT.parent / "shared" / "corpora" / "en_shakespeare.txt.gz"
 
 BACKENDS = [
-    pytest.param(name, marks=pytest.mark.skipif(not trainer.HAVE_C_LOOP, reason="impl._fastbpe is not built"))
+    pytest.param(name, marks=pytest.mark.skipif(not trainer.HAVE_C_LOOP, reason="bpeproof.impl._fastbpe is not built"))
     if name == "c"
     else name
     for name in trainer.BACKENDS
@@ -79,7 +79,7 @@ def long_run_corpora(draw: st.DrawFn) -> list[bytes]:
 @settings(max_examples=200, deadline=None)
 @given(corpus=corpora(), num_merges=merge_bounds)
 def test_train_equals_spec(corpus: list[bytes], num_merges: int | None) -> None:
-    expected = spec.bpe.train(corpus, num_merges)
+    expected = bpeproof.spec.bpe.train(corpus, num_merges)
     assert trainer.train(corpus, num_merges) == expected
     for backend in AVAILABLE:
         assert train_with(backend, corpus, num_merges) == expected, backend
@@ -88,7 +88,7 @@ def test_train_equals_spec(corpus: list[bytes], num_merges: int | None) -> None:
 @settings(max_examples=100, deadline=None)
 @given(corpus=tie_heavy(), num_merges=merge_bounds)
 def test_train_equals_spec_on_ties(corpus: list[bytes], num_merges: int | None) -> None:
-    expected = spec.bpe.train(corpus, num_merges)
+    expected = bpeproof.spec.bpe.train(corpus, num_merges)
     for backend in AVAILABLE:
         assert train_with(backend, corpus, num_merges) == expected, backend
 
@@ -96,7 +96,7 @@ def test_train_equals_spec_on_ties(corpus: list[bytes], num_merges: int | None) 
 @settings(max_examples=80, deadline=None)
 @given(corpus=long_run_corpora(), num_merges=merge_bounds)
 def test_train_equals_spec_on_long_runs(corpus: list[bytes], num_merges: int | None) -> None:
-    expected = spec.bpe.train(corpus, num_merges)
+    expected = bpeproof.spec.bpe.train(corpus, num_merges)
     for backend in AVAILABLE:
         assert train_with(backend, corpus, num_merges) == expected, backend
 
@@ -108,7 +108,7 @@ def test_article_trace(backend: str) -> None:
     unbounded = train_with(backend, TRACE_CORPUS, None)
     assert len(unbounded) == 11
     assert unbounded[:5] == TRACE_RULES
-    assert unbounded == spec.bpe.train(TRACE_CORPUS, None)
+    assert unbounded == bpeproof.spec.bpe.train(TRACE_CORPUS, None)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -118,7 +118,7 @@ def test_overlapping_runs(backend: str) -> None:
     # (a, a) occurs 3 times in a a a a, more than (a, b) twice: the runs decide.
     assert train_with(backend, [b"aaaa", b"ab", b"ab"], 1) == [Rule(97, 97, 256)]
     for corpus in ([b"aaaa"], [b"abab"], [b"aaaaaaaaab", b"abababab"], [b"a" * 33, b"ba" * 17]):
-        assert train_with(backend, corpus, None) == spec.bpe.train(corpus, None)
+        assert train_with(backend, corpus, None) == bpeproof.spec.bpe.train(corpus, None)
 
 
 def test_backends_agree_on_longer_words() -> None:
@@ -184,7 +184,7 @@ def test_pretokenized_stream_equals_train(texts: list[str], num_merges: int | No
             with pytest.raises(InvalidCorpusError):
                 trainer.train_iter(texts, num_merges, pretokenize=pretokenize)
             continue
-        expected = spec.bpe.train(pieces, num_merges)
+        expected = bpeproof.spec.bpe.train(pieces, num_merges)
         assert trainer.train_iter(texts, num_merges, pretokenize=pretokenize) == expected
         as_bytes = [text.encode("utf-8") for text in texts]
         assert trainer.train_iter(as_bytes, num_merges, pretokenize=pretokenize) == expected
@@ -208,7 +208,7 @@ def test_large_frequencies(backend: str) -> None:
     assert rules == trainer._train_distinct(counts, None, False, "lists")
     assert rules[0] == Rule(97, 98, 256)
     small = {b"abab": 4, b"bab": 5, b"aa": 3, b"ba": 2}
-    assert trainer._train_distinct(small, None, False, backend) == spec.bpe.train(
+    assert trainer._train_distinct(small, None, False, backend) == bpeproof.spec.bpe.train(
         [w for w, n in small.items() for _ in range(n)], None
     )
 
@@ -221,7 +221,7 @@ def test_counts_too_large_for_the_c_loop_use_python() -> None:
 
 def test_bytearray_words_are_accepted() -> None:
     corpus: list[bytes] = [bytearray(b"abab"), b"ab", bytearray(b"ba")]  # type: ignore[list-item]
-    assert trainer.train(corpus, None) == spec.bpe.train(corpus, None)
+    assert trainer.train(corpus, None) == bpeproof.spec.bpe.train(corpus, None)
 
 
 # ---------------------------------------------------------------------------
@@ -253,7 +253,7 @@ BAD_INPUTS: list[tuple[object, object]] = [
 @pytest.mark.parametrize(("corpus", "num_merges"), BAD_INPUTS)
 def test_same_errors_as_spec(corpus: object, num_merges: object) -> None:
     with pytest.raises((BPETypeError, InvalidCorpusError)) as expected:
-        spec.bpe.train(corpus, num_merges)  # type: ignore[arg-type]
+        bpeproof.spec.bpe.train(corpus, num_merges)  # type: ignore[arg-type]
     with pytest.raises((BPETypeError, InvalidCorpusError)) as found:
         trainer.train(corpus, num_merges)  # type: ignore[arg-type]
     assert type(found.value) is type(expected.value)
@@ -308,7 +308,7 @@ def test_train_iter_errors() -> None:
 _SEED_SCRIPT = """
 import itertools, json, sys
 from collections import Counter
-from impl import trainer
+from bpeproof.impl import trainer
 corpus = [bytes(w) for w in itertools.product(b"abcd\\xe3\\x81", repeat=3)] * 2 + [b"ab" * 9, b"dcba" * 5]
 out = {b: [list(r) for r in trainer._train_distinct(Counter(corpus), None, False, b)] for b in sys.argv[1:]}
 out["train"] = [list(r) for r in trainer.train(list(reversed(corpus)), 40)]
@@ -348,7 +348,7 @@ def test_real_text_slice_equals_spec() -> None:
     corpus = [w for w in corpus if len(w) <= 800]
     assert len(corpus) == 2000
     started = time.perf_counter()
-    expected = spec.bpe.train(corpus, 30)
+    expected = bpeproof.spec.bpe.train(corpus, 30)
     assert time.perf_counter() - started < 20
     assert len(expected) == 30
     for backend in AVAILABLE:
@@ -374,6 +374,6 @@ def test_progress_bar_is_shown_only_when_asked(capsys: pytest.CaptureFixture[str
 @given(word=words(max_size=20))
 @settings(max_examples=30, deadline=None)
 def test_single_word(word: bytes) -> None:
-    expected = spec.bpe.train([word], None)
+    expected = bpeproof.spec.bpe.train([word], None)
     for backend in AVAILABLE:
         assert train_with(backend, [word], None) == expected

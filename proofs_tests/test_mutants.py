@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from impl import encoder, trainer
-from proofs_tests import mutants
-from proofs_tests.crosshair_runs import EQUIVALENCE, SPEC
+from bpeproof.impl import encoder, trainer
+from bpeproof.proofs_tests import mutants
+from bpeproof.proofs_tests.crosshair_runs import EQUIVALENCE, SPEC
 
 # --- the catalogue follows the code -------------------------------------------------------------------------------
 

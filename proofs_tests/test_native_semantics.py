@@ -24,26 +24,26 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import impl.encoder
-from impl.formats.model import bytes_to_token_string
-from impl.models import HuggingFaceModel, SequentialModel, TiktokenModel
-from impl.patterns import PATTERNS
-from impl.tokenizer import Tokenizer
-from spec import enc as spec_enc
-from spec.types import InvalidTextError, Rule
-from spec.variants import enc_pair_rank, enc_tiktoken
+import bpeproof.impl.encoder
+from bpeproof.impl.formats.model import bytes_to_token_string
+from bpeproof.impl.models import HuggingFaceModel, SequentialModel, TiktokenModel
+from bpeproof.impl.patterns import PATTERNS
+from bpeproof.impl.tokenizer import Tokenizer
+from bpeproof.spec import enc as spec_enc
+from bpeproof.spec.types import InvalidTextError, Rule
+from bpeproof.spec.variants import enc_pair_rank, enc_tiktoken
 
 ALPHABET = b"abc "
 
 
 @contextmanager
 def python_loops() -> Iterator[None]:
-    saved = impl.encoder.USE_C_LOOP
-    impl.encoder.USE_C_LOOP = False
+    saved = bpeproof.impl.encoder.USE_C_LOOP
+    bpeproof.impl.encoder.USE_C_LOOP = False
     try:
         yield
     finally:
-        impl.encoder.USE_C_LOOP = saved
+        bpeproof.impl.encoder.USE_C_LOOP = saved
 
 
 @st.composite
@@ -67,7 +67,7 @@ def test_tiktoken_model_is_its_definition(ranks: dict[bytes, int], texts: list[b
     fast = TiktokenModel(ranks)
     with python_loops():
         slow = TiktokenModel(ranks)
-    assert fast.c_merger() is not None or not impl.encoder.HAVE_C_LOOP
+    assert fast.c_merger() is not None or not bpeproof.impl.encoder.HAVE_C_LOOP
     assert slow.c_merger() is None
     for word in texts:
         expected = enc_tiktoken(ranks, word)
@@ -168,7 +168,7 @@ def test_hugging_face_files_equal_tokenizers(
     table: tuple[dict[int, bytes], list[tuple[int, int, int]]], texts: list[bytes], ignore_merges: bool
 ) -> None:
     tokenizers = pytest.importorskip("tokenizers")
-    from impl.commands._vocab import load_tokenizer
+    from bpeproof.commands._vocab import load_tokenizer
 
     tokens, merges = table
     document = _tokenizer_json(tokens, merges, ignore_merges)
@@ -213,7 +213,7 @@ def test_all_semantics_coincide_on_a_proper_rule_list(pairs: list[tuple[int, int
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "impl.cli", *args], capture_output=True, text=True, timeout=120,
+    return subprocess.run([sys.executable, "-m", "bpeproof.cli", *args], capture_output=True, text=True, timeout=120,
                           check=False)
 
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from impl.cli import main
-from impl.formats import FormatError, load
-from impl.pretokenizers import SplitStep
-from impl.tokenizer import Tokenizer
-from spec.types import Rule
+from bpeproof.cli import main
+from bpeproof.impl.formats import FormatError, load
+from bpeproof.impl.pretokenizers import SplitStep
+from bpeproof.impl.tokenizer import Tokenizer
+from bpeproof.spec.types import Rule
 
 TEXT = "ab 12 abab"
 

@@ -112,3 +112,15 @@ def test_audit_example_prints_what_the_readme_shows(tmp_path: Path) -> None:
     printed = result.stdout.splitlines()
     for line in expected:
         assert line in printed, (line, result.stdout)
+
+
+def test_python_api_example_runs(tmp_path: Path) -> None:
+    """The README's Python API example runs as printed, in a fresh directory, with its asserts."""
+    (block,) = re.findall(r"```python\n(.*?)```", section("Python API"), flags=re.DOTALL)
+    script = tmp_path / "example.py"
+    script.write_text(block, encoding="utf-8")
+    result = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                            check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.strip().endswith("ids; no difference found"), result.stdout
+    assert (tmp_path / "tok.json").exists()

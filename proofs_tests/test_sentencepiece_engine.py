@@ -1,4 +1,4 @@
-"""sentencepiece BPE models run by the engine (``impl.models.SentencePieceModel``) against the library itself.
+"""sentencepiece BPE models run by the engine (``bpeproof.impl.models.SentencePieceModel``) against the library itself.
 
 The oracle is the installed ``sentencepiece`` package: the ids of ``SentencePieceProcessor.encode(text)``.
 
@@ -31,11 +31,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from impl.audit import BUILTIN_TEXT, audit
-from impl.formats.errors import FormatError
-from impl.load import load_tokenizer
-from impl.models import SentencePieceModel
-from impl.tokenizer import Tokenizer
+from bpeproof.audit.report import BUILTIN_TEXT, audit
+from bpeproof.impl.formats.errors import FormatError
+from bpeproof.impl.load import load_tokenizer
+from bpeproof.impl.models import SentencePieceModel
+from bpeproof.impl.tokenizer import Tokenizer
 
 spm: Any = pytest.importorskip("sentencepiece")
 
@@ -367,7 +367,7 @@ def test_real_models_give_the_librarys_ids(path: Path) -> None:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "impl.cli", *args], capture_output=True, text=True, timeout=120,
+    return subprocess.run([sys.executable, "-m", "bpeproof.cli", *args], capture_output=True, text=True, timeout=120,
                           check=False)
 
 

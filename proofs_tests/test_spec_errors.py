@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import spec
-from spec.types import (
+from bpeproof import spec
+from bpeproof.spec.types import (
     BPETypeError,
     BPEValueError,
     InputTooLongError,

@@ -1,6 +1,6 @@
 """Every claim of the article as a Hypothesis property of the specification.
 
-The predicates come from ``spec.claims`` (the same ones CrossHair proves on
+The predicates come from ``bpeproof.spec.claims`` (the same ones CrossHair proves on
 small inputs); here they run on larger generated inputs that reach the hard
 cases: tiny alphabets, long runs, a = b rules, fresh non-contiguous ids,
 repeated pairs, tie-heavy corpora and unbounded training.
@@ -13,8 +13,8 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import spec
-from proofs_tests.strategies import (
+from bpeproof import spec
+from bpeproof.proofs_tests.strategies import (
     corpora,
     data_bytes,
     rule_lists,
@@ -24,8 +24,8 @@ from proofs_tests.strategies import (
     single_rule_and_tokens,
     texts,
 )
-from spec import claims
-from spec.types import ALPHABET_SIZE, Rule
+from bpeproof.spec import claims
+from bpeproof.spec.types import ALPHABET_SIZE, Rule
 
 # --- def-alphabet-vocab ------------------------------------------------------------------------------------------
 

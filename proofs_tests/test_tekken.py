@@ -25,12 +25,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from impl.formats import load
-from impl.formats.errors import FormatError
-from impl.formats.tekken import DEFAULT_SPECIAL_TOKENS, parse_tekken
-from impl.load import load_tokenizer
-from impl.tokenizer import Tokenizer
-from impl.unicode_classes import changed_code_points
+from bpeproof.impl.formats import load
+from bpeproof.impl.formats.errors import FormatError
+from bpeproof.impl.formats.tekken import DEFAULT_SPECIAL_TOKENS, parse_tekken
+from bpeproof.impl.load import load_tokenizer
+from bpeproof.impl.tokenizer import Tokenizer
+from bpeproof.impl.unicode_classes import changed_code_points
 
 tiktoken: Any = pytest.importorskip("tiktoken")
 
@@ -152,7 +152,7 @@ def test_special_tokens_and_ids(workdir: Path) -> None:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "impl.cli", *args], capture_output=True, text=True, timeout=120,
+    return subprocess.run([sys.executable, "-m", "bpeproof.cli", *args], capture_output=True, text=True, timeout=120,
                           check=False)
 
 

@@ -1,4 +1,4 @@
-"""impl.tokenizer: text in, token ids out, and back (def-bpe, def-utf8, prop-utf8-boundary).
+"""bpeproof.impl.tokenizer: text in, token ids out, and back (def-bpe, def-utf8, prop-utf8-boundary).
 
 Checked against the specification's text layer: pre-tokenize with the same
 pattern, encode each word with ``spec.enc``, join (``spec.encode_text``,
@@ -17,6 +17,7 @@ import gzip
 import itertools
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,13 +27,13 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import spec
-from impl.atomic import FormatError, atomic_write_bytes, atomic_write_text
-from impl.patterns import PATTERNS, compile_pinned, pattern_name, resolve_pattern
-from impl.tokenizer import FORMAT_NAME, FORMAT_VERSION, Tokenizer, load_tiktoken_ranks, tiktoken_rules
-from impl.unicode_classes import pin_pattern
-from proofs_tests.strategies import data_bytes, texts
-from spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTextError, InvalidTokenError, Rule
+from bpeproof import spec
+from bpeproof.impl.atomic import FormatError, atomic_write_bytes, atomic_write_text
+from bpeproof.impl.patterns import PATTERNS, compile_pinned, pattern_name, resolve_pattern
+from bpeproof.impl.tokenizer import FORMAT_NAME, FORMAT_VERSION, Tokenizer, load_tiktoken_ranks, tiktoken_rules
+from bpeproof.impl.unicode_classes import pin_pattern
+from bpeproof.proofs_tests.strategies import data_bytes, texts
+from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTextError, InvalidTokenError, Rule
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 VOCABS = SHARED / "vocabs"
@@ -367,11 +368,14 @@ def test_malformed_values(tmp_path: Path, key: str, value: Any) -> None:
     ],
 )
 def test_malformed_files(tmp_path: Path, content: bytes, key: str) -> None:
+    """The project format's reader names the key; the loader of every format refuses the file too, naming it."""
     path = tmp_path / "bad.json"
     path.write_bytes(content)
     with pytest.raises(FormatError) as info:
-        Tokenizer.load(path)
+        Tokenizer.from_json(content, path)
     assert info.value.key == key
+    with pytest.raises(FormatError, match=re.escape(str(path))):
+        Tokenizer.load(path)
 
 
 def test_missing_and_unknown_keys() -> None:
@@ -583,7 +587,7 @@ def test_bytes_at_shifted_ids_are_the_spec_renamed(text: str, shift: int) -> Non
 
 def test_pretokenizer_steps_replace_the_pattern() -> None:
     """With split steps the pattern is kept but the steps cut the words; the file says version 2."""
-    from impl.pretokenizers import SplitStep
+    from bpeproof.impl.pretokenizers import SplitStep
 
     tokenizer = Tokenizer(learned(SAMPLE, 5), "cl100k", pretokenizer=[SplitStep(r"\p{N}{1,3}"), SplitStep(r"\s+")])
     assert tokenizer.pre_tokenize("ab 1234") == ["ab", " ", "123", "4"]
@@ -598,11 +602,11 @@ def test_pretokenizer_steps_replace_the_pattern() -> None:
 
 
 def test_one_format_error_class() -> None:
-    """``Tokenizer.from_json`` raises the ``FormatError`` that ``impl.formats`` exports: one class per kind."""
-    import impl.formats
+    """``Tokenizer.from_json`` raises the ``FormatError`` that ``bpeproof.impl.formats`` exports: one class per kind."""
+    import bpeproof.impl.formats
 
-    assert impl.formats.FormatError is FormatError
-    with pytest.raises(impl.formats.FormatError):
+    assert bpeproof.impl.formats.FormatError is FormatError
+    with pytest.raises(bpeproof.impl.formats.FormatError):
         Tokenizer.from_json("{}")
 
 
@@ -621,13 +625,13 @@ def test_atomic_write_errors_name_the_target(tmp_path: Path) -> None:
 def test_a_pattern_that_backtracks_without_end_is_stopped(monkeypatch: pytest.MonkeyPatch) -> None:
     """A file's expression such as ``(a|aa)+$`` takes exponential time: it runs under a time limit and fails with
     one clear error instead of hanging (the limit is shortened here; it is 5 s plus 1 s per million characters)."""
-    import impl.pretokenizers
-    import impl.tokenizer
-    from impl.patterns import PATTERNS, PatternTimeoutError, backtracks
-    from impl.pretokenizers import GPT2_SPLIT, SplitStep
+    import bpeproof.impl.pretokenizers
+    import bpeproof.impl.tokenizer
+    from bpeproof.impl.patterns import PATTERNS, PatternTimeoutError, backtracks
+    from bpeproof.impl.pretokenizers import GPT2_SPLIT, SplitStep
 
-    monkeypatch.setattr(impl.tokenizer, "time_limit", lambda text: 0.2)
-    monkeypatch.setattr(impl.pretokenizers, "time_limit", lambda text: 0.2)
+    monkeypatch.setattr(bpeproof.impl.tokenizer, "time_limit", lambda text: 0.2)
+    monkeypatch.setattr(bpeproof.impl.pretokenizers, "time_limit", lambda text: 0.2)
     text = "a" * 40 + "b"
     with pytest.raises(PatternTimeoutError, match="backtracks without end"):
         Tokenizer([], r"(a|aa)+$|.").encode(text)

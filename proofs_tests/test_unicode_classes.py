@@ -1,6 +1,6 @@
 """Pre-tokenization classifies code points by Unicode 16.0, as tiktoken's and Oniguruma's engines do.
 
-The ``regex`` module ships newer tables: without ``impl.unicode_classes`` a letter assigned in Unicode 17.0
+The ``regex`` module ships newer tables: without ``bpeproof.impl.unicode_classes`` a letter assigned in Unicode 17.0
 (U+0CDC) is a letter to the project and unassigned to tiktoken, and ``"\\u0cdc'a"`` gets other ids.  Two
 independent computations are compared: the pattern with its classes written out as Unicode 16.0 ranges
 (``pin_pattern``), and the engine's way (``stand_ins``: the text's changed code points replaced), and both
@@ -17,11 +17,11 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from impl import encoder as encoder_module
-from impl.load import load_tokenizer
-from impl.patterns import PATTERNS
-from impl.tokenizer import Tokenizer
-from impl.unicode_classes import UNICODE_VERSION, category_of, changed_code_points, pin_pattern, stand_ins
+from bpeproof.impl import encoder as encoder_module
+from bpeproof.impl.load import load_tokenizer
+from bpeproof.impl.patterns import PATTERNS
+from bpeproof.impl.tokenizer import Tokenizer
+from bpeproof.impl.unicode_classes import UNICODE_VERSION, category_of, changed_code_points, pin_pattern, stand_ins
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 DEEPSEEK = SHARED / "vocabs" / "deepseek_tokenizer.json.gz"

@@ -5,11 +5,11 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import spec
-from proofs_tests.strategies import corpora, data_bytes, rules_and_data
-from spec import claims
-from spec.types import Rule
-from spec.variants import (
+from bpeproof import spec
+from bpeproof.proofs_tests.strategies import corpora, data_bytes, rules_and_data
+from bpeproof.spec import claims
+from bpeproof.spec.types import Rule
+from bpeproof.spec.variants import (
     VARIANTS,
     enc_bytes_rank,
     enc_rule_rank,

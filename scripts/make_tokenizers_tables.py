@@ -3,9 +3,9 @@
 The library's normalizers and pre-tokenizers classify characters by tables compiled into it, each of another
 Unicode version: Rust's ``char::is_numeric``, ``is_whitespace`` and ``to_lowercase``, the ``regex`` crate's
 ``\\w``, ``unicode_categories``' punctuation, ``unicode-normalization-alignments``' combining marks and
-decompositions (Unicode 9.0).  ``impl.hf_chars`` reads this file so that the engine classifies as the library
+decompositions (Unicode 9.0).  ``bpeproof.impl.hf_chars`` reads this file so that the engine classifies as the library
 does, whatever the Unicode version of Python or of the ``regex`` module.  The tables are read off the installed
-library itself (``proofs_tests.tokenizers_probes``)::
+library itself (``bpeproof.proofs_tests.tokenizers_probes``)::
 
     python scripts/make_tokenizers_tables.py
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 import unicodedata
 from pathlib import Path
 
-from proofs_tests import tokenizers_probes as probes
+from bpeproof.proofs_tests import tokenizers_probes as probes
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET = ROOT / "impl" / "data" / "tokenizers-classes.txt"

@@ -1,14 +1,14 @@
 """bpeproof's executable specification of byte-level BPE.
 
 Each name follows one definition or claim of the article; the id in its
-docstring says which.  ``spec.contracts`` states the claims as contracts for
+docstring says which.  ``bpeproof.spec.contracts`` states the claims as contracts for
 CrossHair.  Everything here is deliberately simple and recursive: it is the
 reference that faster code is checked against, not the code to run on big
 inputs (see ``MAX_SPEC_LENGTH``).
 """
 
-from spec.bpe import Trace, TraceStep, check_corpus, count_pairs, enc, select_pair, train, train_trace
-from spec.merge import (
+from bpeproof.spec.bpe import Trace, TraceStep, check_corpus, count_pairs, enc, select_pair, train, train_trace
+from bpeproof.spec.merge import (
     MAX_SPEC_LENGTH,
     apply_rule,
     cnt,
@@ -18,8 +18,8 @@ from spec.merge import (
     validate_rules,
     vocabulary,
 )
-from spec.shortest import shortest, token_strings
-from spec.text import (
+from bpeproof.spec.shortest import shortest, token_strings
+from bpeproof.spec.text import (
     StreamDecoder,
     bits_per_token,
     check_special_tokens,
@@ -39,7 +39,7 @@ from spec.text import (
     token_is_valid_utf8,
     token_lists,
 )
-from spec.types import (
+from bpeproof.spec.types import (
     ALPHABET_SIZE,
     BPETypeError,
     BPEValueError,

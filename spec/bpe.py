@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from spec.merge import MAX_SPEC_LENGTH, Steps, _check_tokens, _is_int, merge, validate_rules
-from spec.types import (
+from bpeproof.spec.merge import MAX_SPEC_LENGTH, Steps, _check_tokens, _is_int, merge, validate_rules
+from bpeproof.spec.types import (
     ALPHABET_SIZE,
     BPETypeError,
     InputTooLongError,
@@ -202,7 +202,7 @@ def enc(rules: Sequence[RuleTriple], data: bytes) -> list[int]:
 
     This applies the rules to ``data`` as one sequence.  On a text of several
     words it merges across word boundaries, which trained tokenizers do not do:
-    use ``spec.text.enc_words`` to encode word by word.
+    use ``bpeproof.spec.text.enc_words`` to encode word by word.
     """
     checked = validate_rules(rules)
     if not isinstance(data, (bytes, bytearray)):

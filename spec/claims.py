@@ -1,7 +1,7 @@
 """The article's claims as typed predicates: each returns True exactly when the claim holds on its arguments.
 
 The Hypothesis properties in ``proofs_tests`` and the CrossHair contracts in
-``spec.contracts`` both call these, so that a claim is written once.  Every
+``bpeproof.spec.contracts`` both call these, so that a claim is written once.  Every
 predicate names its article id.
 """
 
@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import pairwise
 
-from spec.bpe import Pair, Trace, enc_tokens
-from spec.merge import cnt_tokens, dec_tokens, merge, rep_tokens, vocabulary
-from spec.types import ALPHABET_SIZE, Rule
-from spec.variants import merge_by_rule_rank
+from bpeproof.spec.bpe import Pair, Trace, enc_tokens
+from bpeproof.spec.merge import cnt_tokens, dec_tokens, merge, rep_tokens, vocabulary
+from bpeproof.spec.types import ALPHABET_SIZE, Rule
+from bpeproof.spec.variants import merge_by_rule_rank
 
 
 def decode_concatenates(rules: Sequence[Rule], x: list[int], y: list[int]) -> bool:
@@ -90,7 +90,7 @@ def training_totals_drop_by_count_when_distinct(trace: Trace) -> bool:
 def training_cost_bounded(trace: Trace) -> bool:
     """prop-bpe-training-cost: the steps the trainer counted are at most N + (m' + 1)·N + m'·(2N + N) = (4m' + 2)·N.
 
-    The counts come from the code that does the work (see ``spec.bpe.train_trace``):
+    The counts come from the code that does the work (see ``bpeproof.spec.bpe.train_trace``):
     N to write the symbols; each of the at most m' + 1 counts adds one step per
     adjacent pair, Σ_k (|x_k| − 1) ≤ N; each of the m' selections reads the table
     twice (α = 2, at most N entries); each of the m' applications evaluates at most
@@ -183,5 +183,5 @@ def run_length(rule: Rule, length: int) -> bool:
 
 
 def rule_rank_is_sequential(rules: Sequence[Rule], data: bytes) -> bool:
-    """spec.variants (i) = (ii): merging the earliest rule's pair first replays the rules in order."""
+    """bpeproof.spec.variants (i) = (ii): merging the earliest rule's pair first replays the rules in order."""
     return merge_by_rule_rank(rules, list(data)) == enc_tokens(rules, list(data))

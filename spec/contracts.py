@@ -2,11 +2,11 @@
 
 Each ``lemma_*`` function takes the claim's free variables as arguments, and
 its ``post[]:`` conditions state the claim through the typed predicates of
-``spec.claims``.  The ``pre:`` conditions bound the input sizes, so that
+``bpeproof.spec.claims``.  The ``pre:`` conditions bound the input sizes, so that
 ``crosshair check`` explores every path and answers "Confirmed over all
 paths" (with no bound it can only answer "not confirmed").  Run::
 
-    crosshair check --report_all --per_condition_timeout=60 spec.contracts
+    crosshair check --report_all --per_condition_timeout=60 bpeproof.spec.contracts
 
 The bounds are what CrossHair proves in CI time; the Hypothesis properties in
 ``proofs_tests`` check the same predicates on larger inputs.
@@ -15,8 +15,8 @@ The bounds are what CrossHair proves in CI time; the Hypothesis properties in
 from __future__ import annotations
 
 # The contracts in the docstrings below use these names; nothing else in this module does.
-from spec.bpe import count_pairs, train_trace
-from spec.claims import (
+from bpeproof.spec.bpe import count_pairs, train_trace
+from bpeproof.spec.claims import (
     decode_concatenates,
     encoding_length_bounded,
     merge_keeps_bytes,
@@ -38,7 +38,7 @@ from spec.claims import (
     training_within_bound,
     vocabulary_size,
 )
-from spec.types import ALPHABET_SIZE, Rule
+from bpeproof.spec.types import ALPHABET_SIZE, Rule
 
 #: The new id of the one-rule lemmas: the first id after the byte alphabet.
 C = ALPHABET_SIZE

@@ -1,6 +1,6 @@
 """lem-merge-step and what follows from it, proved for every length: the article's induction, checked by CrossHair.
 
-The contracts of ``spec.contracts`` bound their inputs (|x| ≤ 4) so that CrossHair can explore every path; they
+The contracts of ``bpeproof.spec.contracts`` bound their inputs (|x| ≤ 4) so that CrossHair can explore every path; they
 say nothing about longer lists.  This module proves the same claims for lists of every length, the way the
 article does: by induction, with each base case and each inductive step a contract that ``crosshair check``
 confirms over all paths.
@@ -23,7 +23,7 @@ cnt, and prop-bpe-length-monotone (1): |M_r x| ≤ |x|, and |x| ≥ 1 ⇒ |M_r x
 
 How a step is checked
 ---------------------
-The recursive definitions of ``spec.merge`` are open: their recursive call is the keyword argument ``rec``, and
+The recursive definitions of ``bpeproof.spec.merge`` are open: their recursive call is the keyword argument ``rec``, and
 the real functions are the same code with ``rec`` left out (so it is the function itself).  A step contract takes
 t1, t2 and the rest u as a symbolic list of ANY length (no precondition bounds len(u)), and the values of the
 definitions on y (M_r y, rep_r y, cnt_y, dec y, dec M_r y) as free symbolic values constrained only by the
@@ -40,7 +40,7 @@ What the abstraction assumes, and why it is sound
   it computes on the list (``proofs_tests/test_crosshair_induction.py`` compares the two on real lists).
 * The values on y are arbitrary values satisfying P(y), a superset of the real ones: a step confirmed for all of
   them holds for the real ones.  (The converse does not hold, so a refuted step could in principle be refuted by
-  values no real y has; every planted false step of ``proofs_tests.fixtures.planted_false_steps`` is false on a
+  values no real y has; every planted false step of ``bpeproof.proofs_tests.fixtures.planted_false_steps`` is false on a
   real list too, as its test shows.)
 * dec is evaluated in the free monoid of tuples of atoms (``dec_over`` is generic in its monoid), because
   CrossHair compares byte strings element by element, which never ends on strings of unknown length.  ⟨⟨t⟩⟩ of
@@ -52,11 +52,11 @@ What the abstraction assumes, and why it is sound
   for a byte) is a fact about the rule list, not about the length of x: ``lemma_symbols_new_id`` proves its
   recursive case, ⟨⟨c⟩⟩ over R · (a, b ↦ c) = ⟨⟨a⟩⟩⟨⟨b⟩⟩ over R, for R of every length; that later rules leave
   earlier spellings unchanged is ``symbols``' loop over the rule list, checked by the bounded contracts of
-  ``spec.contracts`` and by Hypothesis only.
+  ``bpeproof.spec.contracts`` and by Hypothesis only.
 
 The consequences
 ----------------
-* thm-bpe-roundtrip: enc_R is the loop ``for r in R: x = M_r(x)`` (``spec.bpe.enc_tokens``).  Its invariant
+* thm-bpe-roundtrip: enc_R is the loop ``for r in R: x = M_r(x)`` (``bpeproof.spec.bpe.enc_tokens``).  Its invariant
   dec(x) = s holds at the start, dec(s as byte tokens) = s (``lemma_bytes_base``, ``lemma_bytes_step``, for
   every |s|), and each iteration keeps it by (1), proved for every length; so it holds for every R.  Each M_r
   terminates because its recursion is well founded, so enc_R is total.
@@ -69,11 +69,11 @@ The consequences
   m' ≤ v_0 = N − K merges (``lemma_training_iteration``).  These two inductions are arithmetic on the
   quantities: the sums over the words are written out in ``with_word`` (``spec.bpe.train_trace`` takes them with
   ``sum``) and the loop over the merges is its ``while`` loop.  That the chosen pair occurs (N_j ≥ 1 whenever
-  step 3 lets training go on) is def-bpe's counting, checked by the bounded contracts of ``spec.contracts``.
+  step 3 lets training go on) is def-bpe's counting, checked by the bounded contracts of ``bpeproof.spec.contracts``.
 
 Run::
 
-    crosshair check --report_all --per_condition_timeout=120 spec.induction
+    crosshair check --report_all --per_condition_timeout=120 bpeproof.spec.induction
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar, cast
 
-from spec.merge import (
+from bpeproof.spec.merge import (
     CntCall,
     DecCall,
     MergeCall,
@@ -94,7 +94,7 @@ from spec.merge import (
     rep_tokens,
     symbols,
 )
-from spec.types import Rule
+from bpeproof.spec.types import Rule
 
 #: A value of the free monoid dec is evaluated in here: a tuple of atoms, each standing for a byte string.
 Word = tuple[int, ...]
@@ -120,7 +120,7 @@ class Segment:
     """A token list p · u[k:]: a prefix ``p`` of known length, then the list ``u`` from position ``k`` on.
 
     ``u`` is a symbolic list of any length; ``p`` and ``k`` are concrete, their items symbolic.  A Segment
-    implements exactly the list operations the definitions of ``spec.merge`` use, each with the meaning it has
+    implements exactly the list operations the definitions of ``bpeproof.spec.merge`` use, each with the meaning it has
     on the list p · u[k:]: ``len``, truth, reading the item at a non-negative position, slicing from a
     non-negative position to the end, ``list + Segment`` and ``==``; anything else raises ``NotCovered``
     rather than give another answer.  So the real code run on a Segment computes what it computes on the list.
@@ -223,7 +223,7 @@ class Recursion(Generic[V]):
 
 
 # ---------------------------------------------------------------------------
-# The recursive calls of spec.merge's definitions, answered by a Recursion
+# The recursive calls of bpeproof.spec.merge's definitions, answered by a Recursion
 # ---------------------------------------------------------------------------
 
 
@@ -387,7 +387,7 @@ def tail(length: int, merged: list[int], rep: int, cnt: int, dec: int, dec_merge
 
 
 def unfold(rule: Rule, x: list[int], spell: Spelling, known: Sequence[tuple[list[int], Facts]]) -> Facts:
-    """The quantities of x by one unfolding of each definition of ``spec.merge``, run as the real code.
+    """The quantities of x by one unfolding of each definition of ``bpeproof.spec.merge``, run as the real code.
 
     Their recursive calls on a list y of ``known`` are answered by its quantities, cnt and dec may unfold once
     more (they recurse on t2 u where M_r recurses on u), and any other recursive call is an error.

@@ -8,7 +8,7 @@ Each recursive definition is written "open": its recursive call goes through the
 keyword argument ``rec``, which is the function itself unless one is given.  So
 ``merge(rule, x)`` is literally ``merge(rule, x, rec=merge)``, and
 ``merge(rule, x, rec=h)`` is one unfolding of def-merge with the recursive call
-answered by ``h``.  ``spec.induction`` passes the induction hypothesis as ``h`` and
+answered by ``h``.  ``bpeproof.spec.induction`` passes the induction hypothesis as ``h`` and
 proves the article's lemmas for every length on this very code.
 """
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol, TypeVar
 
-from spec.types import (
+from bpeproof.spec.types import (
     ALPHABET_SIZE,
     BPETypeError,
     InputTooLongError,

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from spec.merge import symbols, validate_rules, vocabulary
-from spec.types import BPETypeError, RuleTriple
+from bpeproof.spec.merge import symbols, validate_rules, vocabulary
+from bpeproof.spec.types import BPETypeError, RuleTriple
 
 
 def token_strings(rules: Sequence[RuleTriple]) -> list[tuple[bytes, int]]:

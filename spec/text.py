@@ -13,9 +13,9 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 
-from spec.bpe import enc
-from spec.merge import _is_int, dec, symbols, validate_rules, vocabulary
-from spec.types import BPETypeError, InvalidTextError, InvalidTokenError, RuleTriple
+from bpeproof.spec.bpe import enc
+from bpeproof.spec.merge import _is_int, dec, symbols, validate_rules, vocabulary
+from bpeproof.spec.types import BPETypeError, InvalidTextError, InvalidTokenError, RuleTriple
 
 #: A pre-tokenizer cuts a text into pieces whose concatenation is the text.
 Pretokenizer = Callable[[str], list[str]]

@@ -29,9 +29,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from spec.bpe import enc_tokens
-from spec.merge import symbols, validate_rules
-from spec.types import Rule, RuleTriple
+from bpeproof.spec.bpe import enc_tokens
+from bpeproof.spec.merge import symbols, validate_rules
+from bpeproof.spec.types import Rule, RuleTriple
 
 Encoder = Callable[[Sequence[RuleTriple], bytes], list[int]]
 

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
-from impl.atomic import atomic_write_bytes
-from impl.formats.errors import FormatError
+from bpeproof.impl.atomic import atomic_write_bytes
+from bpeproof.impl.formats.errors import FormatError
 
 #: The two bytes every gzip member starts with.
 GZIP_MAGIC = b"\x1f\x8b"
@@ -101,7 +101,7 @@ def parse_json(path: str | os.PathLike[str], data: bytes) -> JSON:
 
 def _atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` so that readers see the old file or the new one, never a part
-    (``impl.atomic.atomic_write_bytes``: a temporary file fsynced, renamed, the directory fsynced)."""
+    (``bpeproof.impl.atomic.atomic_write_bytes``: a temporary file fsynced, renamed, the directory fsynced)."""
     atomic_write_bytes(path, data)
 
 

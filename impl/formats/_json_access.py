@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from impl.formats.errors import FormatError
+from bpeproof.impl.formats.errors import FormatError
 
 
 class JsonReader:

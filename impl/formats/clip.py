@@ -6,15 +6,15 @@ of GPT-2's byte table (in the table's own order: the printable bytes first, then
 ``</w>`` (the end-of-word suffix) after them, one token per merge (its two parts joined), and the special tokens
 ``<|startoftext|>`` and ``<|endoftext|>``; an id is the position in that list (a string listed twice keeps its
 last).  ``parse_clip`` returns it as a ``Vocab`` of kind ``clip``, its ``text_model`` holding the strings and the
-suffix (``impl.clip`` runs CLIP's text cleaning and pattern on it).
+suffix (``bpeproof.impl.clip`` runs CLIP's text cleaning and pattern on it).
 """
 
 from __future__ import annotations
 
 import os
 
-from impl.formats.errors import FormatError
-from impl.formats.model import AddedToken, TextModel, Vocab, token_string_to_bytes
+from bpeproof.impl.formats.errors import FormatError
+from bpeproof.impl.formats.model import AddedToken, TextModel, Vocab, token_string_to_bytes
 
 __all__ = ["CLIP_MERGES", "CLIP_PATTERN", "CLIP_SPECIALS", "CLIP_SUFFIX", "clip_byte_chars", "looks_like_clip",
            "parse_clip"]

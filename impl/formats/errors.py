@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from impl.errors import FormatError
+from bpeproof.impl.errors import FormatError
 
 __all__ = ["FormatError"]

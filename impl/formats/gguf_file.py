@@ -41,9 +41,9 @@ from dataclasses import dataclass, field
 from itertools import accumulate, repeat
 from typing import Any
 
-from impl.formats._io import GZIP_MAGIC, is_gzip_name
-from impl.formats.errors import FormatError
-from impl.formats.model import Vocab, bytes_to_unicode
+from bpeproof.impl.formats._io import GZIP_MAGIC, is_gzip_name
+from bpeproof.impl.formats.errors import FormatError
+from bpeproof.impl.formats.model import Vocab, bytes_to_unicode
 
 __all__ = [
     "GGUF_MAGIC",

@@ -13,12 +13,12 @@ import os
 import re
 from pathlib import Path
 
-from impl.atomic import atomic_write_files
-from impl.formats._io import compress_if_gz, decode_utf8, parse_json, read_bytes
-from impl.formats._json_access import JsonReader
-from impl.formats.errors import FormatError
-from impl.formats.hf_json import resolve_merges, unmerged_tokens
-from impl.formats.model import GPT2_PATTERN, Vocab, bytes_to_token_string, token_string_to_bytes
+from bpeproof.impl.atomic import atomic_write_files
+from bpeproof.impl.formats._io import compress_if_gz, decode_utf8, parse_json, read_bytes
+from bpeproof.impl.formats._json_access import JsonReader
+from bpeproof.impl.formats.errors import FormatError
+from bpeproof.impl.formats.hf_json import resolve_merges, unmerged_tokens
+from bpeproof.impl.formats.model import GPT2_PATTERN, Vocab, bytes_to_token_string, token_string_to_bytes
 
 _SPECIAL = re.compile(r"<\|[^|]+\|>")
 

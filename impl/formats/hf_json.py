@@ -25,10 +25,10 @@ import os
 import re
 from collections.abc import Sequence
 
-from impl.formats._io import _atomic_write, compress_if_gz, parse_json, read_bytes
-from impl.formats._json_access import JsonReader
-from impl.formats.errors import FormatError
-from impl.formats.model import (
+from bpeproof.impl.formats._io import _atomic_write, compress_if_gz, parse_json, read_bytes
+from bpeproof.impl.formats._json_access import JsonReader
+from bpeproof.impl.formats.errors import FormatError
+from bpeproof.impl.formats.model import (
     GPT2_PATTERN,
     AddedToken,
     PreTokenizerStep,
@@ -37,7 +37,7 @@ from impl.formats.model import (
     bytes_to_token_string,
     token_string_to_bytes,
 )
-from impl.pretokenizers import to_oniguruma
+from bpeproof.impl.pretokenizers import to_oniguruma
 
 _BYTE_TOKEN = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 
@@ -345,13 +345,13 @@ def _library_ids(tokens: Sequence[AddedToken], ids: dict[str, int]) -> tuple[Add
     return tuple(by_id[token_id] for token_id in sorted(by_id))
 
 
-#: The normalizer types the engine executes (``impl.normalizers``).
+#: The normalizer types the engine executes (``bpeproof.impl.normalizers``).
 NORMALIZER_TYPES = frozenset(
     {"NFC", "NFD", "NFKC", "NFKD", "Lowercase", "Replace", "Prepend", "Strip", "StripAccents", "Nmt", "ByteLevel",
      "Sequence"}
 )
 
-#: The pre-tokenizer types the engine executes (``impl.hf_pipeline``).
+#: The pre-tokenizer types the engine executes (``bpeproof.impl.hf_pipeline``).
 PRE_TOKENIZER_TYPES = frozenset(
     {"ByteLevel", "Split", "Digits", "Metaspace", "Whitespace", "WhitespaceSplit", "Punctuation", "Sequence"}
 )

@@ -6,17 +6,17 @@ import os
 import re
 from pathlib import Path
 
-from impl.formats._io import GZIP_MAGIC, decompress, read_raw
-from impl.formats.clip import looks_like_clip, parse_clip
-from impl.formats.errors import FormatError
-from impl.formats.gguf_file import is_gguf, vocab_from_gguf
-from impl.formats.gpt2 import load_gpt2, merges_path_for
-from impl.formats.hf_json import parse_hf_json
-from impl.formats.model import Vocab
-from impl.formats.project_file import PROJECT_MARKER, parse_project
-from impl.formats.sentencepiece_model import parse_model_proto, vocab_from_proto
-from impl.formats.tekken import looks_like_tekken, parse_tekken, vocab_from_tekken
-from impl.formats.tiktoken_file import parse_tiktoken, vocab_from_ranks
+from bpeproof.impl.formats._io import GZIP_MAGIC, decompress, read_raw
+from bpeproof.impl.formats.clip import looks_like_clip, parse_clip
+from bpeproof.impl.formats.errors import FormatError
+from bpeproof.impl.formats.gguf_file import is_gguf, vocab_from_gguf
+from bpeproof.impl.formats.gpt2 import load_gpt2, merges_path_for
+from bpeproof.impl.formats.hf_json import parse_hf_json
+from bpeproof.impl.formats.model import Vocab
+from bpeproof.impl.formats.project_file import PROJECT_MARKER, parse_project
+from bpeproof.impl.formats.sentencepiece_model import parse_model_proto, vocab_from_proto
+from bpeproof.impl.formats.tekken import looks_like_tekken, parse_tekken, vocab_from_tekken
+from bpeproof.impl.formats.tiktoken_file import parse_tiktoken, vocab_from_ranks
 
 #: Names of the files ``load`` looks for in a directory, in order.
 _DIRECTORY_FILES = (
@@ -82,7 +82,7 @@ def load(path: str | os.PathLike[str], *, pattern: str | None = None) -> Vocab:
       replaces the file's);
     - ``*.model``, ``*.model.*``: sentencepiece BPE model;
     - ``*.gguf`` / ``*.gguf.gz``, or a file starting with ``GGUF``: llama.cpp's GGUF file, its byte-level BPE
-      tokenizer (kind ``gguf``, see ``impl.formats.gguf_file``; other tokenizer models are refused);
+      tokenizer (kind ``gguf``, see ``bpeproof.impl.formats.gguf_file``; other tokenizer models are refused);
     - ``*tekken*.json[.gz]``, or JSON with tekken's config and token entries: Mistral's tekken file, read as a
       rank file (kind ``tiktoken``) with its pattern, its special tokens and the ids they shift;
     - ``*encoder*.json[.gz]`` or ``*.bpe[.gz]``: GPT-2's pair of files — the

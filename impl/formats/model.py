@@ -1,6 +1,6 @@
 """The common in-memory model of a BPE tokenizer file, and its conversion to the spec's rules.
 
-Every reader in ``impl.formats`` returns a ``Vocab``; every writer takes one.
+Every reader in ``bpeproof.impl.formats`` returns a ``Vocab``; every writer takes one.
 A ``Vocab`` keeps the file's own token ids.  ``convert`` and ``to_rules`` turn
 it into the specification's convention (the bytes are ids 0..255, every other
 token is made by a rule ``(a, b ↦ c)`` over the ids made before it) and report
@@ -12,8 +12,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
-from impl.formats.errors import FormatError
-from spec.types import ALPHABET_SIZE, Rule
+from bpeproof.impl.formats.errors import FormatError
+from bpeproof.spec.types import ALPHABET_SIZE, Rule
 
 #: The pre-tokenization pattern of GPT-2 (r50k_base), which Hugging Face's ``ByteLevel``
 #: pre-tokenizer applies when ``use_regex`` is true.
@@ -101,7 +101,7 @@ class AddedToken:
 
     The library does not take the id written in the file: a token whose content is in the model's vocabulary
     gets that id, the others the next ids from the vocabulary's size on, in the order of the list
-    (``impl.formats.hf_json``).  ``normalized``: matched in the normalized text (else in the original text);
+    (``bpeproof.impl.formats.hf_json``).  ``normalized``: matched in the normalized text (else in the original text);
     ``special``: not matched when special tokens are encoded as text; ``single_word``: only between non-word
     characters; ``lstrip`` / ``rstrip``: takes the white space before / after it."""
 
@@ -149,7 +149,7 @@ class Vocab:
     - ``merges``: ``(a, b, c)`` = "the adjacent pair a, b becomes c", in
       priority order (rank order).  Read from the file where it has them
       (Hugging Face, GPT-2); derived from the ranks or scores where it does not
-      (tiktoken, sentencepiece — see ``impl.formats.derive``).
+      (tiktoken, sentencepiece — see ``bpeproof.impl.formats.derive``).
     - ``specials``: special token text → id (Hugging Face ``added_tokens``,
       GPT-2's ``<|endoftext|>``, sentencepiece control, unknown and
       user-defined pieces, the project file's ``special_tokens``).  Rank files hold none.

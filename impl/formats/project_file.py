@@ -3,7 +3,7 @@ its one writer, used by ``Tokenizer.load``/``save`` and by every command.
 
 One UTF-8 JSON object with exactly the keys ``format`` (the string
 "bpeproof-tokenizer"), ``version`` (1 or 2), ``pattern`` (the pre-tokenization
-regex), ``pattern_name`` (its name in ``impl.patterns.PATTERNS`` or null),
+regex), ``pattern_name`` (its name in ``bpeproof.impl.patterns.PATTERNS`` or null),
 ``rules`` (``[[a, b, c], ...]``: r_1..r_m in order, each over V_{j-1}, the
 bytes being the ids 0..255), ``special_tokens`` (name → id, ids outside V_m)
 and ``byte_ids`` (null, or the external id of each byte 0..255: 256 distinct
@@ -30,14 +30,14 @@ import re
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from impl.encoder import check_rules
-from impl.formats._io import _atomic_write, compress_if_gz, read_bytes
-from impl.formats.errors import FormatError
-from impl.formats.model import PreTokenizerStep, Vocab, convert
-from impl.ids import check_byte_ids, check_special_tokens
-from impl.patterns import PATTERNS, compile_pattern, pattern_name
-from impl.pretokenizers import PreTokenizer, SplitStep, steps_from_hf
-from spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, Rule
+from bpeproof.impl.encoder import check_rules
+from bpeproof.impl.formats._io import _atomic_write, compress_if_gz, read_bytes
+from bpeproof.impl.formats.errors import FormatError
+from bpeproof.impl.formats.model import PreTokenizerStep, Vocab, convert
+from bpeproof.impl.ids import check_byte_ids, check_special_tokens
+from bpeproof.impl.patterns import PATTERNS, compile_pattern, pattern_name
+from bpeproof.impl.pretokenizers import PreTokenizer, SplitStep, steps_from_hf
+from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, Rule
 
 __all__ = [
     "FORMAT_NAME",
@@ -312,7 +312,7 @@ def project_bytes(vocab: Vocab) -> bytes:
     Raises ``FormatError`` when the format cannot hold the model: it has no
     pattern (or one that does not compile), its byte tokens are not one token
     for each byte value at the ids 0..255, a merge is improper (see
-    ``impl.formats.convert``), a token of two or more bytes is made by no
+    ``bpeproof.impl.formats.convert``), a token of two or more bytes is made by no
     merge, a token is empty, or a special token has an empty name or a
     negative id.  The file records the tokens, merges, special tokens and
     pattern; its tokenizer applies the merges one after another (def-bpe), so

@@ -26,7 +26,7 @@ text's UTF-8 bytes with ``▁`` turned back into a space.  Control, unknown and
 user-defined pieces are special tokens; unused pieces are left out.
 
 A BPE model holds no merges: they are implicit in the scores (a higher score
-merges first).  They are derived as for tiktoken (``impl.formats.derive``),
+merges first).  They are derived as for tiktoken (``bpeproof.impl.formats.derive``),
 over characters instead of bytes: the pieces of one character are the
 alphabet whatever their score, and every longer normal piece, in score order
 (ties by id), is split into two pieces of higher priority by the
@@ -40,10 +40,10 @@ import re
 import struct
 from dataclasses import dataclass
 
-from impl.formats._io import read_bytes
-from impl.formats.derive import derive_merges
-from impl.formats.errors import FormatError
-from impl.formats.model import Vocab
+from bpeproof.impl.formats._io import read_bytes
+from bpeproof.impl.formats.derive import derive_merges
+from bpeproof.impl.formats.errors import FormatError
+from bpeproof.impl.formats.model import Vocab
 
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 _PIECE_TYPES = {NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE}

@@ -13,10 +13,10 @@ import os
 import re
 from base64 import b64decode, b64encode
 
-from impl.formats._io import _atomic_write, compress_if_gz, decode_utf8, read_bytes
-from impl.formats.derive import derive_merges
-from impl.formats.errors import FormatError
-from impl.formats.model import Vocab
+from bpeproof.impl.formats._io import _atomic_write, compress_if_gz, decode_utf8, read_bytes
+from bpeproof.impl.formats.derive import derive_merges
+from bpeproof.impl.formats.errors import FormatError
+from bpeproof.impl.formats.model import Vocab
 
 _RANK = re.compile(r"[0-9]+")
 _BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")

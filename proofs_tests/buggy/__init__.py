@@ -1,4 +1,4 @@
-"""Planted implementations for testing the checker (``proofs_tests.checker``).
+"""Planted implementations for testing the checker (``bpeproof.proofs_tests.checker``).
 
 Each entry names an implementation as ``module:function`` and the article id the
 checker must report for it.  The buggy ones reproduce mistakes that real BPE code
@@ -43,7 +43,7 @@ trainers:train_pads_to_bound              pads to num_merges with (0, 0) rules (
 
 from __future__ import annotations
 
-_P = "proofs_tests.buggy."
+_P = "bpeproof.proofs_tests.buggy."
 
 #: (function kind, target, the article id the checker must report)
 BUGGY: list[tuple[str, str, str]] = [
@@ -82,11 +82,11 @@ BUGGY: list[tuple[str, str, str]] = [
 CORRECT: list[tuple[str, str]] = [
     ("enc", _P + "correct:enc_rank_order"),
     ("enc", _P + "correct:enc_fixpoint"),
-    ("enc", "impl.encoder:enc"),
+    ("enc", "bpeproof.impl.encoder:enc"),
     ("enc", "spec:enc"),
     ("dec", _P + "correct:dec_table"),
-    ("dec", "impl.encoder:dec"),
+    ("dec", "bpeproof.impl.encoder:dec"),
     ("train", _P + "correct:train_word_counts"),
-    ("train", "impl.trainer:train"),
+    ("train", "bpeproof.impl.trainer:train"),
     ("train", "spec:train"),
 ]

@@ -6,8 +6,8 @@
 
 from __future__ import annotations
 
-from proofs_tests.buggy.correct import dec_table as dec
-from proofs_tests.buggy.encoders import enc_right_to_left as enc
-from proofs_tests.buggy.trainers import train_ties_largest as train
+from bpeproof.proofs_tests.buggy.correct import dec_table as dec
+from bpeproof.proofs_tests.buggy.encoders import enc_right_to_left as enc
+from bpeproof.proofs_tests.buggy.trainers import train_ties_largest as train
 
 __all__ = ["dec", "enc", "train"]

@@ -9,7 +9,7 @@ import itertools
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from proofs_tests.buggy._common import RuleLike, byte_table, first_rank, merge_by_rank, merge_pass
+from bpeproof.proofs_tests.buggy._common import RuleLike, byte_table, first_rank, merge_by_rank, merge_pass
 
 Rules = Sequence[RuleLike]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from proofs_tests.buggy._common import RuleLike, byte_table
+from bpeproof.proofs_tests.buggy._common import RuleLike, byte_table
 
 Rules = Sequence[RuleLike]
 

@@ -1,7 +1,7 @@
 """Planted encoders: each breaks def-bpe's enc_R in one way that real implementations have.
 
 Every function has the signature ``enc(rules, data) -> list[int]``.  The module
-docstring of ``proofs_tests.buggy`` lists which claim each one breaks.
+docstring of ``bpeproof.proofs_tests.buggy`` lists which claim each one breaks.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import itertools
 from collections import Counter
 from collections.abc import Sequence
 
-from proofs_tests.buggy._common import RuleLike, byte_table, enc_correct, first_rank, merge_by_rank, merge_pass
+from bpeproof.proofs_tests.buggy._common import RuleLike, byte_table, enc_correct, first_rank, merge_by_rank, merge_pass
 
 Rules = Sequence[RuleLike]
 

@@ -40,8 +40,8 @@ from pathlib import Path
 
 import regex
 
-from impl.patterns import PATTERNS
-from impl.unicode_classes import stand_ins
+from bpeproof.impl.patterns import PATTERNS
+from bpeproof.impl.unicode_classes import stand_ins
 
 
 @lru_cache(maxsize=4)
@@ -273,7 +273,7 @@ def encode_hf(text: str) -> list[int]:
 
 @lru_cache(maxsize=4)
 def _reference(path: str, pattern: str | None) -> object:
-    from impl.commands._vocab import load_tokenizer
+    from bpeproof.impl.load import load_tokenizer
 
     return load_tokenizer(path, pattern)
 
@@ -285,24 +285,24 @@ def encode_reference(text: str) -> list[int]:
 
 #: (target, the layer the checker must report): planted ports, each caught within 30 s.
 PORTS: list[tuple[str, str]] = [
-    ("proofs_tests.buggy.ports:encode_ws_no_lookahead", "split"),
-    ("proofs_tests.buggy.ports:encode_case_sensitive", "split"),
-    ("proofs_tests.buggy.ports:encode_digits_1_4", "split"),
-    ("proofs_tests.buggy.ports:encode_letter_prefix_space", "split"),
-    ("proofs_tests.buggy.ports:encode_crlf_split", "split"),
-    ("proofs_tests.buggy.ports:encode_pair_ranks", "merge"),
-    ("proofs_tests.buggy.ports:encode_no_whole_piece", "merge"),
-    ("proofs_tests.buggy.ports:encode_nfc", "bytes"),
-    ("proofs_tests.buggy.ports:encode_greedy_longest", "merge"),
-    ("proofs_tests.buggy.ports:encode_byte_table_from_1", "error"),
-    ("proofs_tests.buggy.ports:encode_cache_by_length", "bytes|merge|split"),
+    ("bpeproof.proofs_tests.buggy.ports:encode_ws_no_lookahead", "split"),
+    ("bpeproof.proofs_tests.buggy.ports:encode_case_sensitive", "split"),
+    ("bpeproof.proofs_tests.buggy.ports:encode_digits_1_4", "split"),
+    ("bpeproof.proofs_tests.buggy.ports:encode_letter_prefix_space", "split"),
+    ("bpeproof.proofs_tests.buggy.ports:encode_crlf_split", "split"),
+    ("bpeproof.proofs_tests.buggy.ports:encode_pair_ranks", "merge"),
+    ("bpeproof.proofs_tests.buggy.ports:encode_no_whole_piece", "merge"),
+    ("bpeproof.proofs_tests.buggy.ports:encode_nfc", "bytes"),
+    ("bpeproof.proofs_tests.buggy.ports:encode_greedy_longest", "merge"),
+    ("bpeproof.proofs_tests.buggy.ports:encode_byte_table_from_1", "error"),
+    ("bpeproof.proofs_tests.buggy.ports:encode_cache_by_length", "bytes|merge|split"),
 ]
 
 #: Correct ports: never reported.
 CORRECT_PORTS: list[str] = [
-    "proofs_tests.buggy.ports:encode",
-    "proofs_tests.buggy.ports:encode_tiktoken",
-    "proofs_tests.buggy.ports:encode_reference",
+    "bpeproof.proofs_tests.buggy.ports:encode",
+    "bpeproof.proofs_tests.buggy.ports:encode_tiktoken",
+    "bpeproof.proofs_tests.buggy.ports:encode_reference",
 ]
 
 

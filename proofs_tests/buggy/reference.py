@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from proofs_tests.buggy.correct import dec_table as dec
-from proofs_tests.buggy.correct import enc_rank_order as enc
-from proofs_tests.buggy.correct import train_word_counts as train
+from bpeproof.proofs_tests.buggy.correct import dec_table as dec
+from bpeproof.proofs_tests.buggy.correct import enc_rank_order as enc
+from bpeproof.proofs_tests.buggy.correct import train_word_counts as train
 
 __all__ = ["dec", "enc", "train"]

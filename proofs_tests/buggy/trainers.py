@@ -10,7 +10,7 @@ import itertools
 from collections import Counter
 from collections.abc import Callable, Sequence
 
-from proofs_tests.buggy._common import merge_pass
+from bpeproof.proofs_tests.buggy._common import merge_pass
 
 Pair = tuple[int, int]
 Words = list[list[int]]

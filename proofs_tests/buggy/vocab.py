@@ -1,6 +1,6 @@
 """Small vocabulary files for checking text → ids tokenizers without downloads (``bpeproof check --tokenizer``).
 
-``write_rank_file(path)`` trains def-bpe (``impl.trainer``) on words cut by cl100k's
+``write_rank_file(path)`` trains def-bpe (``bpeproof.impl.trainer``) on words cut by cl100k's
 pattern from seeded text of many scripts, digits, contractions, whitespace and emoji
 (``checker_text``) and some English, and writes the rules as a tiktoken rank file
 (bytes keep their values as ranks, the j-th merged token has rank 256 + j).
@@ -17,9 +17,9 @@ from pathlib import Path
 
 import regex
 
-from impl.patterns import PATTERNS
-from impl.trainer import train_counts
-from proofs_tests.checker_text import TextGenerator
+from bpeproof.impl.patterns import PATTERNS
+from bpeproof.impl.trainer import train_counts
+from bpeproof.proofs_tests.checker_text import TextGenerator
 
 ENGLISH = (
     "It's the best of times, it was the worst of times. They'll say we're here, you've seen it, I'd go.\n"
@@ -66,7 +66,7 @@ SPECIALS = {"<|endoftext|>": 100_000, "<|fim|>": 100_001}
 
 def write_project_file(path: Path, merges: int = 700) -> Path:
     """The trained rules as the project's own tokenizer file, with cl100k's pattern and ``SPECIALS``."""
-    from impl.tokenizer import Tokenizer
+    from bpeproof.impl.tokenizer import Tokenizer
 
     generator = TextGenerator(0, weights={"corpus": 0.0})
     texts = [generator.draw()[0] for _ in range(3000)] + [ENGLISH] * 40

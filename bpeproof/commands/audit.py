@@ -1,6 +1,6 @@
 """``bpeproof audit``: check a real vocabulary file and find which BPE variant its own library computes.
 
-Prints a short summary; ``--json FILE`` and ``--html FILE`` write the full report (keys in ``impl.audit``),
+Prints a short summary; ``--json FILE`` and ``--html FILE`` write the full report (keys in ``bpeproof.audit.report``),
 each atomically.  Exit 0 when the audit ran (findings are not errors), 2 for a missing or malformed file, and
 with ``--strict`` 1 when the library follows none of its declared variants or the merge list is not proper.
 """
@@ -13,12 +13,12 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from impl.atomic import atomic_write_text
-from impl.audit import DEFAULT_SAMPLES, audit
-from impl.audit_html import render
-from impl.commands import EXIT_FOUND, EXIT_OK, UsageError
-from impl.formats import GPT2_PATTERN
-from impl.wording import count
+from bpeproof.audit.html import render
+from bpeproof.audit.report import DEFAULT_SAMPLES, audit
+from bpeproof.commands import EXIT_FOUND, EXIT_OK, UsageError
+from bpeproof.impl.atomic import atomic_write_text
+from bpeproof.impl.formats import GPT2_PATTERN
+from bpeproof.impl.wording import count
 
 
 def summary(report: Mapping[str, Any]) -> str:

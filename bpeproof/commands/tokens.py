@@ -7,10 +7,10 @@ import json
 import sys
 from pathlib import Path
 
-from impl.atomic import atomic_write_text
-from impl.commands import EXIT_OK, UsageError
-from impl.commands._vocab import load_tokenizer, parse_ids
-from impl.explain import Explanation, explain, render_svg, render_text
+from bpeproof.commands import EXIT_OK, UsageError
+from bpeproof.commands._vocab import load_tokenizer, parse_ids
+from bpeproof.impl.atomic import atomic_write_text
+from bpeproof.impl.explain import Explanation, explain, render_svg, render_text
 
 
 def _input_text(args: argparse.Namespace) -> str:

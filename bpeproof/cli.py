@@ -12,17 +12,18 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from impl.commands import EXIT_OK, EXIT_USAGE, Handler, UsageError
+from bpeproof import __version__
+from bpeproof.commands import EXIT_OK, EXIT_USAGE, Handler, UsageError
 
 #: One module per subcommand, each with ``register(commands)``; the order is the order of ``--help``.
 COMMAND_MODULES = [
-    "impl.commands.demo",
-    "impl.commands.train",
-    "impl.commands.tokens",
-    "impl.commands.convert",
-    "impl.commands.trace",
-    "impl.commands.check",
-    "impl.commands.audit",
+    "bpeproof.commands.demo",
+    "bpeproof.commands.train",
+    "bpeproof.commands.tokens",
+    "bpeproof.commands.convert",
+    "bpeproof.commands.trace",
+    "bpeproof.commands.check",
+    "bpeproof.commands.audit",
 ]
 
 
@@ -33,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Exit codes: 0 success, 1 a difference or failed check was found, 2 usage error or bad input.",
     )
     parser.add_argument("--debug", action="store_true", help="show a traceback on errors")
+    parser.add_argument("--version", action="version", version=f"bpeproof {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(commands)

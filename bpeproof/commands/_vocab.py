@@ -1,11 +1,11 @@
-"""The command line's vocabulary loader (``impl.load``) and its parser of token ids."""
+"""The command line's vocabulary loader (``bpeproof.impl.load``) and its parser of token ids."""
 
 from __future__ import annotations
 
 import re
 
-from impl.commands import UsageError
-from impl.load import guess_pattern, load_tokenizer
+from bpeproof.commands import UsageError
+from bpeproof.impl.load import guess_pattern, load_tokenizer
 
 __all__ = ["guess_pattern", "load_tokenizer", "parse_ids"]
 

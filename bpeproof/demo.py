@@ -13,8 +13,8 @@ import random
 import time
 from collections.abc import Callable
 
-import spec
-from spec.types import Rule
+from bpeproof import spec
+from bpeproof.spec.types import Rule
 
 TRACE_CORPUS = [b"slow"] * 4 + [b"slower"] * 2 + [b"lowest"] * 3 + [b"newest"] * 3
 GREEDY_CORPUS = [b"ab"] * 4 + [b"bcd"] * 2 + [b"bc"]
@@ -86,9 +86,9 @@ def show_boundary(out: Print) -> None:
 
 def show_engine(out: Print) -> None:
     """The fast implementation beside the specification, on the same inputs."""
-    from impl.encoder import dec as impl_dec
-    from impl.encoder import enc as impl_enc
-    from impl.trainer import train as impl_train
+    from bpeproof.impl.encoder import dec as impl_dec
+    from bpeproof.impl.encoder import enc as impl_enc
+    from bpeproof.impl.trainer import train as impl_train
 
     out("== the implementation (impl) against the specification (spec)")
     same_rules = impl_train(TRACE_CORPUS, None) == spec.train(TRACE_CORPUS, None)

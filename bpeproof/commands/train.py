@@ -8,11 +8,11 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from impl.commands import EXIT_OK, UsageError
-from impl.corpus import iter_lines
-from impl.patterns import compile_pattern, resolve_pattern
-from impl.tokenizer import Tokenizer
-from impl.trainer import count_words, train_counts
+from bpeproof.commands import EXIT_OK, UsageError
+from bpeproof.impl.corpus import iter_lines
+from bpeproof.impl.patterns import compile_pattern, resolve_pattern
+from bpeproof.impl.tokenizer import Tokenizer
+from bpeproof.impl.trainer import count_words, train_counts
 
 
 def read_lines(paths: list[str]) -> Iterator[str]:

@@ -1,20 +1,20 @@
 """``bpeproof audit``: what a real BPE vocabulary file holds, and which BPE its own library computes.
 
-The audit reads a tokenizer file with ``impl.formats``, checks it against the
+The audit reads a tokenizer file with ``bpeproof.impl.formats``, checks it against the
 article's definitions, runs the file's reference library (tiktoken,
 ``tokenizers``, sentencepiece, or for the project's own file its ``Tokenizer``)
-and compares it with each BPE variant of ``spec.variants``:
+and compares it with each BPE variant of ``bpeproof.spec.variants``:
 
 - the vocabulary: |V| against 256 + m (prop-bpe-vocab-size), missing byte
   tokens, whether the merge list is proper (each merge over the vocabulary built
-  so far: def-merge, via ``impl.formats.convert``), merges of a pair already
+  so far: def-merge, via ``bpeproof.impl.formats.convert``), merges of a pair already
   merged, tokens that stand for the same bytes (ex-same-string), tokens their
   own bytes never encode to, tokens whose bytes alone are not UTF-8
   (prop-utf8-boundary), special tokens (def-utf8);
 - the variant the library follows: the library encodes sampled words (pre-tokens
   of the corpora, token strings of the vocabulary, generated strings) and each
   variant encodes them too; the verdict lists the variants that agree on every
-  word.  The variants here are fast versions of ``spec.variants`` (the
+  word.  The variants here are fast versions of ``bpeproof.spec.variants`` (the
   specification recurses and is for small inputs); for small rule lists the
   audit also runs the specification's own and counts any difference;
 - compression per corpus (def-utf8's bytes per token) by the library (``tokenizers``
@@ -28,7 +28,7 @@ How the variants are run.  On a file the fast variants work in the file's own id
 rule-rank takes the first merge of each pair in the file's order (improper merges included, as the libraries
 do), bytes-rank ranks the tokens as the file does (tiktoken: the rank = id; sentencepiece: the score; the
 other formats: the merge that makes the token), whole-word looks the word's bytes up among those tokens, and
-sequential is (i) on the proper merges (``impl.formats.convert``) with the project's ``Encoder``.  Words start
+sequential is (i) on the proper merges (``bpeproof.impl.formats.convert``) with the project's ``Encoder``.  Words start
 as bytes, except for sentencepiece, whose units are its one-character pieces (bytes by ``<0xNN>`` fallback),
 and whose words are compared in the library's normalized form (▁ read as a space).  A token is *unreachable*
 under a variant when its own bytes do not encode to it alone: ``sequential`` is (i), ``declared`` is the file's
@@ -38,7 +38,7 @@ The JSON report (``audit`` returns it as a dict; ``--json FILE`` writes it).  Ke
 siblings, never change meaning.
 
 - ``format``: "bpeproof-audit"; ``version``: 1.
-- ``file``: ``path``, ``kind`` (``impl.formats.KINDS``), ``tokens``, ``merges``, ``specials`` (counts),
+- ``file``: ``path``, ``kind`` (``bpeproof.impl.formats.KINDS``), ``tokens``, ``merges``, ``specials`` (counts),
   ``pattern`` (the regex used, or null), ``pattern_name``, ``pattern_source`` ("option", "file", "guessed": a rank
   file's pattern by its name or size, o200k when neither tells, "library": the library's own pre-tokenizer,
   "none"), ``ignore_merges``, ``byte_fallback``.
@@ -58,9 +58,9 @@ siblings, never change meaning.
   (distinct corpus words over ``MAX_WORD_BYTES``), ``sources`` {``corpus``, ``tokens``, ``generated``},
   ``results`` {variant: {``compared``, ``agree``, ``disagreements`` [{``word``, ``hex``, ``library``,
   ``variant``}]}}, ``verdict`` (the variants agreeing on every word), ``follows_declared`` (null when nothing
-  was compared), ``spec_checked`` (words also run through ``spec.variants``: small rule lists only),
+  was compared), ``spec_checked`` (words also run through ``bpeproof.spec.variants``: small rule lists only),
   ``spec_mismatches`` [{``word``, ``variant``, ``ids``}] (a fast variant ≠ the specification; expected empty).
-- ``project``: the project's tokenizer for the file (``impl.load``, the file's own library's semantics) against
+- ``project``: the project's tokenizer for the file (``bpeproof.impl.load``, the file's own library's semantics) against
   the library: ``compared``, ``reason`` (how, or why not), ``semantics``, ``bytes``, ``library_tokens``,
   ``project_tokens`` (on sample text), ``token_texts``, ``token_texts_differing`` (the vocabulary's own tokens
   as texts, tokens no merge makes first), ``agree``, ``first_difference`` {``index``, ``library``,
@@ -93,17 +93,17 @@ from typing import Any, Protocol
 
 import regex
 
-from impl import patterns
-from impl.corpus import read_text
-from impl.encoder import Encoder
-from impl.formats import GPT2_PATTERN, Conversion, Vocab, bytes_to_unicode, convert, load
-from impl.formats._io import read_bytes
-from impl.formats.errors import FormatError
-from impl.load import load_tokenizer
-from impl.patterns import PATTERNS, compile_pattern, pattern_name, resolve_pattern
-from impl.tokenizer import Tokenizer
-from impl.unicode_classes import stand_ins
-from spec.types import ALPHABET_SIZE, RuleTriple
+from bpeproof.impl import patterns
+from bpeproof.impl.corpus import read_text
+from bpeproof.impl.encoder import Encoder
+from bpeproof.impl.formats import GPT2_PATTERN, Conversion, Vocab, bytes_to_unicode, convert, load
+from bpeproof.impl.formats._io import read_bytes
+from bpeproof.impl.formats.errors import FormatError
+from bpeproof.impl.load import load_tokenizer
+from bpeproof.impl.patterns import PATTERNS, compile_pattern, pattern_name, resolve_pattern
+from bpeproof.impl.tokenizer import Tokenizer
+from bpeproof.impl.unicode_classes import stand_ins
+from bpeproof.spec.types import ALPHABET_SIZE, RuleTriple
 
 __all__ = [
     "DEFAULT_SAMPLES",
@@ -143,7 +143,7 @@ SPEC_RULES_LIMIT = 64
 SPEC_WORDS = 200
 SPEC_WORD_BYTES = 16
 
-#: The variants of ``spec.variants``, by the names it uses.
+#: The variants of ``bpeproof.spec.variants``, by the names it uses.
 VARIANT_NAMES = ("sequential", "rule-rank", "bytes-rank", "whole-word+rule-rank", "whole-word+bytes-rank")
 
 #: What each file kind's library is documented to compute.
@@ -172,7 +172,7 @@ def show(data: bytes, limit: int = 60) -> str:
 
 
 # ---------------------------------------------------------------------------
-# Fast versions of the variants of spec.variants
+# Fast versions of the variants of bpeproof.spec.variants
 # ---------------------------------------------------------------------------
 
 
@@ -258,7 +258,7 @@ class MergeTable:
 def variant_functions(
     sequential: Callable[[bytes], list[int]], table: MergeTable
 ) -> dict[str, Callable[[bytes], list[int]]]:
-    """The five variants of ``spec.variants.VARIANTS`` on one merge table, by name."""
+    """The five variants of ``bpeproof.spec.variants.VARIANTS`` on one merge table, by name."""
 
     def whole(fallback: Callable[[bytes], list[int]]) -> Callable[[bytes], list[int]]:
         def run(word: bytes) -> list[int]:
@@ -277,7 +277,7 @@ def variant_functions(
 
 
 def fast_variants(rules: Sequence[RuleTriple]) -> dict[str, Callable[[bytes], list[int]]]:
-    """The variants of ``spec.variants.VARIANTS`` for a valid rule list, fast: same names, same values."""
+    """The variants of ``bpeproof.spec.variants.VARIANTS`` for a valid rule list, fast: same names, same values."""
     table = MergeTable.from_rules(rules)
     return variant_functions(Encoder(rules, cache_size=0).encode, table)
 
@@ -363,7 +363,7 @@ class TiktokenLibrary:
         return len(self._encoding.encode_ordinary(text))
 
     def pretokenize(self, text: str) -> list[bytes]:
-        pinned = stand_ins(text)  # tiktoken's engine classifies by Unicode 16.0 (impl.unicode_classes)
+        pinned = stand_ins(text)  # tiktoken's engine classifies by Unicode 16.0 (bpeproof.impl.unicode_classes)
         return [text[match.start() : match.end()].encode("utf-8") for match in self._regex.finditer(pinned)]
 
 
@@ -583,7 +583,7 @@ def guess_pattern(vocab: Vocab) -> str | None:
 
 
 def read_corpus(path: str) -> str:
-    """A UTF-8 text file, plain or gzip (``impl.corpus.read_text``: ``FormatError`` naming the file)."""
+    """A UTF-8 text file, plain or gzip (``bpeproof.impl.corpus.read_text``: ``FormatError`` naming the file)."""
     return read_text(path)
 
 
@@ -875,7 +875,7 @@ def _spec_check(view: FileView, words: Sequence[bytes]) -> tuple[int, list[dict[
     results mapped to file ids — when the rules hold every token of the file (no improper merge, no token that
     no merge builds), so that both describe the same vocabulary.
     """
-    from spec.variants import VARIANTS
+    from bpeproof.spec.variants import VARIANTS
 
     rules = view.conversion.rules
     fast = fast_variants(rules)
@@ -967,7 +967,7 @@ def audit(
 ) -> dict[str, Any]:
     """Audit a tokenizer file; returns the JSON report described in the module docstring.
 
-    ``pattern``: a name of ``impl.patterns.PATTERNS`` or a regex (rank files hold none; by default it is
+    ``pattern``: a name of ``bpeproof.impl.patterns.PATTERNS`` or a regex (rank files hold none; by default it is
     guessed from the name).  ``corpora``: UTF-8 text files (``.gz`` allowed); none = the built-in sample.
     ``samples``: distinct corpus words compared.  Bad files raise ``FormatError`` / ``OSError``.
     """
@@ -1229,7 +1229,7 @@ def findings(report: Mapping[str, Any]) -> list[str]:
                + (f", {by_library['count']} by {library['name']} itself" if by_library is not None else ""))
     out.append(f"{vocabulary['not_utf8']['count']} tokens are not valid UTF-8 alone (prop-utf8-boundary)")
     if variants["spec_mismatches"]:
-        out.append(f"{len(variants['spec_mismatches'])} words where a fast variant differs from spec.variants")
+        out.append(f"{len(variants['spec_mismatches'])} words where a fast variant differs from bpeproof.spec.variants")
     project = report["project"]
     if project.get("compared"):
         state = "agrees" if project["agree"] else "DISAGREES"

@@ -13,7 +13,7 @@ import path that does not resolve, not callable, a wrong signature, a program th
 does not speak the protocol, a file that is not a vocabulary) or a run in which no
 example ran, as one line.  The code under test is imported only in the worker process.  The current directory is
 importable, so ``--enc mymod:enc`` finds ``./mymod.py``; a path works too
-(``--enc src/mybpe.py:enc``).  The search itself lives in ``proofs_tests.checker``.
+(``--enc src/mybpe.py:enc``).  The search itself lives in ``bpeproof.proofs_tests.checker``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import os
 import sys
 from typing import Any
 
-from impl.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE, UsageError
+from bpeproof.commands import EXIT_FOUND, EXIT_OK, EXIT_USAGE, UsageError
 
 KINDS = ("enc", "dec", "train")
 
@@ -56,13 +56,13 @@ def run(args: argparse.Namespace) -> int:
     _positive(args.call_timeout, "--call-timeout")
     if args.memory_mb is not None and args.memory_mb <= 0:
         raise UsageError(f"--memory-mb must be positive, not {args.memory_mb}")
-    from proofs_tests.checker_process import install_signal_handlers
+    from bpeproof.proofs_tests.checker_process import install_signal_handlers
 
     install_signal_handlers()
     if args.tokenizer or args.cmd or args.vocab:
         return _run_tokenizer(args)
     targets, optional = _targets(args)
-    from proofs_tests.checker import TargetError, check
+    from bpeproof.proofs_tests.checker import TargetError, check
 
     try:
         result = check(
@@ -98,7 +98,7 @@ def _run_tokenizer(args: argparse.Namespace) -> int:
     if any(getattr(args, kind) for kind in KINDS) or args.impl:
         raise UsageError("--tokenizer/--cmd check text -> ids functions; --enc, --dec, --train, --impl check"
                          " the specification's signatures: give one kind")
-    from proofs_tests.checker_tokenizer import TargetError, check_tokenizer
+    from bpeproof.proofs_tests.checker_tokenizer import TargetError, check_tokenizer
 
     try:
         result = check_tokenizer(

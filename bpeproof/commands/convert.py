@@ -1,6 +1,6 @@
 """``bpeproof convert IN OUT``: rewrite a tokenizer file in another format, keeping the file's own ids.
 
-The input is anything ``impl.formats.load`` reads.  The output format is
+The input is anything ``bpeproof.impl.formats.load`` reads.  The output format is
 ``--to``, or else OUT's name decides:
 
 - ``*.tiktoken``, ``*.tiktoken.gz``: a tiktoken rank file (``tiktoken``);
@@ -27,11 +27,11 @@ import argparse
 import dataclasses
 from pathlib import Path
 
-from impl import formats
-from impl.commands import EXIT_OK, UsageError
-from impl.commands._vocab import guess_pattern
-from impl.patterns import PATTERNS, compile_pattern, pattern_name, resolve_pattern
-from impl.wording import count
+from bpeproof.commands import EXIT_OK, UsageError
+from bpeproof.commands._vocab import guess_pattern
+from bpeproof.impl import formats
+from bpeproof.impl.patterns import PATTERNS, compile_pattern, pattern_name, resolve_pattern
+from bpeproof.impl.wording import count
 
 #: The values of ``--to``.
 TARGETS = ("tiktoken", "hf", "gpt2", "bpeproof")

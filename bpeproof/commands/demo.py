@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from impl.commands import EXIT_OK
+from bpeproof.commands import EXIT_OK
 
 
 def run(args: argparse.Namespace) -> int:
-    from impl import demo
+    from bpeproof import demo
 
     demo.run()
     return EXIT_OK

@@ -1,0 +1,5 @@
+"""``python -m bpeproof``: the command line."""
+
+from bpeproof.cli import main
+
+raise SystemExit(main())
