@@ -910,7 +910,8 @@ def measure(seconds: float = 30.0, explicit: bool = True) -> list[tuple[str, str
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m proofs_tests.checker --measure SECONDS [--no-explicit]``: re-measure the planted bugs' table."""
+    """``python -m bpeproof.proofs_tests.checker --measure SECONDS [--no-explicit]``: re-measure the planted bugs'
+    table."""
     import argparse
 
     parser = argparse.ArgumentParser(

@@ -1,8 +1,8 @@
 """Mutants as canaries: small source patches that break the spec or the engine, and the gates that must kill them.
 
-Each mutant is one or more exact text replacements.  ``python -m proofs_tests.mutants [--all] [NAME ...]`` copies
-the working tree to a scratch directory, applies one mutant there (the real files are never touched), rebuilds the
-C extensions there when the mutant patches one, runs each gate on the copy and reports, per gate, whether it failed
+Each mutant is one or more exact text replacements.  ``python -m bpeproof.proofs_tests.mutants [--all] [NAME ...]``
+copies the working tree to a scratch directory, applies one mutant there (the real files are never touched), rebuilds
+the C extensions there when the mutant patches one, runs each gate on the copy and reports, per gate, whether it failed
 ("killed"), which test failed first and how long it took.  Without ``--all`` it runs only the fast gates (the
 Hypothesis suites); ``--all`` adds the CrossHair gates.  Before the mutants, the same gates run on the unmutated copy
 and must pass: a gate that fails anyway kills nothing.  ``--markdown`` prints the matrix as a Markdown table.

@@ -1,6 +1,7 @@
 """The mutant catalogue follows the code, and a few representative mutants die by a fast gate in every test run.
 
-``proofs_tests/mutants.py`` holds the catalogue and runs the full matrix (``python -m proofs_tests.mutants --all``).
+``proofs_tests/mutants.py`` holds the catalogue and runs the full matrix
+(``python -m bpeproof.proofs_tests.mutants --all``).
 Here, every mutant's patch must still apply to the current sources; and one spec mutant, one mutant of the engine's
 Python paths and one of each C loop are applied to scratch copies of the tree, where a focused gate must fail on
 each: a single small CrossHair run that must find a counterexample to the mutated claim, or one test of the
