@@ -124,3 +124,16 @@ def test_python_api_example_runs(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.strip().endswith("ids; no difference found"), result.stdout
     assert (tmp_path / "tok.json").exists()
+
+
+def _no_milliseconds(text: str) -> str:
+    return re.sub(r"\d+(\.\d+)? ms", "… ms", text)
+
+
+def test_demo_listing_is_what_the_demo_prints() -> None:
+    """The README's demo listing is the whole output of ``bpeproof demo`` (timings aside)."""
+    (listing,) = text_blocks(section("What the demo prints"))
+    done = subprocess.run([sys.executable, "-m", "bpeproof", "demo"], capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    assert _no_milliseconds(done.stdout.strip()) == _no_milliseconds(listing)
