@@ -65,3 +65,11 @@ def test_tokenizer_load_reads_every_format(tmp_path: Path) -> None:
     project = tmp_path / "tok.json"
     Tokenizer([(97, 98, 256)], "words").save(project)
     assert Tokenizer.load(project).encode("ab") == [256]
+
+
+def test_pytest_plugin_costs_nothing_when_unused() -> None:
+    """The plugin registered for every pytest run loads no layer of the project (no import cost, no side effect)."""
+    code = ("import sys, json, bpeproof.proofs_tests.plugin; print(json.dumps(sorted(m for m in sys.modules"
+            " if m.startswith(('bpeproof', 'hypothesis', 'crosshair', 'regex')))))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert json.loads(done.stdout) == ["bpeproof", "bpeproof.proofs_tests", "bpeproof.proofs_tests.plugin"]
