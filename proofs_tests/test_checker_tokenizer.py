@@ -85,7 +85,8 @@ def test_correct_port_passes(vocab: str, target: str) -> None:
     result = check_tokenizer(target, vocab=vocab, pattern="cl100k", seconds=1.5, seed=5,
                              decode="bpeproof.proofs_tests.buggy.ports:decode")
     assert not result.found, result.report()
-    assert result.ran and result.examples > 500, result.report()
+    # A pass means many texts were tried (about 2,000 on an idle core; the bound leaves room for a loaded machine).
+    assert result.ran and result.examples >= 100, result.report()
 
 
 def test_report_names_the_alternative_and_the_variant(caught: dict[str, TokenizerCheckResult]) -> None:
