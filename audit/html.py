@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import html
 import json
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["bar_chart", "render"]
+from bpeproof.audit.report import SUBPHASES
+
+__all__ = ["bar_chart", "readable", "render"]
 
 _STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 70em; color: #222; padding: 0 1em; }
@@ -28,6 +31,21 @@ figure { margin: 1em 0; } figcaption { font-size: .9em; color: #555; }
 
 def _e(value: object) -> str:
     return html.escape(str(value), quote=True)
+
+
+def readable(value: float) -> str:
+    """A chart label in plain digits, never in scientific notation: whole numbers with thousands separators
+    (11,940), others rounded to a whole number from 100 on (1,234), to two decimals from 1 on (2.21, 17.7) and to
+    three significant digits below 1 (0.45, 0.00312)."""
+    if value != value or value in (float("inf"), float("-inf")):
+        return str(value)
+    if value == int(value):
+        return f"{int(value):,}"
+    size = abs(value)
+    if size >= 100:
+        return f"{value:,.0f}"
+    decimals = 2 if size >= 1 else 2 - math.floor(math.log10(size))
+    return f"{value:.{decimals}f}".rstrip("0").rstrip(".")
 
 
 def bar_chart(
@@ -57,7 +75,7 @@ def bar_chart(
     for index, (label, value) in enumerate(bars):
         y = top + index * (bar_height + gap)
         length = max(0.0, value) / largest * plot
-        text = f"{value:.4g}{unit}"
+        text = f"{readable(value)}{unit}"
         short = label if len(label) <= 28 else label[:27] + "…"
         parts.append(
             f'<text x="{label_width - 6}" y="{y + 13}" text-anchor="end">{_e(short)}</text>'
@@ -71,7 +89,7 @@ def bar_chart(
         parts.append(
             f'<line x1="{x:.1f}" y1="{top - 4}" x2="{x:.1f}" y2="{bottom}" stroke="#b00020" stroke-dasharray="4 3"/>'
             f'<text x="{x:.1f}" y="{bottom + 12}" text-anchor="middle" fill="#b00020">'
-            f"{_e(reference[0])} = {reference[1]:.4g}{_e(unit)}</text>"
+            f"{_e(reference[0])} = {readable(reference[1])}{_e(unit)}</text>"
         )
     parts.append("</svg>")
     return "".join(parts)
@@ -110,6 +128,18 @@ def _length_histogram(lengths: Mapping[str, int]) -> str:
     if overflow:
         bars.append(("more than 24 bytes", float(overflow)))
     return _figure(bar_chart("token length histogram", bars), "Tokens by the number of bytes they stand for.")
+
+
+def _timing_bars(timings: Mapping[str, float]) -> list[tuple[str, float]]:
+    """The phases in order, each phase timed inside another right after it, labelled as part of it."""
+    bars: list[tuple[str, float]] = []
+    for name, seconds in timings.items():
+        if name in SUBPHASES:
+            continue
+        bars.append((name, float(seconds)))
+        bars += [(f"{inner} (in {name})", float(timings[inner])) for inner, parent in SUBPHASES.items()
+                 if parent == name and inner in timings]
+    return bars
 
 
 def render(report: Mapping[str, Any]) -> str:
@@ -222,8 +252,9 @@ def render(report: Mapping[str, Any]) -> str:
                           [(w["word"], w["count"], " | ".join(w["bpe_pieces"]), " | ".join(w["shortest_pieces"]))
                            for w in gap["worst"]]))
     out.append("<h2>Timings (seconds)</h2>")
-    out.append(_figure(bar_chart("timings", [(k, float(v)) for k, v in report["timings"].items()], unit=" s"),
-                       "Wall-clock time of each phase."))
+    out.append(_figure(bar_chart("timings", _timing_bars(report["timings"]), unit=" s"),
+                       "Wall-clock time of each phase; a phase timed inside another follows it, marked as part of"
+                       " it, and is not added again to the total."))
     out.append("<h2>Report (JSON)</h2><details><summary>show</summary><pre>")
     out.append(_e(json.dumps(report, ensure_ascii=False, indent=1)))
     out.append("</pre></details></body></html>")

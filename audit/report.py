@@ -1,5 +1,9 @@
 """``bpeproof audit``: what a real BPE vocabulary file holds, and which BPE its own library computes.
 
+This module is the audit itself, its findings and the report's schema (below); the fast variants and the
+shortest-length DP are in ``bpeproof.audit.variants``, the adapters of the reference libraries in
+``bpeproof.audit.libraries``.
+
 The audit reads a tokenizer file with ``bpeproof.impl.formats``, checks it against the
 article's definitions, runs the file's reference library (tiktoken,
 ``tokenizers``, sentencepiece, or for the project's own file its ``Tokenizer``)
@@ -14,11 +18,12 @@ and compares it with each BPE variant of ``bpeproof.spec.variants``:
 - the variant the library follows: the library encodes sampled words (pre-tokens
   of the corpora, token strings of the vocabulary, generated strings) and each
   variant encodes them too; the verdict lists the variants that agree on every
-  word.  The variants here are fast versions of ``bpeproof.spec.variants`` (the
-  specification recurses and is for small inputs); for small rule lists the
-  audit also runs the specification's own and counts any difference;
+  word.  The variants are fast versions of ``bpeproof.spec.variants``
+  (``bpeproof.audit.variants``: the specification recurses and is for small
+  inputs); for small rule lists the audit also runs the specification's own and
+  counts any difference;
 - compression per corpus (def-utf8's bytes per token) by the library (``tokenizers``
-  in pieces cut at line starts, see ``TokenizersLibrary.count_tokens``), the
+  in pieces cut at line starts, see ``bpeproof.audit.libraries.TokenizersLibrary.count_tokens``), the
   information bound of prop-token-information (log2 |V| bits per token against
   8 · bytes/token raw bits per token);
 - the greedy-against-shortest gap of prop-bpe-greedy-not-optimal on sampled words;
@@ -38,7 +43,9 @@ The JSON report (``audit`` returns it as a dict; ``--json FILE`` writes it).  Ke
 siblings, never change meaning.
 
 - ``format``: "bpeproof-audit"; ``version``: 1.
-- ``file``: ``path``, ``kind`` (``bpeproof.impl.formats.KINDS``), ``tokens``, ``merges``, ``specials`` (counts),
+- ``file``: ``path``, ``kind`` (``bpeproof.impl.formats.KINDS``), ``tokens`` (entries of the file's token table),
+  ``merges``, ``specials`` (counts), ``specials_in_tokens`` (special tokens that are also entries of the token
+  table, as a ``tokenizer.json`` may list them: ``tokens`` − ``specials_in_tokens`` are ordinary),
   ``pattern`` (the regex used, or null), ``pattern_name``, ``pattern_source`` ("option", "file", "guessed": a rank
   file's pattern by its name or size, o200k when neither tells, "library": the library's own pre-tokenizer,
   "none"), ``ignore_merges``, ``byte_fallback``.
@@ -70,58 +77,51 @@ siblings, never change meaning.
 - ``greedy_gap`` (prop-bpe-greedy-not-optimal, over the sampled corpus words weighted by their counts):
   ``words``, ``occurrences``, ``bpe_tokens``, ``shortest_tokens``, ``saved_percent``, ``words_shorter``,
   ``worst`` [{``word``, ``count``, ``bpe``, ``shortest``, ``bpe_pieces``, ``shortest_pieces``}].
-- ``timings``: {phase: seconds} (``unreachable`` is part of ``vocabulary``; ``total`` is the sum of the
-  phases); ``findings``: one-line statements, the most important first.
+- ``timings``: {phase: seconds} (``unreachable`` is part of ``vocabulary``, see ``SUBPHASES``; ``total`` is
+  the sum of the other phases); ``findings``: one-line statements, the most important first.
 
 Words and token bytes are shown as text where they are UTF-8, with ``\\xNN`` escapes elsewhere.
 """
 
 from __future__ import annotations
 
-import gzip
-import importlib.metadata
 import math
 import random
+import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from itertools import pairwise
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-import regex
-
+from bpeproof.audit.libraries import Library, SentencepieceLibrary, open_library
+from bpeproof.audit.variants import VARIANT_NAMES, MergeTable, fast_variants, shortest_length, variant_functions
 from bpeproof.impl import patterns
 from bpeproof.impl.corpus import read_text
 from bpeproof.impl.encoder import Encoder
-from bpeproof.impl.formats import GPT2_PATTERN, Conversion, Vocab, bytes_to_unicode, convert, load
-from bpeproof.impl.formats._io import read_bytes
+from bpeproof.impl.formats import Conversion, Vocab, convert, load
 from bpeproof.impl.formats.errors import FormatError
 from bpeproof.impl.load import load_tokenizer
 from bpeproof.impl.patterns import PATTERNS, compile_pattern, pattern_name, resolve_pattern
-from bpeproof.impl.tokenizer import Tokenizer
-from bpeproof.impl.unicode_classes import stand_ins
-from bpeproof.spec.types import ALPHABET_SIZE, RuleTriple
+from bpeproof.impl.wording import count
+from bpeproof.spec.types import ALPHABET_SIZE
 
 __all__ = [
     "DEFAULT_SAMPLES",
     "MAX_WORD_BYTES",
-    "VARIANT_NAMES",
     "FileView",
-    "Library",
-    "MergeTable",
     "audit",
-    "fast_variants",
-    "shortest_length",
+    "findings",
     "show",
 ]
 
 FORMAT_NAME = "bpeproof-audit"
 FORMAT_VERSION = 1
 
-#: Words longer than this (in bytes) are not compared: the variants run a quadratic merge on them.
+#: Words longer than this (in bytes) are not compared (some libraries merge a word in quadratic time).
 MAX_WORD_BYTES = 50
 #: Distinct corpus words compared by default.
 DEFAULT_SAMPLES = 4000
@@ -132,19 +132,11 @@ DISAGREEMENTS = 5
 #: Text taken from each corpus for word sampling and for the project comparison, in characters.
 SAMPLE_TEXT_CHARS = 1 << 20
 PROJECT_TEXT_CHARS = 1 << 17
-#: ``tokenizers`` encodes long texts in pieces of about this many characters (see ``count_tokens``), each cut
-#: checked on CUT_WINDOW characters either side.
-CHUNK_CHARS = 1 << 19
-CUT_WINDOW = 256
-_LINE_START = regex.compile(r"\n(?=\S)")
 #: Rule lists up to this size are also run through the specification's variants (recursive, slow), on at most
 #: SPEC_WORDS words of at most SPEC_WORD_BYTES bytes: a few seconds at most.
 SPEC_RULES_LIMIT = 64
 SPEC_WORDS = 200
 SPEC_WORD_BYTES = 16
-
-#: The variants of ``bpeproof.spec.variants``, by the names it uses.
-VARIANT_NAMES = ("sequential", "rule-rank", "bytes-rank", "whole-word+rule-rank", "whole-word+bytes-rank")
 
 #: What each file kind's library is documented to compute.
 DECLARED: dict[str, tuple[str, ...]] = {
@@ -169,381 +161,6 @@ def show(data: bytes, limit: int = 60) -> str:
     text = data.decode("utf-8", errors="backslashreplace")
     text = text.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-# ---------------------------------------------------------------------------
-# Fast versions of the variants of bpeproof.spec.variants
-# ---------------------------------------------------------------------------
-
-
-class MergeTable:
-    """The tables the fast variants need: token bytes, the first rule of each pair, the earliest token of each
-    string, and how a word is cut into units.
-
-    ``merges`` are ``(a, b, c)`` in priority order; ``order`` lists the joinable tokens by priority for the
-    bytes-rank variant (by default the merge results in merge order).  ``units`` cuts a word into its initial
-    ids (by default one id per byte, the byte itself).
-    """
-
-    def __init__(
-        self,
-        token_bytes: Mapping[int, bytes],
-        merges: Sequence[RuleTriple],
-        *,
-        order: Sequence[int] | None = None,
-        units: Callable[[bytes], list[int]] | None = None,
-    ) -> None:
-        self.token_bytes: dict[int, bytes] = dict(token_bytes)
-        self.pairs: dict[tuple[int, int], tuple[int, int]] = {}
-        for rank, (a, b, c) in enumerate(merges):
-            self.pairs.setdefault((a, b), (rank, c))
-        self.earliest: dict[bytes, tuple[int, int]] = {}
-        for rank, token in enumerate(order if order is not None else [c for _, _, c in merges]):
-            data = self.token_bytes.get(token)
-            if data is not None and len(data) >= 2:
-                self.earliest.setdefault(data, (rank, token))
-        self.units: Callable[[bytes], list[int]] = units if units is not None else list
-
-    @classmethod
-    def from_rules(cls, rules: Sequence[RuleTriple]) -> MergeTable:
-        """The table of a valid rule list in the specification's convention (bytes are ids 0..255)."""
-        token_bytes = {byte: bytes([byte]) for byte in range(ALPHABET_SIZE)}
-        for a, b, c in rules:
-            token_bytes[c] = token_bytes[a] + token_bytes[b]
-        return cls(token_bytes, rules)
-
-    def rule_rank(self, word: bytes) -> list[int]:
-        """(ii): merge the pair of the earliest rule, leftmost among equals, until none is left."""
-        ids = self.units(word)
-        get = self.pairs.get
-        while len(ids) > 1:
-            best: tuple[int, int] | None = None
-            at = 0
-            for i in range(len(ids) - 1):
-                found = get((ids[i], ids[i + 1]))
-                if found is not None and (best is None or found[0] < best[0]):
-                    best, at = found, i
-            if best is None:
-                break
-            ids[at : at + 2] = [best[1]]
-        return ids
-
-    def bytes_rank(self, word: bytes) -> list[int]:
-        """(iii): join the two adjacent parts whose joined bytes are the earliest token, leftmost among equals."""
-        ids = self.units(word)
-        parts = [self.token_bytes[token] for token in ids]
-        get = self.earliest.get
-        while len(parts) > 1:
-            best: tuple[int, int] | None = None
-            at = 0
-            for i in range(len(parts) - 1):
-                found = get(parts[i] + parts[i + 1])
-                if found is not None and (best is None or found[0] < best[0]):
-                    best, at = found, i
-            if best is None:
-                break
-            parts[at : at + 2] = [parts[at] + parts[at + 1]]
-            ids[at : at + 2] = [best[1]]
-        return ids
-
-    def whole_word(self, word: bytes) -> int | None:
-        """The earliest token whose bytes are the whole word (a single unit is its own token), or None."""
-        found = self.earliest.get(word)
-        if found is not None:
-            return found[1]
-        units = self.units(word)
-        return units[0] if len(units) == 1 else None
-
-
-def variant_functions(
-    sequential: Callable[[bytes], list[int]], table: MergeTable
-) -> dict[str, Callable[[bytes], list[int]]]:
-    """The five variants of ``bpeproof.spec.variants.VARIANTS`` on one merge table, by name."""
-
-    def whole(fallback: Callable[[bytes], list[int]]) -> Callable[[bytes], list[int]]:
-        def run(word: bytes) -> list[int]:
-            token = table.whole_word(word) if word else None
-            return [token] if token is not None else fallback(word)
-
-        return run
-
-    return {
-        "sequential": sequential,
-        "rule-rank": table.rule_rank,
-        "bytes-rank": table.bytes_rank,
-        "whole-word+rule-rank": whole(table.rule_rank),
-        "whole-word+bytes-rank": whole(table.bytes_rank),
-    }
-
-
-def fast_variants(rules: Sequence[RuleTriple]) -> dict[str, Callable[[bytes], list[int]]]:
-    """The variants of ``bpeproof.spec.variants.VARIANTS`` for a valid rule list, fast: same names, same values."""
-    table = MergeTable.from_rules(rules)
-    return variant_functions(Encoder(rules, cache_size=0).encode, table)
-
-
-def shortest_length(lengths_at: Mapping[bytes, int], longest: int, word: bytes) -> tuple[int, list[bytes]]:
-    """prop-bpe-greedy-not-optimal's dynamic programme: the fewest tokens whose bytes join to ``word``.
-
-    ``lengths_at`` holds every token string (the value is unused); ``longest`` is ℓmax.  Returns the length and
-    one shortest segmentation; (len(word) + 1, []) when no segmentation exists (a byte without a token).
-    """
-    n = len(word)
-    infinity = n + 1
-    f = [0] + [infinity] * n
-    last = [0] * (n + 1)
-    for i in range(1, n + 1):
-        for length in range(1, min(longest, i) + 1):
-            if f[i - length] + 1 < f[i] and word[i - length : i] in lengths_at:
-                f[i] = f[i - length] + 1
-                last[i] = length
-    if f[n] >= infinity:
-        return infinity, []
-    pieces: list[bytes] = []
-    i = n
-    while i > 0:
-        pieces.append(word[i - last[i] : i])
-        i -= last[i]
-    return f[n], pieces[::-1]
-
-
-# ---------------------------------------------------------------------------
-# The reference libraries
-# ---------------------------------------------------------------------------
-
-
-class Library(Protocol):
-    """A file's reference library, as the audit runs it."""
-
-    name: str
-    version: str
-
-    def encode_word(self, word: bytes) -> list[int] | None:
-        """The ids of one pre-token, without pre-tokenization; None when the library cannot take it."""
-
-    def encode_text(self, text: str) -> list[int]:
-        """The ids of a whole text, as the library's users get them (no special tokens)."""
-
-    def count_tokens(self, text: str) -> int:
-        """How many tokens ``encode_text`` gives for ``text`` (perhaps without holding them all at once)."""
-
-    def pretokenize(self, text: str) -> list[bytes]:
-        """The pre-tokens of a text, as the library cuts it."""
-
-
-def _version(package: str) -> str:
-    try:
-        return importlib.metadata.version(package)
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown"
-
-
-class TiktokenLibrary:
-    """tiktoken, built from the rank file's tokens and the pattern (no special tokens)."""
-
-    name = "tiktoken"
-
-    def __init__(self, vocab: Vocab, pattern: str) -> None:
-        import tiktoken
-
-        self.version = _version("tiktoken")
-        ranks = {data: token for token, data in vocab.tokens.items()}
-        self._encoding = tiktoken.Encoding(
-            name=Path(vocab.source).name or "audit", pat_str=pattern, mergeable_ranks=ranks, special_tokens={}
-        )
-        self._regex = regex.compile(pattern)
-
-    def encode_word(self, word: bytes) -> list[int] | None:
-        return list(self._encoding._encode_single_piece(word))
-
-    def encode_text(self, text: str) -> list[int]:
-        return list(self._encoding.encode_ordinary(text))
-
-    def count_tokens(self, text: str) -> int:
-        return len(self._encoding.encode_ordinary(text))
-
-    def pretokenize(self, text: str) -> list[bytes]:
-        pinned = stand_ins(text)  # tiktoken's engine classifies by Unicode 16.0 (bpeproof.impl.unicode_classes)
-        return [text[match.start() : match.end()].encode("utf-8") for match in self._regex.finditer(pinned)]
-
-
-class TokenizersLibrary:
-    """Hugging Face ``tokenizers``: the tokenizer.json as the library reads it, or a BPE model built from GPT-2's
-    files with a byte-level pre-tokenizer.  Words go straight to the model (``model.tokenize``)."""
-
-    name = "tokenizers"
-
-    def __init__(self, vocab: Vocab, pattern: str | None = None) -> None:
-        import tokenizers
-
-        self.version = _version("tokenizers")
-        table = bytes_to_unicode()
-        self._table = table
-        if vocab.kind == "hf-bpe":
-            raw = Path(vocab.source).read_bytes()
-            if raw[:2] == b"\x1f\x8b":
-                raw = gzip.decompress(raw)
-            self._tokenizer = tokenizers.Tokenizer.from_str(raw.decode("utf-8"))
-        else:
-            def spell(data: bytes) -> str:
-                return "".join(table[byte] for byte in data)
-
-            strings = {spell(data): token for token, data in vocab.tokens.items()}
-            merges = [(spell(vocab.tokens[a]), spell(vocab.tokens[b])) for a, b, _ in vocab.merges]
-            model = tokenizers.models.BPE(vocab=strings, merges=merges)
-            tokenizer = tokenizers.Tokenizer(model)
-            if pattern is None or pattern == GPT2_PATTERN:
-                tokenizer.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
-            else:
-                tokenizer.pre_tokenizer = tokenizers.pre_tokenizers.Sequence([
-                    tokenizers.pre_tokenizers.Split(tokenizers.Regex(pattern), behavior="isolated"),
-                    tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-                ])
-            tokenizer.decoder = tokenizers.decoders.ByteLevel()
-            self._tokenizer = tokenizer
-        self._model = self._tokenizer.model
-        self._byte_level = vocab.kind == "gpt2" or any(step.type == "ByteLevel" for step in vocab.pre_tokenizers)
-        self._reverse = {char: byte for byte, char in table.items()}
-
-    def _spell(self, word: bytes) -> str | None:
-        if self._byte_level:
-            return "".join(self._table[byte] for byte in word)
-        try:
-            return word.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-
-    def encode_word(self, word: bytes) -> list[int] | None:
-        spelled = self._spell(word)
-        if spelled is None:
-            return None
-        return [token.id for token in self._model.tokenize(spelled)]
-
-    def encode_text(self, text: str) -> list[int]:
-        return list(self._tokenizer.encode(text, add_special_tokens=False).ids)
-
-    def count_tokens(self, text: str) -> int:
-        """The token count of ``text``, encoded in pieces of about ``CHUNK_CHARS`` characters, two at a time.
-
-        ``tokenizers`` keeps offsets and strings for every token: a 10 MB text in one call takes gigabytes.
-        The text is cut just after a newline that a non-space character follows, and only when, at every
-        cut, the library's pre-tokenizer cuts the text around it the same way as the two sides apart (so no
-        pre-token spans a cut); otherwise the text is encoded whole.
-        """
-        chunks = line_chunks(text, CHUNK_CHARS)
-        if len(chunks) == 1 or not all(self._same_cut(left, right) for left, right in pairwise(chunks)):
-            return len(self.encode_text(text))
-        total = 0
-        for start in range(0, len(chunks), 2):
-            batch = self._tokenizer.encode_batch(chunks[start : start + 2], add_special_tokens=False)
-            total += sum(len(encoding.ids) for encoding in batch)
-        return total
-
-    def _same_cut(self, left: str, right: str) -> bool:
-        tail, head = left[-CUT_WINDOW:], right[:CUT_WINDOW]
-        return self.pretokenize(tail + head) == self.pretokenize(tail) + self.pretokenize(head)
-
-    def pretokenize(self, text: str) -> list[bytes]:
-        pre = self._tokenizer.pre_tokenizer
-        if pre is None:
-            return [text.encode("utf-8")] if text else []
-        pieces = [piece for piece, _ in pre.pre_tokenize_str(text)]
-        if self._byte_level:
-            reverse = self._reverse
-            return [bytes(reverse[char] for char in piece) for piece in pieces]
-        return [piece.encode("utf-8") for piece in pieces]
-
-
-class SentencepieceLibrary:
-    """sentencepiece: words are given as text; the library adds its dummy prefix and writes spaces as ▁."""
-
-    name = "sentencepiece"
-
-    def __init__(self, vocab: Vocab) -> None:
-        import sentencepiece
-
-        self.version = _version("sentencepiece")
-        # The model as bytes (a gzip file decompressed), which the library takes as well as a path.
-        self._processor = sentencepiece.SentencePieceProcessor(model_proto=read_bytes(vocab.source))
-
-    def normalized(self, word: bytes) -> bytes | None:
-        """The bytes the model's pieces are matched against: the normalized text with ▁ read as a space."""
-        try:
-            text = word.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-        return str(self._processor.normalize(text)).replace("\u2581", " ").encode("utf-8")
-
-    def encode_word(self, word: bytes) -> list[int] | None:
-        try:
-            text = word.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-        return list(self._processor.encode(text))
-
-    def encode_text(self, text: str) -> list[int]:
-        return list(self._processor.encode(text))
-
-    def count_tokens(self, text: str) -> int:
-        return len(self._processor.encode(text))
-
-    def pretokenize(self, text: str) -> list[bytes]:
-        return [piece.encode("utf-8") for piece in text.split()]
-
-
-class ProjectLibrary:
-    """The project's own ``Tokenizer``, read from the project's file (plain or gzip); words go to its encoder."""
-
-    name = "bpeproof"
-
-    def __init__(self, vocab: Vocab, pattern: str | None = None) -> None:
-        raw = Path(vocab.source).read_bytes()
-        if raw[:2] == b"\x1f\x8b":
-            raw = gzip.decompress(raw)
-        self.version = _version("bpeproof")
-        tokenizer = Tokenizer.from_json(raw, vocab.source)
-        if pattern is not None and pattern != tokenizer.pattern:
-            tokenizer = Tokenizer(tokenizer.rules, pattern, tokenizer.special_tokens, byte_ids=tokenizer.byte_ids)
-        self._tokenizer = tokenizer
-        self._byte_ids = tokenizer.byte_ids
-
-    def encode_word(self, word: bytes) -> list[int] | None:
-        byte_ids = self._byte_ids
-        return [byte_ids[t] if t < ALPHABET_SIZE else t for t in self._tokenizer.encoder.encode_word(word)]
-
-    def encode_text(self, text: str) -> list[int]:
-        return list(self._tokenizer.encode_ordinary(text))
-
-    def count_tokens(self, text: str) -> int:
-        return len(self._tokenizer.encode_ordinary(text))
-
-    def pretokenize(self, text: str) -> list[bytes]:
-        return [piece.encode("utf-8", "surrogateescape") for piece in self._tokenizer.pre_tokenize(text)]
-
-
-def line_chunks(text: str, size: int) -> list[str]:
-    """``text`` cut into pieces of about ``size`` characters, each cut just after a newline followed by a
-    character that is not white space; pieces join back to ``text``."""
-    cuts = [0]
-    finder = _LINE_START
-    while len(text) - cuts[-1] > size:
-        match = finder.search(text, cuts[-1] + size)
-        if match is None:
-            break
-        cuts.append(match.start() + 1)
-    cuts.append(len(text))
-    return [text[start:end] for start, end in pairwise(cuts) if end > start]
-
-
-def open_library(vocab: Vocab, pattern: str | None) -> Library:
-    """The file's reference library; ImportError when it is not installed."""
-    if vocab.kind == "tiktoken":
-        return TiktokenLibrary(vocab, pattern or PATTERNS["o200k"])
-    if vocab.kind in ("hf-bpe", "gpt2"):
-        return TokenizersLibrary(vocab, pattern)
-    if vocab.kind == "bpeproof":
-        return ProjectLibrary(vocab, pattern)
-    return SentencepieceLibrary(vocab)
 
 
 # ---------------------------------------------------------------------------
@@ -633,6 +250,52 @@ class _Timer:
             yield
         finally:
             self.timings[name] = round(self.timings.get(name, 0.0) + time.perf_counter() - start, 3)
+
+
+#: Phases timed inside another one: ``timings[name]`` is part of ``timings[SUBPHASES[name]]``, not added to the total.
+SUBPHASES = {"unreachable": "vocabulary"}
+#: Seconds between two redraws of the status line (``_status``).
+STATUS_INTERVAL = 0.25
+
+
+@contextmanager
+def _status(text: str, enabled: bool) -> Iterator[Callable[[str], None]]:
+    """While the block runs, one line on stderr saying what the audit does and for how long (redrawn by a thread
+    every ``STATUS_INTERVAL`` s, for steps that have no progress bar); erased at the end.  Yields a function that
+    changes the text for the next step.  Nothing is written unless ``enabled``."""
+    if not enabled:
+        yield lambda _text: None
+        return
+    stream = sys.stderr
+    start = time.perf_counter()
+    current = [text]
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def draw() -> None:
+        with lock:
+            stream.write(f"\r\x1b[K{current[0]} … {time.perf_counter() - start:.1f} s")
+            stream.flush()
+
+    def step(new: str) -> None:
+        current[0] = new
+        draw()
+
+    def tick() -> None:
+        while not stop.wait(STATUS_INTERVAL):
+            draw()
+
+    draw()
+    thread = threading.Thread(target=tick, name="audit-status", daemon=True)
+    thread.start()
+    try:
+        yield step
+    finally:
+        stop.set()
+        thread.join()
+        with lock:
+            stream.write("\r\x1b[K")
+            stream.flush()
 
 
 def _progress(items: Iterable[Any], total: int, description: str, enabled: bool, unit: str = "word") -> Iterable[Any]:
@@ -973,7 +636,7 @@ def audit(
     """
     timer = _Timer()
     rng = random.Random(seed)
-    with timer.phase("load"):
+    with timer.phase("load"), _status(f"audit: reading {Path(path).name}", progress) as step:
         source = "option" if pattern is not None else "file"
         resolved = resolve_pattern(pattern) if pattern is not None else None
         vocab = load(path, pattern=resolved)
@@ -997,7 +660,9 @@ def audit(
         if pattern is not None and vocab.kind in ("hf-bpe", "sentencepiece-bpe"):
             raise ValueError(f"{path}: --pattern applies to rank files and GPT-2 files; this {vocab.kind} file"
                              " carries its own pre-tokenization")
+        step(f"audit: checking the {len(vocab.merges)} merges of {Path(path).name}")
         conversion = convert(vocab)
+        step("audit: building the merge tables")
         view = FileView(vocab, conversion)
     report: dict[str, Any] = {"format": FORMAT_NAME, "version": FORMAT_VERSION}
     report["file"] = {
@@ -1006,6 +671,7 @@ def audit(
         "tokens": len(vocab.tokens),
         "merges": len(vocab.merges),
         "specials": len(vocab.specials),
+        "specials_in_tokens": len(set(vocab.specials.values()) & vocab.tokens.keys()),
         "pattern": resolved,
         "pattern_name": pattern_name(resolved) if resolved is not None else None,
         "pattern_source": source,
@@ -1015,7 +681,7 @@ def audit(
     with timer.phase("vocabulary"):
         report["vocabulary"] = _vocabulary_section(view, timer, progress)
 
-    with timer.phase("library"):
+    with timer.phase("library"), _status("audit: opening the file's library", progress):
         library: Library | None
         try:
             library = open_library(vocab, resolved)
@@ -1082,7 +748,7 @@ def audit(
             variants_report["spec_mismatches"] = mismatches[:EXAMPLES]
         report["variants"] = variants_report
 
-    with timer.phase("project"):
+    with timer.phase("project"), _status("audit: comparing the project's tokenizer with the library", progress):
         if library is None:
             report["project"] = _not_compared("the library did not run")
         else:
@@ -1090,7 +756,7 @@ def audit(
             own_pattern = resolved if vocab.kind in ("tiktoken", "gpt2") else None
             report["project"] = _project_section(view, library, project_texts, own_pattern)
 
-    with timer.phase("compression"):
+    with timer.phase("compression"), _status("audit: counting the tokens of the corpus", progress and len(texts) == 1):
         capacity = report["vocabulary"]["bits_per_token"]
         rows: list[dict[str, Any]] = []
         missing = frozenset(view.missing_byte_ids)
@@ -1113,7 +779,7 @@ def audit(
         report["greedy_gap"] = _greedy_gap(view, corpus_words, counts, library_ids, library_input)
 
     report["timings"] = dict(timer.timings)
-    report["timings"]["total"] = round(sum(value for key, value in timer.timings.items() if key != "unreachable"), 3)
+    report["timings"]["total"] = round(sum(value for key, value in timer.timings.items() if key not in SUBPHASES), 3)
     report["findings"] = findings(report)
     return report
 
@@ -1195,10 +861,11 @@ def findings(report: Mapping[str, Any]) -> list[str]:
     library = report["library"]
     if library["available"] and variants["words"]:
         verdict = variants["verdict"]
+        compared = f"{'the' if variants['words'] == 1 else 'all'} {count(variants['words'], 'word')} compared"
         if verdict:
-            out.append(f"{library['name']} follows {', '.join(verdict)} on all {variants['words']} words compared")
+            out.append(f"{library['name']} follows {', '.join(verdict)} on {compared}")
         else:
-            out.append(f"no variant agrees with {library['name']} on all {variants['words']} words compared")
+            out.append(f"no variant agrees with {library['name']} on {compared}")
         if set(verdict) == set(VARIANT_NAMES):
             out.append("the five variants give the same ids on every word compared: on these words the file cannot"
                        " tell them apart")
@@ -1207,15 +874,17 @@ def findings(report: Mapping[str, Any]) -> list[str]:
     elif not library["available"]:
         out.append(f"the reference library did not run: {library['error']}")
     if not vocabulary["proper"]:
-        out.append(f"the merge list is not proper: {vocabulary['improper_merges']['count']} improper merges"
+        out.append(f"the merge list is not proper: {count(vocabulary['improper_merges']['count'], 'improper merge')}"
                    f" ({', '.join(f'{k} {v}' for k, v in vocabulary['improper_merges']['by_kind'].items())})")
         if report["file"]["kind"] == "sentencepiece-bpe":
             out.append("sentencepiece merges characters, not bytes: a character of several bytes is a unit, so seen"
                        " byte by byte its merges are not built from bytes; expect (i) to differ on such text")
     if vocabulary["missing_bytes"]:
-        out.append(f"{len(vocabulary['missing_bytes'])} byte values have no token")
+        missing = len(vocabulary["missing_bytes"])
+        out.append(f"{count(missing, 'byte value')} {'has' if missing == 1 else 'have'} no token")
     if not vocabulary["size_matches"]:
-        out.append(f"|V| = {vocabulary['size']} ordinary tokens, not 256 + {report['file']['merges']} merges"
+        merges = count(report["file"]["merges"], "merge")
+        out.append(f"|V| = {count(vocabulary['size'], 'ordinary token')}, not 256 + {merges}"
                    f" = {vocabulary['expected_size']}")
     for key, what in (("duplicate_merges", "pairs merged more than once"),
                       ("same_bytes", "groups of tokens standing for the same bytes (ex-same-string)")):
@@ -1227,15 +896,18 @@ def findings(report: Mapping[str, Any]) -> list[str]:
                f" {unreachable['declared']['count']} under {unreachable['declared_variant']},"
                f" {unreachable['both']['count']} under both"
                + (f", {by_library['count']} by {library['name']} itself" if by_library is not None else ""))
-    out.append(f"{vocabulary['not_utf8']['count']} tokens are not valid UTF-8 alone (prop-utf8-boundary)")
+    not_utf8 = vocabulary["not_utf8"]["count"]
+    out.append(f"{count(not_utf8, 'token')} {'is' if not_utf8 == 1 else 'are'} not valid UTF-8 alone"
+               " (prop-utf8-boundary)")
     if variants["spec_mismatches"]:
-        out.append(f"{len(variants['spec_mismatches'])} words where a fast variant differs from bpeproof.spec.variants")
+        out.append(f"{count(len(variants['spec_mismatches']), 'word')} where a fast variant differs from"
+                   " bpeproof.spec.variants")
     project = report["project"]
     if project.get("compared"):
         state = "agrees" if project["agree"] else "DISAGREES"
         out.append(f"the project's tokenizer ({project['semantics']} semantics) {state} with {library['name']} on"
-                   f" {project['bytes']} bytes of text and {project['token_texts']} of the vocabulary's own tokens"
-                   f" as texts ({project['token_texts_differing']} differ)")
+                   f" {count(project['bytes'], 'byte')} of text and {project['token_texts']} of the vocabulary's own"
+                   f" tokens as texts ({project['token_texts_differing']} differ)")
     elif project.get("reason"):
         out.append(f"the project's tokenizer was not compared: {project['reason']}")
     return out

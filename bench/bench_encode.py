@@ -17,8 +17,10 @@ of it, and English fills the rest) — or else a generated text of words drawn
 with Zipf-like frequencies from a mixed-script word list.
 
 Reported per system: set-up time (loading the vocabulary, building the
-tokenizer), encoding time, throughput in MB/s, the ratio to tiktoken, peak RSS
-and RSS before encoding.  impl is measured twice in one process: the first
+tokenizer), encoding time, throughput in MB/s, peak RSS and RSS before
+encoding; then for each run of impl its speed ÷ each peer's (``impl x``: how
+many times faster bpeproof is, above 1 faster), the convention of every script
+in ``bench/``.  impl is measured twice in one process: the first
 pass starts with an empty word cache (every distinct word is a miss); the
 second pass re-encodes the same text with the cache filled, which is what a
 long-running process that keeps its tokenizer sees for recurring words.
@@ -245,6 +247,11 @@ def _child(system: str, text_path: str, vocab: str, ids_path: str) -> dict[str, 
     return result
 
 
+#: The systems bpeproof is compared with, and how every speed ratio of the benchmarks reads.
+PEERS = ("tiktoken", "hf")
+RATIO_LEGEND = "impl x: impl's speed ÷ the peer's (the peer's time ÷ impl's), how many times faster bpeproof is"
+
+
 def long_runs() -> None:
     """enc_R on one long run a^n (no pre-tokenization) with doubling rules: the worst case for naive merging."""
     from bpeproof.impl.encoder import enc
@@ -304,28 +311,29 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             results[system] = json.loads(done.stdout.strip().splitlines()[-1])
             id_files[system] = ids_path.read_bytes()
-    reference = results.get("tiktoken")
-    base_speed = size / 1e6 / reference["passes_s"][0] if reference else None
-    hf = results.get("hf")
-    hf_speed = size / 1e6 / hf["passes_s"][0] if hf else None
-    header = f"{'system':<34}{'setup s':>9}{'encode s':>10}{'MB/s':>8}{'vs tiktoken':>13}{'vs hf':>8}"
+    header = f"{'system':<34}{'setup s':>9}{'encode s':>10}{'MB/s':>8}"
     header += f"{'peak RSS MB':>13}{'RSS before':>12}{'tokens':>10}  ids"
     print(header)
     print("-" * len(header))
+    speeds: dict[str, float] = {}  # label -> MB/s
     for system, result in results.items():
         same = "same" if "tiktoken" in id_files and id_files[system] == id_files["tiktoken"] else "DIFFERENT"
         if system == "tiktoken":
             same = "(reference)"
         for index, seconds in enumerate(result["passes_s"]):
             label = system if len(result["passes_s"]) == 1 else f"{system} ({'cold' if index == 0 else 'warm'} cache)"
-            speed = size / 1e6 / seconds
-            ratio = f"{speed / base_speed:.2f}x" if base_speed else "-"
-            hf_ratio = f"{speed / hf_speed:.1f}x" if hf_speed else "-"
+            speed = speeds[label] = size / 1e6 / seconds
             print(
-                f"{label:<34}{result['setup_s']:>9.2f}{seconds:>10.2f}{speed:>8.2f}{ratio:>13}{hf_ratio:>8}"
+                f"{label:<34}{result['setup_s']:>9.2f}{seconds:>10.2f}{speed:>8.2f}"
                 f"{result['peak_rss_mb']:>13.0f}{result['rss_before_mb']:>12.0f}{result['tokens']:>10}  {same}"
             )
     print("\n'warm cache': the same text encoded again by the same Tokenizer (its word cache already filled).")
+    peers = [system for system in PEERS if system in speeds]
+    if peers:
+        print(f"\n{RATIO_LEGEND}:")
+        for label, speed in speeds.items():
+            if label.startswith("impl"):
+                print(f"  {label:<32}" + "".join(f"  {speed / speeds[peer]:7.2f}x {peer}" for peer in peers))
     for system, result in results.items():
         if "engine" in result:
             print(f"{system}: {result['engine']}")

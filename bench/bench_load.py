@@ -4,8 +4,9 @@
 
 For each file: seconds for the library to read it and be ready to encode (tiktoken: the rank file read as
 tiktoken reads it, then ``tiktoken.Encoding``; Hugging Face: ``Tokenizer.from_str``), seconds for
-``bpeproof.impl.load.load_tokenizer`` to do the same, and their ratio (project ÷ library, lower is better); then the ids
-of both on one line of text, which must be equal.
+``bpeproof.impl.load.load_tokenizer`` to do the same, and ``impl x``: the project's speed ÷ the library's (the
+library's seconds ÷ the project's), how many times faster bpeproof is, as in every script of ``bench/`` (above 1
+faster, below 1 slower); then whether the ids of both on one line of text are equal.
 """
 
 from __future__ import annotations
@@ -61,12 +62,14 @@ def main(argv: list[str]) -> int:
     if not files:
         print("no vocabulary files: pass some, or place ../shared/vocabs beside the repository")
         return 2
-    print(f"{'file':32} {'library s':>10} {'project s':>10} {'÷':>6}  semantics  same ids")
+    print("impl x: the project's speed ÷ the library's (the library's time ÷ the project's), how many times faster"
+          " bpeproof is")
+    print(f"{'file':32} {'library s':>10} {'project s':>10} {'impl x':>7}  semantics  same ids")
     for path in files:
         library = min((run(LIBRARY, path) for _ in range(3)), key=lambda r: float(str(r["seconds"])))
         project = min((run(PROJECT, path) for _ in range(3)), key=lambda r: float(str(r["seconds"])))
         lib_s, own_s = float(str(library["seconds"])), float(str(project["seconds"]))
-        print(f"{path.name:32} {lib_s:10.2f} {own_s:10.2f} {own_s / lib_s:6.2f}  {project['semantics']!s:10} "
+        print(f"{path.name:32} {lib_s:10.2f} {own_s:10.2f} {lib_s / own_s:6.2f}x  {project['semantics']!s:10} "
               f"{library['ids'] == project['ids']}")
     return 0
 

@@ -312,7 +312,7 @@ class CheckResult:
             f"bpeproof check: {names}",
             f"FOUND a difference in {self.function} after {stats}"
             + (f"; first seen at {self.seconds_to_find:.2f} s" if self.seconds_to_find is not None else ""),
-            f"  claim    : {self.claim} — {(self.claim_text or '').removeprefix(f'{self.claim}: ')}",
+            f"  claim    : {self.claim}{_statement(self.claim, self.claim_text)}",
             f"  detail   : {self.detail}",
         ]
         if self.hint:
@@ -333,6 +333,13 @@ class CheckResult:
             lines.append("  note     : in a fresh process these calls are answered correctly: the wrong answer"
                          " came from state left by earlier calls (e.g. a cache with a wrong key)")
         return "\n".join(lines)
+
+
+def _statement(claim: str | None, text: str | None) -> str:
+    """What follows the claim's id on the report's claim line: " — " and its statement without the id that
+    ``CLAIMS`` writes before it (the line names the id once), or nothing when there is no statement."""
+    statement = (text or "").removeprefix(f"{claim}:").strip()
+    return f" — {statement}" if statement else ""
 
 
 def _short_args(args: tuple[Any, ...]) -> str:

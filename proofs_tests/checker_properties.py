@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, TypeVar
 
+from bpeproof.impl import wording
 from bpeproof.proofs_tests.checker_worker import Call, Outcome
 from bpeproof.spec.bpe import Trace, count_pairs, enc_tokens, train_trace
 from bpeproof.spec.merge import MAX_SPEC_LENGTH, dec_tokens, rep_tokens, validate_rules
@@ -215,7 +216,7 @@ def judge_enc(args: tuple[Any, ...], outcome: Outcome) -> Failure | None:
     if len(actual) > len(data) or (data and not actual):
         claim = "prop-bpe-length-monotone"
         detail = (f"|enc_R(s)| must be ≤ |s| = {len(data)} and ≥ 1 for s ≠ ε;"
-                  f" the implementation returned {len(actual)} tokens")
+                  f" the implementation returned {wording.count(len(actual), 'token')}")
         also.append("thm-bpe-roundtrip")
     elif unknown or decoded != data:
         claim = "thm-bpe-roundtrip"

@@ -11,17 +11,21 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 
+import bpeproof.audit.libraries
 import bpeproof.audit.report
 from bpeproof import spec
-from bpeproof.audit.html import render
-from bpeproof.audit.report import FileView, MergeTable, audit, fast_variants, shortest_length
+from bpeproof.audit.html import bar_chart, render
+from bpeproof.audit.report import FileView, audit, findings
+from bpeproof.audit.variants import MergeTable, fast_variants, shortest_length
 from bpeproof.cli import main
+from bpeproof.commands.audit import summary
 from bpeproof.impl.formats import Vocab, convert, load, write_hf_json, write_tiktoken
 from bpeproof.impl.tokenizer import Tokenizer
 from bpeproof.impl.trainer import train
@@ -248,12 +252,12 @@ def test_without_the_library_the_audit_still_runs(tmp_path: Path, monkeypatch: p
 
 def test_line_chunks_join_back_and_cut_at_line_starts() -> None:
     text = "one\n two\nthree\n\n\nfour five\nsix" * 7
-    chunks = bpeproof.audit.report.line_chunks(text, 10)
+    chunks = bpeproof.audit.libraries.line_chunks(text, 10)
     assert "".join(chunks) == text and len(chunks) > 5
     for chunk in chunks[:-1]:
         assert chunk.endswith("\n")
     assert all(not chunk[0].isspace() for chunk in chunks[1:])
-    assert bpeproof.audit.report.line_chunks("no newline " * 9, 10) == ["no newline " * 9]
+    assert bpeproof.audit.libraries.line_chunks("no newline " * 9, 10) == ["no newline " * 9]
 
 
 @pytest.mark.parametrize("pre_tokenizer", [True, False])
@@ -266,8 +270,8 @@ def test_tokenizers_counts_in_chunks_as_whole(tmp_path: Path, monkeypatch: pytes
         document = json.loads(path.read_text(encoding="utf-8"))
         document["pre_tokenizer"] = None
         path.write_text(json.dumps(document), encoding="utf-8")
-    library = bpeproof.audit.report.TokenizersLibrary(load(path))
-    monkeypatch.setattr(bpeproof.audit.report, "CHUNK_CHARS", 40)
+    library = bpeproof.audit.libraries.TokenizersLibrary(load(path))
+    monkeypatch.setattr(bpeproof.audit.libraries, "CHUNK_CHARS", 40)
     text = "abc xyz\n  abcabc\nbc\n\nxyzab c\n" * 40
     assert library.count_tokens(text) == len(library.encode_text(text))
 
@@ -280,8 +284,8 @@ TOP_KEYS = {"format", "version", "file", "vocabulary", "library", "variants", "p
             "timings", "findings"}
 #: The keys ``bpeproof.audit.report``'s docstring documents, section by section.
 SECTION_KEYS = {
-    "file": {"path", "kind", "tokens", "merges", "specials", "pattern", "pattern_name", "pattern_source",
-             "ignore_merges", "byte_fallback"},
+    "file": {"path", "kind", "tokens", "merges", "specials", "specials_in_tokens", "pattern", "pattern_name",
+             "pattern_source", "ignore_merges", "byte_fallback"},
     "vocabulary": {"size", "expected_size", "size_matches", "missing_bytes", "proper", "improper_merges",
                    "duplicate_merges", "same_bytes", "unreachable", "not_utf8", "specials", "token_lengths",
                    "max_token_bytes", "bits_per_token"},
@@ -407,6 +411,107 @@ def test_project_file_where_the_variants_differ(tmp_path: Path) -> None:
     disagreement = report["variants"]["results"]["bytes-rank"]["disagreements"]
     assert disagreement and all(item["library"] != item["variant"] for item in disagreement)
     assert report["vocabulary"]["unreachable"]["sequential"]["count"] == 1  # abc: (i) gives a, bc
+
+
+def _special_in_vocab_file(tmp_path: Path) -> Path:
+    """The planted tokenizer.json with an added token that is also an entry of the model's vocabulary, as
+    DeepSeek's ``<｜begin▁of▁sentence｜>`` is (the audit's |V| leaves it out, the token table holds it)."""
+    path = _hf_file(tmp_path)
+    document = json.loads(path.read_text(encoding="utf-8"))
+    vocab = document["model"]["vocab"]
+    special = max(vocab.values()) + 1
+    vocab["<|start|>"] = special
+    document["added_tokens"] = [{"id": special, "content": "<|start|>", "single_word": False, "lstrip": False,
+                                 "rstrip": False, "normalized": False, "special": True}]
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return path
+
+
+def test_audit_and_convert_count_the_tokens_alike(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Both commands print the size of the token table and, when special tokens are among its entries, how many
+    of them are ordinary: one count, explained, for the same file."""
+    pytest.importorskip("tokenizers")
+    path = _special_in_vocab_file(tmp_path)
+    total = len(load(path).tokens)
+    explained = f"{total} tokens ({total - 1} ordinary + 1 special)"
+    assert main(["audit", str(path), "--samples", "20", "--json", str(tmp_path / "r.json")]) == 0
+    header = capsys.readouterr().out.splitlines()[0]
+    assert f": hf-bpe, {explained}, " in header and ", 1 special token;" in header
+    report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert report["file"]["specials_in_tokens"] == 1 and report["vocabulary"]["size"] == total - 1
+    assert main(["convert", str(path), str(tmp_path / "out.json")]) == 0
+    assert f": {explained}, " in capsys.readouterr().out
+
+
+def test_header_says_once_how_text_is_cut(tmp_path: Path) -> None:
+    """The header names the pattern and where it came from, or the library's own pre-tokenizer, each once."""
+    pytest.importorskip("tokenizers")
+    pytest.importorskip("tiktoken")
+    header = summary(audit(str(_same_bytes_file(tmp_path)), samples=20)).splitlines()[0]
+    assert header.endswith("; the library's own pre-tokenizer") and "(library)" not in header
+    header = summary(audit(str(_tiktoken_file(tmp_path)), pattern="words", samples=20)).splitlines()[0]
+    assert header.endswith("; pattern words (--pattern)")
+    assert summary(audit(str(_tiktoken_file(tmp_path)), samples=20)).splitlines()[0].endswith("(guessed)")
+
+
+def test_time_line_phases_add_up_to_the_total(tmp_path: Path) -> None:
+    """A phase timed inside another is printed inside its brackets, so the phases outside add up to the total."""
+    pytest.importorskip("tiktoken")
+    report = audit(str(_tiktoken_file(tmp_path)), pattern="words", samples=20)
+    line = summary(report).splitlines()[-1]
+    outside = re.sub(r"\([^)]*\)", "", line.removeprefix("time: "))
+    seconds = {name: float(value) for name, value in re.findall(r"(\w+) (\d+\.\d+)s", outside)}
+    assert "unreachable" not in seconds and "unreachable" in line
+    total = seconds.pop("total")
+    assert abs(sum(seconds.values()) - total) <= 0.006 * (len(seconds) + 1), line
+    report["timings"] = {"load": 1.25, "unreachable": 0.5, "vocabulary": 0.75, "library": 0.25, "total": 2.25}
+    assert summary(report).splitlines()[-1] == ("time: load 1.25s, vocabulary 0.75s (0.50s of it unreachable),"
+                                                " library 0.25s, total 2.25s")
+
+
+def test_counts_agree_with_their_number(tmp_path: Path) -> None:
+    """One of a thing is never written in the plural, in the findings or in the summary."""
+    pytest.importorskip("tiktoken")
+    report = audit(str(_tiktoken_file(tmp_path)), pattern="words", samples=20)
+    assert "1 byte value has no token" in report["findings"]  # the planted file lacks only 0xFF
+    report["vocabulary"]["not_utf8"]["count"] = 1
+    report["variants"]["words"] = 1
+    report["greedy_gap"].update(words=1, words_shorter=1, shortest_tokens=1)
+    report["findings"] = findings(report)
+    text = summary(report)
+    assert "1 token is not valid UTF-8 alone (prop-utf8-boundary)" in text
+    assert "on the 1 word compared" in text and "verdict on 1 word:" in text
+    assert "greedy vs shortest on 1 word:" in text and "fewer possible, 1 word)" in text
+    nouns = "word|token|byte|merge|special token|improper merge|byte value|ordinary token"
+    assert not re.findall(rf"(?<![\d.,])1 (?:{nouns})s\b", text), text
+
+
+def test_load_phase_shows_progress_on_a_terminal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """With progress on (``audit`` on a terminal), the load phase writes a status line, erased at the end;
+    without, nothing is written to stderr."""
+    pytest.importorskip("tiktoken")
+    path = _tiktoken_file(tmp_path)
+    audit(str(path), pattern="words", samples=20)
+    assert capsys.readouterr().err == ""
+    audit(str(path), pattern="words", samples=20, progress=True)
+    err = capsys.readouterr().err
+    assert f"\r\x1b[Kaudit: reading {path.name} … " in err
+    assert "\r\x1b[Kaudit: building the merge tables … " in err
+    assert err.endswith("\r\x1b[K")
+
+
+def test_chart_labels_are_plain_numbers(tmp_path: Path) -> None:
+    """Bar labels in plain digits with thousands separators, never in scientific notation (1.194e+04)."""
+    svg = bar_chart("tokens", [("BPE", 11940.0), ("shortest", 11873.0), ("rate", 2.208), ("small", 0.000123)],
+                    reference=("log2 |V|", 15.62))
+    labels = re.findall(r">([^<>]*)</text>", svg)
+    assert {"11,940", "11,873", "2.21", "0.000123", "log2 |V| = 15.62"} <= set(labels), labels
+    pytest.importorskip("tiktoken")
+    report = audit(str(_tiktoken_file(tmp_path)), pattern="words", samples=20)
+    report["greedy_gap"].update(bpe_tokens=11940, shortest_tokens=118730)
+    page = render(report)
+    assert ">11,940</text>" in page and ">118,730</text>" in page
+    assert not [label for label in re.findall(r">([^<>]*)</text>", page) if re.search(r"\de[+-]\d", label)]
 
 
 # ---------------------------------------------------------------------------

@@ -14,33 +14,60 @@ from collections.abc import Mapping
 from typing import Any
 
 from bpeproof.audit.html import render
-from bpeproof.audit.report import DEFAULT_SAMPLES, audit
+from bpeproof.audit.report import DEFAULT_SAMPLES, SUBPHASES, audit
 from bpeproof.commands import EXIT_FOUND, EXIT_OK, UsageError
 from bpeproof.impl.atomic import atomic_write_text
 from bpeproof.impl.formats import GPT2_PATTERN
-from bpeproof.impl.wording import count
+from bpeproof.impl.wording import count, token_count
+
+#: How the report's ``pattern_source`` reads after the pattern's name.
+PATTERN_SOURCES = {"option": "--pattern", "file": "from the file", "guessed": "guessed"}
+
+
+def pattern_phrase(file: Mapping[str, Any]) -> str:
+    """How the file's text is cut into words: "pattern r50k (guessed)", "the library's own pre-tokenizer", …"""
+    if file["pattern"] is None:
+        if file["pattern_source"] == "library":
+            return "the library's own pre-tokenizer"
+        return "no pattern"
+    if file["pattern_name"]:
+        name = file["pattern_name"]
+    else:
+        name = "GPT-2's regex" if file["pattern"] == GPT2_PATTERN else "a custom regex"
+    return f"pattern {name} ({PATTERN_SOURCES.get(file['pattern_source'], file['pattern_source'])})"
+
+
+def timing_line(timings: Mapping[str, float]) -> str:
+    """The ``time:`` line: each phase once, a phase timed inside another shown in brackets after it, so that the
+    phases outside brackets add up to the total."""
+    inside: dict[str, list[str]] = {}
+    for name, parent in SUBPHASES.items():
+        if name in timings:
+            inside.setdefault(parent, []).append(f"{timings[name]:.2f}s of it {name}")
+    parts = []
+    for name, seconds in timings.items():
+        if name in SUBPHASES or name == "total":
+            continue
+        nested = f" ({', '.join(inside[name])})" if name in inside else ""
+        parts.append(f"{name} {seconds:.2f}s{nested}")
+    if "total" in timings:
+        parts.append(f"total {timings['total']:.2f}s")
+    return "time: " + ", ".join(parts)
 
 
 def summary(report: Mapping[str, Any]) -> str:
     """The terminal summary: the file, the verdict, the numbers, one line each."""
     file = report["file"]
-    vocabulary = report["vocabulary"]
     variants = report["variants"]
     library = report["library"]
     gap = report["greedy_gap"]
-    if file["pattern_name"]:
-        pattern = file["pattern_name"]
-    elif file["pattern"] is None:
-        pattern = "(the library's pre-tokenizer)"
-    else:
-        pattern = "GPT-2's regex" if file["pattern"] == GPT2_PATTERN else "custom regex"
     lines = [
-        f"{file['path']}: {file['kind']}, {vocabulary['size']} tokens, {file['merges']} merges,"
-        f" {count(file['specials'], 'special token')}; pattern {pattern} ({file['pattern_source']})",
+        f"{file['path']}: {file['kind']}, {token_count(file['tokens'], file['specials_in_tokens'])},"
+        f" {count(file['merges'], 'merge')}, {count(file['specials'], 'special token')}; {pattern_phrase(file)}",
     ]
     if library["available"]:
         lines.append(f"library: {library['name']} {library['version']}; declared {', '.join(variants['declared'])};"
-                     f" verdict on {variants['words']} words: {', '.join(variants['verdict']) or 'none'}")
+                     f" verdict on {count(variants['words'], 'word')}: {', '.join(variants['verdict']) or 'none'}")
         for name, entry in variants["results"].items():
             mark = "=" if entry["agree"] == entry["compared"] else "≠"
             first = ""
@@ -53,14 +80,14 @@ def summary(report: Mapping[str, Any]) -> str:
     lines += ["findings:"] + [f"  - {line}" for line in report["findings"]]
     for corpus in report["corpora"]:
         lines.append(
-            f"corpus {corpus['name']}: {corpus['bytes']} bytes -> {corpus['tokens']} tokens,"
+            f"corpus {corpus['name']}: {count(corpus['bytes'], 'byte')} -> {count(corpus['tokens'], 'token')},"
             f" {corpus['bytes_per_token']:.3f} bytes/token = {corpus['raw_bits_per_token']:.1f} raw bits/token;"
             f" log2|V| = {corpus['bits_per_token']:.2f}"
         )
-    lines.append(f"greedy vs shortest on {gap['words']} words: {gap['bpe_tokens']} vs {gap['shortest_tokens']} tokens"
-                 f" ({gap['saved_percent']:.2f}% fewer possible, {gap['words_shorter']} words)")
-    timings = report["timings"]
-    lines.append("time: " + ", ".join(f"{key} {value:.2f}s" for key, value in timings.items()))
+    lines.append(f"greedy vs shortest on {count(gap['words'], 'word')}: {gap['bpe_tokens']} vs"
+                 f" {count(gap['shortest_tokens'], 'token')} ({gap['saved_percent']:.2f}% fewer possible,"
+                 f" {count(gap['words_shorter'], 'word')})")
+    lines.append(timing_line(report["timings"]))
     return "\n".join(lines)
 
 

@@ -31,7 +31,7 @@ from bpeproof.commands import EXIT_OK, UsageError
 from bpeproof.commands._vocab import guess_pattern
 from bpeproof.impl import formats
 from bpeproof.impl.patterns import PATTERNS, compile_pattern, pattern_name, resolve_pattern
-from bpeproof.impl.wording import count
+from bpeproof.impl.wording import count, token_count
 
 #: The values of ``--to``.
 TARGETS = ("tiktoken", "hf", "gpt2", "bpeproof")
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
             notes.append(f"pattern {guessed} guessed from the name or size")
     missing = _missing_bytes(vocab)
     if missing and target in ("tiktoken", "bpeproof"):
-        raise UsageError(f"{args.input}: no token stands for the byte 0x{missing[0]:02X} ({len(missing)} bytes"
+        raise UsageError(f"{args.input}: no token stands for the byte 0x{missing[0]:02X} ({count(len(missing), 'byte')}"
                          f" missing); a {'rank' if target == 'tiktoken' else 'project'} file needs every byte")
     if target == "bpeproof" and vocab.pattern is None and not vocab.pre_tokenizers:
         raise UsageError(f"{args.input}: the file states no pre-tokenization pattern; pass --pattern"
@@ -115,7 +115,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         formats.write_project(vocab, args.output)
     note = f" ({'; '.join(notes)})" if notes else ""
-    print(f"{args.input} ({vocab.kind}) -> {' + '.join(written)} ({target}): {len(vocab.tokens)} tokens,"
+    tokens = token_count(len(vocab.tokens), len(set(vocab.specials.values()) & vocab.tokens.keys()))
+    print(f"{args.input} ({vocab.kind}) -> {' + '.join(written)} ({target}): {tokens},"
           f" {count(len(vocab.merges), 'merge')}, {count(len(vocab.specials), 'special token')}{note}")
     return EXIT_OK
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from bpeproof import spec
 from bpeproof.commands import EXIT_OK, UsageError
 from bpeproof.impl.corpus import read_text
+from bpeproof.impl.wording import count
 
 #: The specification is recursive and slow: the trace is for small corpora.
 MAX_TRACE_SYMBOLS = 20_000
@@ -70,8 +71,8 @@ def run(args: argparse.Namespace) -> int:
                           "bound": trace.corpus_symbols - trace.corpus_words, "cost": trace.cost,
                           "steps": rows}, ensure_ascii=False, indent=2))
         return EXIT_OK
-    print(f"corpus: K = {trace.corpus_words} words, N = {trace.corpus_symbols} bytes;"
-          f" bound N − K = {trace.corpus_symbols - trace.corpus_words} merges")
+    print(f"corpus: K = {count(trace.corpus_words, 'word')}, N = {count(trace.corpus_symbols, 'byte')};"
+          f" bound N − K = {count(trace.corpus_symbols - trace.corpus_words, 'merge')}")
     header = f"{'step':>4}  {'pair':<20} {'count':>5}  {'tied with':<30} {'new token':<14} {'tokens':>6} {'vocab':>6}"
     print(header + "  bytes/token")
     for row in rows:
@@ -88,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         assert isinstance(compression, float)
         print(f"{row['step']:>4}  {pair_text:<20} {row['count']:>5}  {tied_text:<30} {row['new_token']!s:<14}"
               f" {row['total_tokens']:>6} {row['vocab_size']:>6}  {compression:.2f}")
-    print(f"{len(trace.steps)} merges; steps counted as in prop-bpe-training-cost: {trace.cost}")
+    print(f"{count(len(trace.steps), 'merge')}; steps counted as in prop-bpe-training-cost: {trace.cost}")
     return EXIT_OK
 
 
