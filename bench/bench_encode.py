@@ -166,8 +166,9 @@ def improper_ranks(ranks: dict[bytes, int]) -> dict[bytes, int]:
 
 
 def _child(system: str, text_path: str, vocab: str, ids_path: str) -> dict[str, Any]:
+    from bpeproof.impl.formats.tiktoken_file import load_tiktoken_ranks
     from bpeproof.impl.patterns import PATTERNS
-    from bpeproof.impl.tokenizer import Tokenizer, load_tiktoken_ranks
+    from bpeproof.impl.tokenizer import Tokenizer
 
     text = Path(text_path).read_text(encoding="utf-8")
     size = len(text.encode("utf-8"))
@@ -207,7 +208,7 @@ def _child(system: str, text_path: str, vocab: str, ids_path: str) -> dict[str, 
         from tokenizers import Regex, decoders, models, pre_tokenizers
         from tokenizers import Tokenizer as HFTokenizer
 
-        from bpeproof.impl.tokenizer import tiktoken_rules
+        from bpeproof.impl.formats.tiktoken_file import tiktoken_rules
 
         rules, byte_ids = tiktoken_rules(ranks)
         alphabet = _bytes_to_unicode()

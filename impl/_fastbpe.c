@@ -35,6 +35,16 @@
  *
  * A merge costs O(occurrences · log), and every occurrence entry is made by the
  * initial count or by an earlier merge: O(N log N) in all.  Deterministic.
+ *
+ * Inputs are copied before anything is sized or used: the two lists are copied
+ * (owned references), every frequency is converted to int64 (which may run
+ * Python code: ``__index__``), and only then are the words checked and their
+ * bytes copied into the token array.  Counts are int64 and every addition to
+ * one is checked: a count beyond 2**63 - 1 is an OverflowError, never wrong
+ * rules.  Only the initial count can overflow (a merge gives a new pair at most
+ * the count of the old pair it replaces), but the merge loop checks its
+ * additions too.  Subtractions need no check: a count is the sum of the
+ * frequencies of the positions that start its pair, so it never drops below 0.
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -70,6 +80,26 @@ typedef struct {
 #else
 #define PREFETCH_POS(address) ((void)0)
 #endif
+
+/* *total += n; 0 (and *total unchanged) when the sum does not fit in int64. */
+static inline int add_count(int64_t *total, int64_t n)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    int64_t sum;
+    if (__builtin_add_overflow(*total, n, &sum))
+        return 0;
+    *total = sum;
+#else
+    if ((n > 0 && *total > INT64_MAX - n) || (n < 0 && *total < INT64_MIN - n))
+        return 0;
+    *total += n;
+#endif
+    return 1;
+}
+
+/* Results of run() other than a number of merges. */
+#define RUN_NO_MEMORY (-1)
+#define RUN_OVERFLOW (-2)
 
 typedef struct {
     Pair *pairs;
@@ -205,13 +235,13 @@ static int32_t new_pair(State *s, int32_t a, int32_t b, int32_t **touched, int64
 /*
  * The whole training run on C arrays: pos[p] for every position p of the distinct words, which
  * lie one after another; freq[w] for every word.  rules receives 3 * (number of merges) ids.
- * Returns the number of merges, or -1 when out of memory.
+ * Returns the number of merges, RUN_NO_MEMORY, or RUN_OVERFLOW when a count does not fit in int64.
  */
 static int64_t run(Pos *pos, const int64_t *freq, int32_t total, int64_t merges, int32_t *rules)
 {
     State s;
     memset(&s, 0, sizeof s);
-    int64_t done = -1;
+    int64_t done = RUN_NO_MEMORY;
     int32_t *touched = NULL;
     int64_t n_touched = 0, cap_touched = 0;
     size_t ids = (size_t)(256 + merges);
@@ -248,7 +278,10 @@ static int64_t run(Pos *pos, const int64_t *freq, int32_t total, int64_t merges,
                 goto out;
         }
         s.pairs[id].occ_cap++;
-        s.count[id] += freq[pos[p].wid];
+        if (!add_count(&s.count[id], freq[pos[p].wid])) {
+            done = RUN_OVERFLOW;
+            goto out;
+        }
         pos[p].pid = id;
     }
     for (int32_t id = 0; id < s.n_pairs; id++) {
@@ -337,7 +370,8 @@ static int64_t run(Pos *pos, const int64_t *freq, int32_t total, int64_t merges,
                     left_step[x] = step;
                 }
                 int32_t id = left_id[x];
-                count[id] += f;
+                if (!add_count(&count[id], f))
+                    goto overflow;
                 if (add_occ(&s.pairs[id], l) < 0)
                     goto fail;
                 pos[l].pid = id;
@@ -355,7 +389,8 @@ static int64_t run(Pos *pos, const int64_t *freq, int32_t total, int64_t merges,
                     right_step[y] = step;
                 }
                 int32_t id = right_id[y];
-                count[id] += f;
+                if (!add_count(&count[id], f))
+                    goto overflow;
                 if (add_occ(&s.pairs[id], p) < 0)
                     goto fail;
                 here->pid = id;
@@ -376,6 +411,8 @@ static int64_t run(Pos *pos, const int64_t *freq, int32_t total, int64_t merges,
         }
         j++;
         continue;
+    overflow:
+        done = RUN_OVERFLOW;
     fail:
         free(occ);
         goto out;
@@ -399,44 +436,78 @@ out:
 
 static PyObject *fastbpe_train(PyObject *Py_UNUSED(self), PyObject *args)
 {
-    PyObject *words, *freqs;
+    PyObject *words_arg, *freqs_arg;
     long long merges;
-    if (!PyArg_ParseTuple(args, "O!O!L", &PyList_Type, &words, &PyList_Type, &freqs, &merges))
+    if (!PyArg_ParseTuple(args, "O!O!L", &PyList_Type, &words_arg, &PyList_Type, &freqs_arg, &merges))
         return NULL;
+    if (merges < 0) {
+        PyErr_SetString(PyExc_ValueError, "negative merges");
+        return NULL;
+    }
+    /* Owned copies of both lists: Python code run below (a frequency's __index__) may change the caller's
+     * lists, but not these, and the words stay alive until the end. */
+    PyObject *words = PyList_GetSlice(words_arg, 0, PyList_GET_SIZE(words_arg));
+    PyObject *freqs = PyList_GetSlice(freqs_arg, 0, PyList_GET_SIZE(freqs_arg));
+    Pos *pos = NULL;
+    int64_t *freq = NULL;
+    int32_t *rules = NULL;
+    PyObject *result = NULL;
+    if (!words || !freqs)
+        goto done;
     Py_ssize_t n_words = PyList_GET_SIZE(words);
     if (PyList_GET_SIZE(freqs) != n_words) {
         PyErr_SetString(PyExc_ValueError, "words and freqs differ in length");
-        return NULL;
+        goto done;
     }
-    if (n_words > INT32_MAX || merges < 0) {
-        PyErr_SetString(PyExc_ValueError, "too many words or negative merges");
-        return NULL;
+    if (n_words > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "too many words");
+        goto done;
     }
+    /* Every frequency to int64 first: this is the only step that may run Python code. */
+    freq = malloc((size_t)(n_words ? n_words : 1) * sizeof(int64_t));
+    if (!freq) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t w = 0; w < n_words; w++) {
+        int overflow = 0;
+        long long f = PyLong_AsLongLongAndOverflow(PyList_GET_ITEM(freqs, w), &overflow);
+        if (f == -1 && PyErr_Occurred())
+            goto done;
+        if (overflow > 0) {
+            PyErr_Format(PyExc_OverflowError, "the frequency of word %zd does not fit in 64 bits", w);
+            goto done;
+        }
+        if (overflow < 0 || f < 1) {
+            PyErr_SetString(PyExc_ValueError, "frequencies must be >= 1");
+            goto done;
+        }
+        freq[w] = f;
+    }
+    /* The words: no Python code runs from here on. */
     Py_ssize_t total = 0;
     for (Py_ssize_t w = 0; w < n_words; w++) {
         PyObject *word = PyList_GET_ITEM(words, w);
-        if (!PyBytes_Check(word) || PyBytes_GET_SIZE(word) == 0 || PyBytes_GET_SIZE(word) > INT32_MAX) {
+        if (!PyBytes_Check(word) || PyBytes_GET_SIZE(word) == 0) {
             PyErr_SetString(PyExc_ValueError, "words must be non-empty bytes");
-            return NULL;
+            goto done;
         }
-        total += PyBytes_GET_SIZE(word);
+        Py_ssize_t size = PyBytes_GET_SIZE(word);
+        if (size > INT32_MAX - total) {
+            PyErr_SetString(PyExc_ValueError, "the words hold more than 2**31 - 1 bytes");
+            goto done;
+        }
+        total += size;
     }
     if (merges > total)
         merges = total;
     if (256 + merges > INT32_MAX) {
         PyErr_SetString(PyExc_ValueError, "too many merges for 32-bit ids");
-        return NULL;
+        goto done;
     }
-    if (total > INT32_MAX) {
-        PyErr_SetString(PyExc_ValueError, "the words hold more than 2**31 - 1 bytes");
-        return NULL;
-    }
-    size_t positions = (size_t)(total ? total : 1), n = (size_t)(n_words ? n_words : 1);
-    Pos *pos = malloc(positions * sizeof(Pos));
-    int64_t *freq = malloc(n * sizeof(int64_t));
-    int32_t *rules = malloc((size_t)(merges ? merges : 1) * 3 * sizeof(int32_t));
-    PyObject *result = NULL;
-    if (!pos || !freq || !rules) {
+    pos = malloc((size_t)(total ? total : 1) * sizeof(Pos));
+    rules = malloc((size_t)(merges ? merges : 1) * 3 * sizeof(int32_t));
+    if (!pos || !rules) {
         PyErr_NoMemory();
         goto done;
     }
@@ -454,19 +525,16 @@ static PyObject *fastbpe_train(PyObject *Py_UNUSED(self), PyObject *args)
             here->wid = (int32_t)w;
         }
         at += size;
-        long long f = PyLong_AsLongLong(PyList_GET_ITEM(freqs, w));
-        if (f == -1 && PyErr_Occurred())
-            goto done;
-        if (f < 1) {
-            PyErr_SetString(PyExc_ValueError, "frequencies must be >= 1");
-            goto done;
-        }
-        freq[w] = f;
     }
     int64_t made;
     Py_BEGIN_ALLOW_THREADS
     made = run(pos, freq, (int32_t)total, merges, rules);
     Py_END_ALLOW_THREADS
+    if (made == RUN_OVERFLOW) {
+        PyErr_SetString(PyExc_OverflowError, "a pair count exceeds 2**63 - 1, the largest the C loop's 64-bit counts"
+                        " hold");
+        goto done;
+    }
     if (made < 0) {
         PyErr_NoMemory();
         goto done;
@@ -486,6 +554,8 @@ done:
     free(pos);
     free(freq);
     free(rules);
+    Py_XDECREF(words);
+    Py_XDECREF(freqs);
     return result;
 }
 

@@ -891,21 +891,9 @@ class LlamaCppTokenizer(Tokenizer):
             self._partitions[names] = partition
         return partition
 
-    def _names(self, allowed_special: AllowedSpecial) -> frozenset[str] | None:
-        if allowed_special is None:
-            return None
-        if allowed_special == "all":
-            return frozenset(self._specials)
-        if isinstance(allowed_special, str):
-            raise BPETypeError('allowed_special must be "all", a collection of special token names, or None')
-        names = frozenset(allowed_special)
-        unknown = sorted(name for name in names if name not in self._specials)
-        if unknown:
-            raise BPEValueError(f"allowed_special names unknown special tokens: {unknown!r}")
-        return names or None
-
     def _encode_text(self, text: str, allowed_special: AllowedSpecial) -> list[int]:
-        names = self._names(allowed_special)
+        # Checked even without special tokens: a name that is not one is an error here.
+        names = self._named_specials(allowed_special)
         partition = self._partition(names)
         if names is not None and partition is not self._partitions.get(None):
             problem = partition.ambiguity()
@@ -929,7 +917,7 @@ class LlamaCppTokenizer(Tokenizer):
             return self._encode_text(raw.decode("utf-8"), allowed_special)
         except UnicodeDecodeError:
             pass
-        names = self._names(allowed_special)
+        names = self._named_specials(allowed_special)
         partition = self._partition(names)
         fragments: list[bytes | int] = [raw]
         for token_text, token, lstrip, rstrip in partition.tokens:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 import struct
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Container, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from bpeproof.impl import encoder as _encoder_module
@@ -188,6 +188,21 @@ def _join_bytes(x: bytes, y: bytes, code: int) -> bytes:
     return x + y
 
 
+def _pair_table(merges: Sequence[tuple[int, int, int]], vocabulary: Container[int], stride: int) -> dict[int, int]:
+    """Hugging Face's merge table: ``a * stride + b`` → ``rank * stride + c`` for each merge ``(a, b, c)`` of the
+    list (rank = its line), every id checked against ``vocabulary``; a pair listed twice keeps its last line."""
+    table: dict[int, int] = {}
+    for rank, merge_ids in enumerate(merges):
+        if not (isinstance(merge_ids, tuple) and len(merge_ids) == 3):
+            raise BPETypeError(f"merge {rank} must be an (a, b, c) triple of ids, not {merge_ids!r}")
+        for token in merge_ids:
+            if token not in vocabulary:
+                raise BPEValueError(f"merge {rank} {merge_ids!r}: {token!r} is not in the vocabulary")
+        a, b, c = merge_ids
+        table[a * stride + b] = rank * stride + c
+    return table
+
+
 class HuggingFaceModel:
     """The BPE model of Hugging Face ``tokenizers`` on a byte-level vocabulary, with the file's own ids.
 
@@ -227,16 +242,7 @@ class HuggingFaceModel:
         self._ignore_merges = ignore_merges
         stride = max(self._bytes, default=0) + 1
         self._stride = stride
-        table: dict[int, int] = {}
-        for rank, merge_ids in enumerate(merges):
-            if not (isinstance(merge_ids, tuple) and len(merge_ids) == 3):
-                raise BPETypeError(f"merge {rank} must be an (a, b, c) triple of ids, not {merge_ids!r}")
-            for token in merge_ids:
-                if token not in self._bytes:
-                    raise BPEValueError(f"merge {rank} {merge_ids!r}: {token!r} is not in the vocabulary")
-            a, b, c = merge_ids
-            table[a * stride + b] = rank * stride + c  # a pair listed twice keeps its last line
-        self._merges = table
+        self._merges = _pair_table(merges, self._bytes, stride)
         self._fast: Any = None
         self._use_c = _encoder_module.USE_C_LOOP and _fastenc is not None  # decided when the model is made
 
@@ -348,16 +354,7 @@ class HuggingFaceTextModel:
         self._bytes = dict(token_bytes)
         stride = max([*strings, *token_bytes, 0]) + 1
         self._stride = stride
-        table: dict[int, int] = {}
-        for rank, merge_ids in enumerate(merges):
-            if not (isinstance(merge_ids, tuple) and len(merge_ids) == 3):
-                raise BPETypeError(f"merge {rank} must be an (a, b, c) triple of ids, not {merge_ids!r}")
-            for token in merge_ids:
-                if token not in strings:
-                    raise BPEValueError(f"merge {rank} {merge_ids!r}: {token!r} is not in the vocabulary")
-            a, b, c = merge_ids
-            table[a * stride + b] = rank * stride + c  # a pair listed twice keeps its last line
-        self._merges = table
+        self._merges = _pair_table(merges, strings, stride)
         self._prefix = prefix or None
         self._suffix = suffix or None
         self._unk_token = unk_token

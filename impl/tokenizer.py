@@ -56,7 +56,6 @@ Python loops.
 
 from __future__ import annotations
 
-import base64
 import codecs
 import os
 import sys
@@ -87,6 +86,7 @@ from bpeproof.impl.patterns import (
     time_limit,
 )
 from bpeproof.impl.pretokenizers import PreTokenizer, SplitStep
+from bpeproof.impl.stream import StreamDecoder
 from bpeproof.impl.unicode_classes import UNICODE_VERSION, pin_pattern, stand_ins
 from bpeproof.spec.types import (
     ALPHABET_SIZE,
@@ -104,12 +104,9 @@ __all__ = [
     "PRETOKENIZER_FORMAT_VERSION",
     "AllowedSpecial",
     "FormatError",
-    "StreamDecoder",
     "TextPipeline",
     "Tokenizer",
     "check_special_tokens",
-    "load_tiktoken_ranks",
-    "tiktoken_rules",
 ]
 
 # FORMAT_NAME, FORMAT_VERSION, PRETOKENIZER_FORMAT_VERSION: bpeproof.impl.formats.project_file, the format's one reader.
@@ -135,12 +132,12 @@ def _is_int(value: object) -> bool:
 
 _CHAR_TABLE: bytes | None = None
 
-#: The patterns that ``impl/_fastenc.c`` has written out by hand, and its number for each.
+#: The patterns that ``impl/_fastenc_scan.h`` (part of ``impl/_fastenc.c``) writes out by hand, and its number for each.
 _HAND_WRITTEN = {PATTERNS["cl100k"]: 0, PATTERNS["o200k"]: 1, PATTERNS["r50k"]: 2}
 
 
 def _char_table() -> bytes:
-    """For every code point, its classes in Unicode 16.0, as ``split_pattern`` in ``impl/_fastenc.c`` reads them.
+    """For every code point, its classes in Unicode 16.0, as ``split_pattern`` in ``impl/_fastenc_scan.h`` reads them.
 
     Two planes of 0x110000 bytes.  First plane: bit 0 ``\\p{L}``, bit 1 ``\\p{N}``, bit 2 ``\\s``,
     bits 3–6 which letter of "sdmtlver" (1–8) the code point matches under ``(?i:…)``, 0 for none.
@@ -241,42 +238,6 @@ class _PieceCache(dict[str, tuple[int, ...]]):
                     self.pop(key, None)
             self[piece] = value
         return value
-
-
-class StreamDecoder:
-    """Turns token ids into text as they arrive, holding back a character cut by a token boundary (prop-utf8-boundary).
-
-    ``feed(ids)`` returns the text completed so far; the bytes of a character
-    whose UTF-8 form (def-utf8) is not complete yet wait for the next call.
-    ``finish()`` returns the rest.  With ``errors="strict"`` invalid UTF-8
-    raises ``InvalidTextError`` naming the byte offset in the whole stream;
-    with ``"replace"`` it becomes U+FFFD exactly as decoding the joined bytes would.
-    """
-
-    def __init__(self, decode_bytes: Callable[[Iterable[int]], bytes], errors: str = "strict") -> None:
-        self._decode_bytes = decode_bytes
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors)
-        self._errors = errors
-        self._offset = 0  # bytes handed to the UTF-8 decoder so far
-
-    def feed(self, ids: Iterable[int]) -> str:
-        """The text the bytes of ``ids`` complete; an incomplete last character is kept."""
-        return self._run(self._decode_bytes(ids), final=False)
-
-    def finish(self) -> str:
-        """The remaining text; a character still incomplete is an error (strict) or U+FFFD (replace)."""
-        return self._run(b"", final=True)
-
-    def _run(self, data: bytes, final: bool) -> str:
-        pending = len(self._decoder.getstate()[0])
-        try:
-            text = self._decoder.decode(data, final)
-        except UnicodeDecodeError as error:
-            start = self._offset - pending + error.start
-            self._decoder.reset()
-            raise InvalidTextError(f"the token stream is not valid UTF-8 at byte {start}: {error.reason}") from None
-        self._offset += len(data)
-        return text
 
 
 class Tokenizer:
@@ -559,18 +520,8 @@ class Tokenizer:
         )
 
     def _splitter(self, allowed_special: AllowedSpecial) -> Any:
-        if allowed_special is None or not self._specials:
-            return None
-        if allowed_special == "all":
-            names = frozenset(self._specials)
-        elif isinstance(allowed_special, str):
-            raise BPETypeError('allowed_special must be "all", a collection of special token names, or None')
-        else:
-            names = frozenset(allowed_special)
-            unknown = sorted(name for name in names if name not in self._specials)
-            if unknown:
-                raise BPEValueError(f"allowed_special names unknown special tokens: {unknown!r}")
-        if not names:
+        names = self._allowed_names(allowed_special)
+        if names is None:
             return None
         splitter = self._special_splitters.get(names)
         if splitter is None:
@@ -583,11 +534,19 @@ class Tokenizer:
         return splitter
 
     def _allowed_names(self, allowed_special: AllowedSpecial) -> frozenset[str] | None:
-        """The special tokens' names ``allowed_special`` allows (checked as ``_splitter`` checks them), or None."""
-        if allowed_special is None or not self._specials:
+        """The special tokens' names ``allowed_special`` allows, or None for none (and always None for a tokenizer
+        without special tokens)."""
+        if not self._specials:
+            return None
+        return self._named_specials(allowed_special)
+
+    def _named_specials(self, allowed_special: AllowedSpecial) -> frozenset[str] | None:
+        """The special tokens' names ``allowed_special`` allows, checked: "all", or a collection of known names;
+        None for none."""
+        if allowed_special is None:
             return None
         if allowed_special == "all":
-            return frozenset(self._specials)
+            return frozenset(self._specials) or None
         if isinstance(allowed_special, str):
             raise BPETypeError('allowed_special must be "all", a collection of special token names, or None')
         names = frozenset(allowed_special)
@@ -718,15 +677,18 @@ class Tokenizer:
 
     # -- files ------------------------------------------------------------------------------------------
 
-    def to_json(self) -> str:
-        """The tokenizer in the project's file format (``bpeproof.impl.formats.project_file``); one rule per line."""
+    def to_json(self, source: str = "<in memory>") -> str:
+        """The tokenizer in the project's file format (``bpeproof.impl.formats.project_file``); one rule per line.
+
+        ``FormatError`` (naming ``source``) for an id with more digits than the format's reader parses."""
         model = self._sequential("the project's tokenizer file")
         return document_text(ProjectDocument(self.rules, self._pattern_source, dict(self._specials), model.byte_ids,
-                                             self._pretokenizer))
+                                             self._pretokenizer), source)
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the tokenizer to ``path`` atomically (temporary file, fsync, ``os.replace``)."""
-        atomic_write_text(path, self.to_json())
+        """Write the tokenizer to ``path`` atomically (temporary file, fsync, ``os.replace``); nothing is written
+        when ``to_json`` refuses it."""
+        atomic_write_text(path, self.to_json(os.fspath(path)))
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], pattern: str | None = None) -> Tokenizer:
@@ -767,94 +729,8 @@ class Tokenizer:
         """A tokenizer that encodes exactly as tiktoken does with this rank file (token bytes → rank = id).
 
         Any rank file, proper or not, the empty token included: ``impl.models.TiktokenModel``.  No merge list is
-        recovered (``tiktoken_rules`` does that, for files where the article's semantics give the same ids).
+        recovered (``bpeproof.impl.formats.tiktoken_file.tiktoken_rules`` does that, for files where the article's
+        semantics give the same ids).
         """
         return cls.from_model(TiktokenModel(ranks), pattern, special_tokens, cache_size=cache_size)
 
-
-def tiktoken_rules(ranks: Mapping[bytes, int]) -> tuple[list[Rule], tuple[int, ...]]:
-    """The rule list and byte ids equivalent to a tiktoken rank file (see ``Tokenizer.from_tiktoken_ranks``)."""
-    if not isinstance(ranks, Mapping):
-        raise BPETypeError(f"ranks must be a mapping of bytes to int, not {type(ranks).__name__}")
-    for token, rank in ranks.items():
-        if not isinstance(token, bytes) or not token:
-            raise BPETypeError(f"rank file token {token!r} must be non-empty bytes")
-        if not _is_int(rank) or rank < 0:
-            raise BPETypeError(f"rank of {token!r} must be a non-negative int, not {rank!r}")
-    if len(set(ranks.values())) != len(ranks):
-        raise BPEValueError("two tokens of the rank file share a rank")
-    byte_ids = [-1] * ALPHABET_SIZE
-    for byte in range(ALPHABET_SIZE):
-        byte_rank = ranks.get(bytes([byte]))
-        if byte_rank is None:
-            raise BPEValueError(f"the rank file has no token for byte {byte}")
-        if byte_rank >= ALPHABET_SIZE:
-            raise BPEValueError(
-                f"byte {byte} has rank {byte_rank}: the single bytes must hold the ranks 0..255 for the ids to carry"
-                " over"
-            )
-        byte_ids[byte] = byte_rank
-
-    def internal(token: bytes) -> int:
-        return token[0] if len(token) == 1 else ranks[token]
-
-    rules: list[Rule] = []
-    for token, rank in sorted(((t, r) for t, r in ranks.items() if len(t) > 1), key=lambda item: item[1]):
-        split = _last_split(ranks, token, rank)
-        if split is None:
-            raise BPEValueError(f"token {token!r} of rank {rank} is not two tokens of lower rank joined")
-        rules.append(Rule(internal(token[:split]), internal(token[split:]), rank))
-    return rules, tuple(byte_ids)
-
-
-def _last_split(ranks: Mapping[bytes, int], token: bytes, rank: int) -> int | None:
-    """Where tiktoken's merge of ``token``'s bytes, restricted to ranks below ``rank``, leaves its two parts."""
-    get = ranks.get
-    candidates: list[tuple[int, int]] = []
-    for i in range(1, len(token)):
-        left = get(token[:i])
-        if left is None or left >= rank:
-            continue
-        right = get(token[i:])
-        if right is not None and right < rank:
-            candidates.append((max(left, right), i))
-    if len(candidates) <= 1:
-        return candidates[0][1] if candidates else None
-    # tiktoken's merge on the bytes, lowest rank first (leftmost among equals), ranks >= ``rank`` excluded.
-    parts = [token[i : i + 1] for i in range(len(token))]
-    found = [get(parts[i] + parts[i + 1], rank) for i in range(len(parts) - 1)]
-    while len(parts) > 2:
-        best = min(found)
-        if best >= rank:
-            break
-        i = found.index(best)
-        parts[i : i + 2] = [parts[i] + parts[i + 1]]
-        del found[i]
-        if i > 0:
-            found[i - 1] = get(parts[i - 1] + parts[i], rank)
-        if i < len(found):
-            found[i] = get(parts[i] + parts[i + 1], rank)
-    if len(parts) == 2:
-        return len(parts[0])
-    return min(candidates)[1]
-
-
-def load_tiktoken_ranks(path: str | os.PathLike[str]) -> dict[bytes, int]:
-    """Read a tiktoken rank file (``base64(token) rank`` per line), gzip-compressed if its name ends in .gz."""
-    import gzip
-
-    raw = Path(path).read_bytes()
-    if os.fspath(path).endswith(".gz"):
-        raw = gzip.decompress(raw)
-    ranks: dict[bytes, int] = {}
-    for number, line in enumerate(raw.splitlines(), start=1):
-        if not line.strip():
-            continue
-        fields = line.split()
-        if len(fields) != 2:
-            raise FormatError(path, f"line {number}", "expected 'base64-token rank'")
-        try:
-            ranks[base64.b64decode(fields[0], validate=True)] = int(fields[1])
-        except ValueError as error:
-            raise FormatError(path, f"line {number}", str(error)) from None
-    return ranks

@@ -406,7 +406,7 @@ class Library:
             except ImportError:
                 self.note = "tiktoken is not installed"
                 return
-            from bpeproof.impl.tokenizer import load_tiktoken_ranks
+            from bpeproof.impl.formats.tiktoken_file import load_tiktoken_ranks
 
             if reference.pretokenizer is not None:
                 return
@@ -535,7 +535,7 @@ def _pair_rules(reference: Any, table: dict[int, bytes]) -> list[tuple[int, int,
     with contextlib.suppress(Exception):
         return external(reference.rules)
     with contextlib.suppress(Exception):
-        from bpeproof.impl.tokenizer import tiktoken_rules
+        from bpeproof.impl.formats.tiktoken_file import tiktoken_rules
 
         rules, _ = tiktoken_rules({data: token for token, data in table.items()})
         return external(rules)

@@ -190,3 +190,25 @@ def test_writer_refusal_is_reported(tmp_path: Path, capsys: pytest.CaptureFixtur
     error = capsys.readouterr().err.strip()
     assert error.startswith("bpeproof: error: ") and "same bytes" in error and "\n" not in error
     assert not (tmp_path / "out.tiktoken").exists()
+
+
+def test_ids_too_large_for_the_target_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A project file may hold any id; converting one above what the target's library reads (tiktoken: ranks up to
+    2**32 - 2; tokenizers: ids up to 2**32 - 1) is one line with exit 2 naming the id and the limit, and writes
+    nothing."""
+    source = tmp_path / "big.bpeproof.json"
+    Tokenizer([(97, 98, 10**100), (97, 97, 2**32 - 1)], "words").save(source)
+    before = sorted(path.name for path in tmp_path.iterdir())
+    cases = [("out.tiktoken", "token 4294967295: the id is above 4294967294"),  # 10**100 is "1 more"
+             ("tokenizer.json", f"token {10**100}: the id is above 4294967295"),
+             ("encoder.json", f"token {10**100}: the id is above 4294967295")]
+    for name, expected in cases:
+        capsys.readouterr()
+        assert main(["convert", str(source), str(tmp_path / name)]) == 2, name
+        captured = capsys.readouterr()
+        lines = captured.err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("bpeproof: error: "), captured.err
+        assert expected in lines[0] and str(source) in lines[0], lines[0]
+        assert lines[0].endswith("(and 1 more)") == (name == "out.tiktoken"), lines[0]
+        assert captured.out == ""
+    assert sorted(path.name for path in tmp_path.iterdir()) == before

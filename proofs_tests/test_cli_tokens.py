@@ -81,8 +81,8 @@ def test_failed_training_keeps_the_old_file(vocab: Path, tmp_path: Path) -> None
 @pytest.mark.skipif(not (SHARED / "vocabs" / "cl100k_base.tiktoken.gz").exists(), reason="needs ../shared/vocabs")
 def test_encode_with_a_rank_file_matches_tiktoken(capsys: pytest.CaptureFixture[str]) -> None:
     tiktoken = pytest.importorskip("tiktoken")
+    from bpeproof.impl.formats.tiktoken_file import load_tiktoken_ranks
     from bpeproof.impl.patterns import PATTERNS
-    from bpeproof.impl.tokenizer import load_tiktoken_ranks
 
     path = SHARED / "vocabs" / "cl100k_base.tiktoken.gz"
     text = "Tokenization: バイト対符号化 (BPE) — 2,000 round trips ✓"

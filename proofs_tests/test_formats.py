@@ -51,6 +51,7 @@ from bpeproof.impl.formats import (
 )
 from bpeproof.impl.formats.derive import last_split
 from bpeproof.impl.formats.sentencepiece_model import Piece, parse_model_proto
+from bpeproof.impl.formats.tiktoken_file import load_tiktoken_ranks
 from bpeproof.impl.patterns import PATTERNS
 from bpeproof.impl.tokenizer import Tokenizer
 from bpeproof.spec import symbols, validate_rules
@@ -243,6 +244,44 @@ def read_tiktoken_bytes(data: bytes) -> Vocab:
         path = Path(name) / "v.tiktoken"
         path.write_bytes(data)
         return read_tiktoken(path)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"YQ== 0\rYg== 1\rYWI= 2\r",  # CR line ends
+        b"YQ== 0\r\nYg== 1\n\rYWI= 2",  # CR LF, LF and CR, no end at the end
+        b"= 0\nYQ== 1\n",  # a field of padding alone: the empty token
+        b"YQ==\x0b0\nYg==\x0c1\n",  # ASCII white space between the fields
+    ],
+)
+def test_rank_file_reads_as_tiktoken_reads_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
+    """Lines end and fields split where tiktoken's own reader (``tiktoken.load.load_tiktoken_bpe``) ends and splits
+    them, and every field decodes to the token tiktoken decodes it to."""
+    from tiktoken.load import load_tiktoken_bpe
+
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")  # read the file itself, no cached copy
+    path = tmp_path / "v.tiktoken"
+    path.write_bytes(data)
+    assert load_tiktoken_ranks(path) == load_tiktoken_bpe(str(path))
+    assert read_tiktoken(path).tokens == {rank: token for token, rank in load_tiktoken_bpe(str(path)).items()}
+
+
+@pytest.mark.parametrize("separator", [b"\xc2\xa0", b"\x1f", b"\xc2\x85", b"\xe2\x80\x83"])
+def test_rank_file_fields_are_not_cut_at_other_white_space(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, separator: bytes
+) -> None:
+    """A line whose fields only white space outside ASCII separates (NBSP, U+001F, NEL, EM SPACE) is one field:
+    tiktoken refuses it, and so does the reader, naming the line."""
+    from tiktoken.load import load_tiktoken_bpe
+
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")
+    path = tmp_path / "v.tiktoken"
+    path.write_bytes(b"YQ== 0\nYg==" + separator + b"1\n")
+    with pytest.raises(ValueError, match="Error parsing line"):
+        load_tiktoken_bpe(str(path))
+    with pytest.raises(FormatError, match="line 2: expected 'base64 rank', found 1 field"):
+        load_tiktoken_ranks(path)
 
 
 # ---------------------------------------------------------------------------
@@ -574,6 +613,87 @@ def test_writers_refuse_what_the_format_cannot_hold(tmp_path: Path) -> None:
     with pytest.raises(FormatError):
         write_tiktoken(twice, tmp_path / "t.tiktoken")
     assert list(tmp_path.iterdir()) == []
+
+
+def _vocab_with_id(token_id: int, special: int | None = None) -> Vocab:
+    """The 256 bytes and the token "ab" = a + b at ``token_id``, and a special token at ``special``."""
+    tokens = {byte: bytes([byte]) for byte in range(256)} | {token_id: b"ab"}
+    specials = {}
+    if special is not None:
+        tokens[special] = b"<|end|>"
+        specials = {"<|end|>": special}
+    return Vocab(tokens, [(97, 98, token_id)], specials=specials, source="big", pattern=PATTERNS["words"])
+
+
+def test_writers_refuse_ids_their_readers_cannot_take(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each writer takes the largest id its format's own library reads — and the file then encodes with it — and
+    refuses the next one with one FormatError naming the id and the limit, writing nothing: tiktoken reads ranks
+    as u32 and takes 2**32 - 1 for "no rank"; ``tokenizers`` reads ids as u32 (tokenizer.json and GPT-2's files)."""
+    from tiktoken.load import load_tiktoken_bpe
+
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")
+    top = 2**32 - 2  # tiktoken's largest usable rank
+    path = tmp_path / "ok.tiktoken"
+    write_tiktoken(_vocab_with_id(top, special=2**40), path)  # the special token is not written: no limit for it
+    ranks = load_tiktoken_bpe(str(path))
+    assert ranks == load_tiktoken_ranks(path) and ranks[b"ab"] == top
+    encoding = tiktoken.Encoding(name="t", pat_str=PATTERNS["words"], mergeable_ranks=ranks, special_tokens={})
+    assert encoding.encode_ordinary("abab") == [top, top]
+    hf_path = tmp_path / "ok.json"
+    write_hf_json(_vocab_with_id(top + 1, special=top), hf_path)
+    assert tokenizers.Tokenizer.from_file(str(hf_path)).encode("abab").ids == [top + 1, top + 1]
+    encoder, merges = tmp_path / "encoder.json", tmp_path / "vocab.bpe"
+    write_gpt2(_vocab_with_id(top + 1), encoder, merges)
+    model = tokenizers.models.BPE.from_file(str(encoder), str(merges))
+    assert [token.id for token in model.tokenize("abab")] == [top + 1, top + 1]
+    written = sorted(path.name for path in tmp_path.iterdir())
+    refusals: list[tuple[Callable[[Path], None], Vocab, str]] = [
+        (lambda out: write_tiktoken(_vocab_with_id(top + 1), out), _vocab_with_id(top + 1), "4294967294"),
+        (lambda out: write_hf_json(_vocab_with_id(top + 2), out), _vocab_with_id(top + 2), "4294967295"),
+        (lambda out: write_hf_json(_vocab_with_id(300, special=2**32), out), _vocab_with_id(300, special=2**32),
+         "4294967295"),
+        (lambda out: write_gpt2(_vocab_with_id(10**100), out, tmp_path / "new.bpe"), _vocab_with_id(10**100),
+         "4294967295"),
+    ]
+    for write, vocab, limit in refusals:
+        shown = max(token_id for token_id in [*vocab.tokens, *vocab.specials.values()])
+        with pytest.raises(FormatError, match=rf"^big: token {shown}: the id is above {limit}, the largest") as error:
+            write(tmp_path / "new.out")
+        assert "\n" not in str(error.value)
+    assert sorted(path.name for path in tmp_path.iterdir()) == written
+    negative = dataclasses.replace(_vocab_with_id(300), specials={"<|end|>": -1})  # an added token only
+    with pytest.raises(FormatError, match=r"^big: special token '<\|end\|>': a token id cannot be negative"):
+        hf_json_bytes(negative)
+
+
+def test_project_writer_takes_what_its_reader_parses(tmp_path: Path) -> None:
+    """The project file holds ids of any size its reader parses — integers of at most
+    ``sys.get_int_max_str_digits()`` digits — and its writer refuses a longer one instead of failing half-way."""
+    import sys
+
+    old = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(640)  # the smallest limit Python allows
+    try:
+        largest = 10**640 - 1
+        path = tmp_path / "ok.bpeproof.json"
+        write_project(_vocab_with_id(largest, special=largest - 1), path)
+        assert read_project(path).tokens[largest] == b"ab"
+        Tokenizer([(97, 98, largest)], "words").save(tmp_path / "saved.bpeproof.json")
+        assert Tokenizer.load(tmp_path / "saved.bpeproof.json").encode("abab") == [largest, largest]
+        written = sorted(path.name for path in tmp_path.iterdir())
+        for vocab in (_vocab_with_id(largest + 1), _vocab_with_id(300, special=largest + 1)):
+            with pytest.raises(FormatError, match=r"^big: token of 2127 bits: the id is above 10\*\*640 - 1"):
+                write_project(vocab, tmp_path / "new.bpeproof.json")
+        with pytest.raises(FormatError, match=r"new\.bpeproof\.json: token of 2127 bits: the id is above 10\*\*640"):
+            Tokenizer([(97, 98, largest + 1)], "words").save(tmp_path / "new.bpeproof.json")
+        assert sorted(path.name for path in tmp_path.iterdir()) == written
+        # The reader refuses such a file just the same: the two agree.
+        text = path.read_text(encoding="utf-8").replace(str(largest), "1" + "0" * 640, 1)
+        (tmp_path / "long.bpeproof.json").write_text(text, encoding="utf-8")
+        with pytest.raises(FormatError, match="digits"):
+            read_project(tmp_path / "long.bpeproof.json")
+    finally:
+        sys.set_int_max_str_digits(old)
 
 
 # ---------------------------------------------------------------------------

@@ -151,8 +151,8 @@ def test_gpt2_gguf_equals_tiktoken_on_corpora() -> None:
     ranks_file = SHARED / "vocabs" / "r50k_base.tiktoken.gz"
     if not corpora or not ranks_file.exists():
         pytest.skip("../shared/corpora or ../shared/vocabs/r50k_base.tiktoken.gz is not here")
+    from bpeproof.impl.formats.tiktoken_file import load_tiktoken_ranks
     from bpeproof.impl.patterns import PATTERNS
-    from bpeproof.impl.tokenizer import load_tiktoken_ranks
 
     encoding = tiktoken.Encoding("r50k", pat_str=PATTERNS["r50k"], mergeable_ranks=load_tiktoken_ranks(ranks_file),
                                  special_tokens={})

@@ -580,6 +580,7 @@ def test_hand_written_pattern_examples() -> None:
         "", "don't I'M 'LL 'ſ 'Ve 're' DON'T you'RE", "  \n\n  x  ", "a  \r\n", "   ", "x\u3000\u3000y",
         "1234567 ²³", "!!!\r\n\r\nx", " !?\n", "\t\tword", "'", "''s", "\udc80\udcff abc", "a\u0301b",
         "😀😀 😀", "HTTPServer getURL ǅemal ʰa", "a/b//\n/", " \u0301A!", "\u0301A!", "ABC'S", "path/to/file\n",
+        "'llama 'velvet 'rex 'Rex we'LLX 'sdmt 'ed",  # each contraction cut off the letters that follow it
     ]
     for text in examples:
         for which, name in enumerate(HAND_WRITTEN):

@@ -219,6 +219,58 @@ def test_counts_too_large_for_the_c_loop_use_python() -> None:
     assert trainer.train_counts(counts, None) == [Rule(97, 98, 256), Rule(98, 97, 257)]
 
 
+needs_c_loop = pytest.mark.skipif(not trainer.HAVE_C_LOOP, reason="bpeproof.impl._fastbpe is not built")
+
+
+@needs_c_loop
+def test_c_loop_counts_up_to_int64_and_no_further() -> None:
+    """Counts are int64: a pair count of 2^63 − 1 trains exactly; one more is an OverflowError, never wrong rules."""
+    for largest in ({b"ab": 2**62, b"xab": 2**62 - 1}, {b"abab": 2**62 - 1, b"ab": 1, b"xa": 2**62}):
+        # (a, b) occurs 2^63 − 1 times; in the second corpus all the counts add up to more (only each must fit).
+        assert trainer._train_distinct(largest, None, False, "c") == trainer._train_distinct(
+            largest, None, False, "lists"
+        )
+    for beyond in ({b"ab": 2**62, b"xab": 2**62}, {b"abab": 2**62, b"ba": 1}):
+        # (a, b) occurs 2^63 times: a count that wrapped round to -2^63 would put another pair first.
+        assert trainer._train_distinct(beyond, None, False, "lists")[0] == Rule(97, 98, 256)
+        with pytest.raises(OverflowError, match=r"^a pair count exceeds 2\*\*63 - 1"):
+            trainer._train_distinct(beyond, None, False, "c")
+        assert trainer._backend(list(beyond), list(beyond.values()), 6, 3) != "c"  # train() never asks the C loop
+    with pytest.raises(OverflowError, match=r"^the frequency of word 1 does not fit in 64 bits"):
+        trainer._fastbpe.train([b"ab", b"ba"], [1, 2**63], 2)  # type: ignore[attr-defined]
+
+
+_HOSTILE_SCRIPT = """
+import json, sys
+from bpeproof.impl import _fastbpe
+words = [b"ab" * (1 + i % 4) + bytes([99 + i % 5]) + str(i).encode() for i in range(300)]
+freqs = list(range(1, 301))
+class Shrinking:
+    # Python code that runs while the C loop converts the frequencies: it empties both lists and frees the words.
+    def __index__(self):
+        words[:] = [b"x"]
+        freqs[:] = [1]
+        return 7
+freqs[int(sys.argv[1])] = Shrinking()
+print(json.dumps(_fastbpe.train(words, freqs, 40)))
+"""
+
+
+@needs_c_loop
+@pytest.mark.parametrize("where", [0, 150])
+def test_c_loop_survives_a_frequency_that_changes_the_lists(where: int) -> None:
+    """The C loop copies its inputs first: it trains on the words as they were passed, and never reads freed memory.
+
+    In a fresh process, so that a crash fails this test instead of ending the test run."""
+    done = subprocess.run([sys.executable, "-c", _HOSTILE_SCRIPT, str(where)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, f"the process ended with {done.returncode}: {done.stderr[-2000:]}"
+    words = [b"ab" * (1 + i % 4) + bytes([99 + i % 5]) + str(i).encode() for i in range(300)]  # all distinct
+    counts = {word: 7 if i == where else i + 1 for i, word in enumerate(words)}
+    expected = trainer._train_distinct(counts, 40, False, "lists")
+    assert [Rule(*rule) for rule in json.loads(done.stdout)] == expected
+
+
 def test_bytearray_words_are_accepted() -> None:
     corpus: list[bytes] = [bytearray(b"abab"), b"ab", bytearray(b"ba")]  # type: ignore[list-item]
     assert trainer.train(corpus, None) == bpeproof.spec.bpe.train(corpus, None)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+import sys
+from collections.abc import Callable
+from types import FrameType
+from typing import Any, TypeVar
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpeproof import spec
@@ -118,3 +121,126 @@ def test_errors_are_value_or_type_errors() -> None:
     for error in (InvalidCorpusError, InvalidRuleError, InvalidTokenError, InvalidTextError, InputTooLongError):
         assert issubclass(error, BPEValueError) and issubclass(error, ValueError)
     assert issubclass(BPETypeError, TypeError)
+
+
+# ---------------------------------------------------------------------------
+# Deep rule lists: refused by validate_rules, never a RecursionError (MAX_RULE_DEPTH)
+# ---------------------------------------------------------------------------
+
+#: The frames the deepest call of the specification may take (``MAX_RULE_DEPTH`` says 871 are needed): the rest of
+#: Python's default limit of 1000 is its caller's.
+SPEC_FRAMES = 900
+
+T = TypeVar("T")
+
+
+def _within_frames(function: Callable[[], T], frames: int = SPEC_FRAMES) -> T:
+    """``function()`` with the recursion limit ``frames`` above the current depth, put back afterwards."""
+    depth = 0
+    frame: FrameType | None = sys._getframe()
+    while frame is not None:
+        depth, frame = depth + 1, frame.f_back
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(depth + frames)
+    try:
+        return function()
+    finally:
+        sys.setrecursionlimit(old)
+
+
+def _chain(length: int) -> list[Rule]:
+    """(a, a ↦ 256), (256, a ↦ 257), (257, a ↦ 258), …: rule j's new id is j + 1 merges deep and stands for a^(j+2)."""
+    return [Rule(97, 97, 256)] + [Rule(256 + j - 1, 97, 256 + j) for j in range(1, length)]
+
+
+@pytest.mark.parametrize(("length", "tokens"), [(300, spec.MAX_SPEC_LENGTH), (1_100, 1)])
+def test_rule_chain_deeper_than_the_bound_is_refused(length: int, tokens: int) -> None:
+    rules = _chain(length)
+    deepest = rules[-1].c
+    bound = spec.MAX_RULE_DEPTH
+    message = (rf"^rule {bound} \({255 + bound}, 97, {256 + bound}\): new id c = {256 + bound} is {bound + 1} merges"
+               rf" deep; .* at most {bound} deep \(MAX_RULE_DEPTH")
+    for call in (
+        lambda: spec.dec(rules, [deepest] * tokens),
+        lambda: spec.symbols(spec.validate_rules(rules), deepest),
+        lambda: spec.shortest(rules, b"a" * tokens),
+        lambda: spec.enc(rules, b"a" * tokens),
+        lambda: spec.dec_text(rules, [97] * tokens),
+    ):
+        with pytest.raises(InputTooLongError, match=message):
+            call()
+
+
+def test_rule_chain_at_the_bound_is_evaluated_within_the_frames() -> None:
+    rules = _chain(spec.MAX_RULE_DEPTH)
+    deepest = rules[-1].c
+    string = b"a" * (spec.MAX_RULE_DEPTH + 1)
+    n = spec.MAX_SPEC_LENGTH
+    assert _within_frames(lambda: spec.dec(rules, [deepest] * n)) == string * n
+    assert _within_frames(lambda: spec.symbols(spec.validate_rules(rules), deepest)) == string
+    assert _within_frames(lambda: spec.shortest(rules, string)) == [deepest]
+    assert _within_frames(lambda: spec.enc(rules, b"ab" * (n // 2))) == list(b"ab" * (n // 2))
+    assert _within_frames(lambda: spec.decode_with_specials(rules, {"<s>": 1000}, [deepest] * n)) == string * n
+
+
+@st.composite
+def deep_rule_lists(draw: st.DrawFn) -> tuple[list[Rule], int]:
+    """A rule list, valid but for its depth, whose tokens reach up to 4 × MAX_RULE_DEPTH merges deep, and one of its
+    deepest tokens.  Each rule joins an earlier id (most often the newest, so that chains grow long) and any earlier
+    id, in either order; a byte instead of the second when the two would stand for more than 2 × MAX_RULE_DEPTH
+    bytes, so that every token stands for few bytes."""
+    bound = spec.MAX_RULE_DEPTH
+    count = draw(st.sampled_from([bound, bound + 1, 4 * bound]) | st.integers(1, 4 * bound))
+    ids = draw(st.lists(st.integers(256, 10 * count + 300), min_size=count, max_size=count, unique=True))
+    length = {byte: 1 for byte in b"abc"}
+    rules: list[Rule] = []
+    for c in ids:
+        earlier = list(length)
+        part = draw(st.sampled_from(earlier)) if draw(st.integers(0, 15)) == 15 else earlier[-1]
+        other = draw(st.sampled_from(earlier))
+        if length[part] + length[other] > 2 * bound:
+            other = draw(st.sampled_from(b"abc"))
+        a, b = (part, other) if draw(st.booleans()) else (other, part)
+        rules.append(Rule(a, b, c))
+        length[c] = length[a] + length[b]
+    return rules, max(length, key=lambda token: (_depth(rules, token), token))
+
+
+def _depth(rules: list[Rule], token: int) -> int:
+    """The depth of a token, computed apart from validate_rules: a byte 0, a new id 1 + the deeper of its parts."""
+    depth: dict[int, int] = {}
+    for rule in rules:
+        depth[rule.c] = 1 + max(depth.get(rule.a, 0), depth.get(rule.b, 0))
+    return depth.get(token, 0)
+
+
+def _spelling(rules: list[Rule], token: int) -> bytes:
+    """⟨⟨token⟩⟩, computed apart from the specification: a table filled rule by rule."""
+    table = {byte: bytes([byte]) for byte in range(256)}
+    for rule in rules:
+        table[rule.c] = table[rule.a] + table[rule.b]
+    return table[token]
+
+
+@settings(max_examples=30)
+@given(deep_rule_lists())
+def test_no_rule_list_raises_recursion_error(rules_token: tuple[list[Rule], int]) -> None:
+    """Up to MAX_RULE_DEPTH, dec, symbols and shortest give their values within SPEC_FRAMES; beyond it every one
+    refuses the rule list with InputTooLongError.  None raises RecursionError (the deepest token comes last in
+    dec's recursion on the longest token list accepted)."""
+    rules, token = rules_token
+    tokens = [97] * (spec.MAX_SPEC_LENGTH - 1) + [token]
+    string = _spelling(rules, token)
+    if _depth(rules, token) > spec.MAX_RULE_DEPTH:
+        for call in (
+            lambda: spec.dec(rules, tokens),
+            lambda: spec.symbols(spec.validate_rules(rules), token),
+            lambda: spec.shortest(rules, string),
+        ):
+            with pytest.raises(InputTooLongError, match=f"at most {spec.MAX_RULE_DEPTH} deep"):
+                _within_frames(call)
+        return
+    assert _within_frames(lambda: spec.dec(rules, tokens)) == b"a" * (spec.MAX_SPEC_LENGTH - 1) + string
+    assert _within_frames(lambda: spec.symbols(spec.validate_rules(rules), token)) == string
+    best = _within_frames(lambda: spec.shortest(rules, string))
+    assert len(best) == 1 and _spelling(rules, best[0]) == string

@@ -29,8 +29,9 @@ from hypothesis import strategies as st
 
 from bpeproof import spec
 from bpeproof.impl.atomic import FormatError, atomic_write_bytes, atomic_write_text
+from bpeproof.impl.formats.tiktoken_file import load_tiktoken_ranks, tiktoken_rules
 from bpeproof.impl.patterns import PATTERNS, compile_pinned, pattern_name, resolve_pattern
-from bpeproof.impl.tokenizer import FORMAT_NAME, FORMAT_VERSION, Tokenizer, load_tiktoken_ranks, tiktoken_rules
+from bpeproof.impl.tokenizer import FORMAT_NAME, FORMAT_VERSION, Tokenizer
 from bpeproof.impl.unicode_classes import pin_pattern
 from bpeproof.proofs_tests.strategies import data_bytes, texts
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTextError, InvalidTokenError, Rule
@@ -504,6 +505,28 @@ def test_tiktoken_rules_errors() -> None:
         tiktoken_rules(swapped)
     with pytest.raises(BPETypeError):
         tiktoken_rules({**ranks, "ab": 256})  # type: ignore[dict-item]
+
+
+def test_tiktoken_rules_split_tokens_as_tiktoken_merges_them() -> None:
+    """A token's rule joins the two parts tiktoken's own merge of its bytes (lower ranks only) ends in; a token that
+    merge never makes ("abcd": b+c go first, then a, bc, d stay apart) has no rule, even though "ab" + "cd" would
+    spell it: such a rule never fires, and tiktoken encodes "abcd" alone as its own token."""
+    tiktoken = pytest.importorskip("tiktoken")
+    ranks = {bytes([byte]): byte for byte in range(ALPHABET_SIZE)}
+    ranks |= {b"bc": 256, b"ab": 257, b"cd": 258, b"bcd": 259, b"abcd": 260}
+    reachable = {token: rank for token, rank in ranks.items() if token != b"abcd"}
+    rules, byte_ids = tiktoken_rules(reachable)
+    assert rules == [Rule(98, 99, 256), Rule(97, 98, 257), Rule(99, 100, 258), Rule(256, 100, 259)]
+    tokenizer = Tokenizer(rules, "words", byte_ids=byte_ids)
+    reference = tiktoken.Encoding(name="t", pat_str=PATTERNS["words"], mergeable_ranks=reachable, special_tokens={})
+    for text in ("abcd", "abc dcab bcdab abab", "cdcd bcbcd"):
+        assert tokenizer.encode(text) == reference.encode_ordinary(text)
+    stuck = {token: rank for token, rank in ranks.items() if token not in (b"bcd", b"abcd")} | {b"abcd": 259}
+    lower = {token: rank for token, rank in stuck.items() if rank < 259}
+    parts = tiktoken.Encoding(name="cut", pat_str=r"[\s\S]+", mergeable_ranks=lower, special_tokens={})
+    assert parts._encode_bytes(b"abcd") == [97, 256, 100]  # three parts: no split of "abcd"
+    with pytest.raises(BPEValueError, match=r"token b'abcd' of rank 259 is not two tokens of lower rank joined"):
+        tiktoken_rules(stuck)
 
 
 CORPUS_FILES = [

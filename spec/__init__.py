@@ -4,11 +4,12 @@ Each name follows one definition or claim of the article; the id in its
 docstring says which.  ``bpeproof.spec.contracts`` states the claims as contracts for
 CrossHair.  Everything here is deliberately simple and recursive: it is the
 reference that faster code is checked against, not the code to run on big
-inputs (see ``MAX_SPEC_LENGTH``).
+inputs (see ``MAX_SPEC_LENGTH`` and ``MAX_RULE_DEPTH``).
 """
 
 from bpeproof.spec.bpe import Trace, TraceStep, check_corpus, count_pairs, enc, select_pair, train, train_trace
 from bpeproof.spec.merge import (
+    MAX_RULE_DEPTH,
     MAX_SPEC_LENGTH,
     apply_rule,
     cnt,
@@ -54,6 +55,7 @@ from bpeproof.spec.types import (
 
 __all__ = [
     "ALPHABET_SIZE",
+    "MAX_RULE_DEPTH",
     "MAX_SPEC_LENGTH",
     "BPETypeError",
     "BPEValueError",

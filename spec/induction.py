@@ -623,7 +623,7 @@ class Unread:
 
 
 class Extended:
-    """The rule list R · r for a list R of any length: only its length, its last rule and R itself can be read.
+    """The rule list R · r for a list R of any length: only its length and its last rule can be read.
 
     Like ``Segment`` for token lists: each operation means what it means on the list R · r, and reading
     anything of R (which the recursive case of ``symbols`` never needs) raises ``NotCovered``.
@@ -636,13 +636,8 @@ class Extended:
     def __len__(self) -> int:
         return len(self.earlier) + 1
 
-    def __getitem__(self, index: int | slice) -> Rule | Unread:
-        n = len(self.earlier)
-        if isinstance(index, slice):
-            if index.start is None and index.step is None and isinstance(index.stop, int) and index.stop == n:
-                return self.earlier
-            raise NotCovered("a part of the rule list other than R")
-        if isinstance(index, int) and index == n:
+    def __getitem__(self, index: int | slice) -> Rule:
+        if isinstance(index, int) and index == len(self.earlier):
             return self.last
         raise NotCovered("a rule of R")
 
@@ -653,11 +648,11 @@ def symbols_of_new_id(n: int, a: int, b: int, c: int, sa: int, sb: int) -> Word:
     rules = cast("list[Rule]", Extended(earlier, Rule(a, b, c)))
     known = [(a, (sa,)), (b, (sb,))]
 
-    def call(other: Sequence[Rule], token: int) -> bytes:
-        if not len(other) < len(rules):
-            raise IllFounded("symbols called on a rule list that is not shorter")
-        if cast(object, other) is not earlier:
-            raise NotCovered("symbols called on another rule list")
+    def call(other: Sequence[Rule], token: int, before: int) -> bytes:
+        if not before < len(rules):
+            raise IllFounded("symbols called on a vocabulary that is not smaller")
+        if cast(object, other) is not rules or before != len(earlier):
+            raise NotCovered("symbols called on a vocabulary other than R's")
         for known_token, word in known:
             if token == known_token:
                 return cast(bytes, word)  # an atom where a byte string stands (see the module docstring)

@@ -2,7 +2,8 @@
 
 Every function here is written the way the article defines it: by recursion on
 the length of the token list, one case per case of the definition.  That makes
-them slow and bounded by Python's recursion limit; see ``MAX_SPEC_LENGTH``.
+them slow and bounded by Python's recursion limit; see ``MAX_SPEC_LENGTH`` and
+``MAX_RULE_DEPTH``.
 
 Each recursive definition is written "open": its recursive call goes through the
 keyword argument ``rec``, which is the function itself unless one is given.  So
@@ -31,6 +32,17 @@ from bpeproof.spec.types import (
 #: would hit Python's default recursion limit of 1000 frames.
 MAX_SPEC_LENGTH = 800
 
+#: The deepest token a rule list may make (``validate_rules`` refuses deeper ones): a byte has depth 0, the new id
+#: of (a, b ↦ c) 1 + the larger depth of a and b.  ``symbols`` recurses once per level, and ``dec`` spells its last
+#: token at the bottom of its recursion on the token list, so the frames a call needs add up.  Measured on
+#: CPython 3.11 (the smallest recursion limit, above the caller's depth, at which the call returns), for n tokens
+#: or bytes and tokens of depth d ≥ 1: ``dec`` n + d + 6 (one more through ``decode_with_specials`` or
+#: ``StreamDecoder``); ``symbols`` d + 3; ``shortest`` d + 6; ``enc`` at most n + 4, whatever the depth.  So with
+#: n ≤ ``MAX_SPEC_LENGTH`` = 800 and d ≤ 64 the deepest call takes 871 of the default limit of 1000 frames and
+#: leaves 129 to its caller (a test that pytest runs through Hypothesis is 48 deep).  Real vocabularies are far
+#: shallower: GPT-2's 50,000 merges reach depth 8.
+MAX_RULE_DEPTH = 64
+
 
 # ---------------------------------------------------------------------------
 # Checking arguments (def-merge: a rule is over V_{j-1}; def-alphabet-vocab: V0 = Σ)
@@ -48,10 +60,14 @@ def validate_rules(rules: Sequence[RuleTriple]) -> list[Rule]:
     join two ids of V_{j-1} and introduce an id c that is not in V_{j-1}; c may
     be any non-negative integer, and two rules may join the same pair.
     Returns the rules as ``Rule`` values.
+
+    A rule whose new id is more than ``MAX_RULE_DEPTH`` merges deep raises ``InputTooLongError``: the recursive
+    definitions could not spell it within Python's recursion limit.
     """
     if isinstance(rules, (str, bytes)) or not isinstance(rules, Sequence):
         raise BPETypeError(f"rules must be a sequence of (a, b, c) triples, not {type(rules).__name__}")
     known = set(range(ALPHABET_SIZE))
+    depth: dict[int, int] = {}  # the depth of each new id; a byte's is 0
     checked: list[Rule] = []
     for index, rule in enumerate(rules):
         if not isinstance(rule, tuple) or len(rule) != 3:
@@ -70,6 +86,13 @@ def validate_rules(rules: Sequence[RuleTriple]) -> list[Rule]:
         if c in known:
             raise InvalidRuleError(
                 f"rule {index} {(a, b, c)!r}: new id c = {c} is already in the vocabulary"
+            )
+        depth[c] = 1 + max(depth.get(a, 0), depth.get(b, 0))
+        if depth[c] > MAX_RULE_DEPTH:
+            raise InputTooLongError(
+                f"rule {index} {(a, b, c)!r}: new id c = {c} is {depth[c]} merges deep; the recursive"
+                f" specification evaluates tokens at most {MAX_RULE_DEPTH} deep (MAX_RULE_DEPTH; use the"
+                f" implementation in impl for deeper rule lists)"
             )
         known.add(c)
         checked.append(Rule(a, b, c))
@@ -100,23 +123,25 @@ def _check_tokens(tokens: Sequence[int], what: str = "tokens") -> list[int]:
 # ---------------------------------------------------------------------------
 
 
-#: The recursive call of ``symbols``: ⟨⟨t⟩⟩ over the vocabulary of an earlier part of the rule list.
-SymbolsCall = Callable[[Sequence[Rule], int], bytes]
+#: The recursive call of ``symbols``: ⟨⟨t⟩⟩ over V_j, the vocabulary of the first j rules of the same list.
+SymbolsCall = Callable[[Sequence[Rule], int, int], bytes]
 
 
-def symbols(rules: Sequence[Rule], token: int, *, rec: SymbolsCall | None = None) -> bytes:
-    """⟨⟨t⟩⟩, the bytes a token stands for (def-alphabet-vocab, def-merge).
+def symbols(rules: Sequence[Rule], token: int, before: int | None = None, *, rec: SymbolsCall | None = None) -> bytes:
+    """⟨⟨t⟩⟩, the bytes a token stands for (def-alphabet-vocab, def-merge), over V_j of the first j = ``before`` rules.
 
     ⟨⟨a⟩⟩ = a for a byte a of V0; ⟨⟨c⟩⟩ = ⟨⟨a⟩⟩⟨⟨b⟩⟩ for the rule (a, b ↦ c), the two parts
-    spelled over the vocabulary of the rules before it.  The rule list must be valid (see
-    ``validate_rules``).  ``rec`` is the recursive call (``symbols`` itself unless given).
+    spelled over the vocabulary of the rules before it: for the rule at index i, r_{i+1}, that is V_i, the
+    first i rules of the same list (an index, not a copy).  ``before`` None means all the rules.  The rule list
+    must be valid (see ``validate_rules``, which also bounds the recursion by ``MAX_RULE_DEPTH``).  ``rec`` is
+    the recursive call (``symbols`` itself unless given).
     """
     spell = symbols if rec is None else rec
-    for index in range(len(rules) - 1, -1, -1):
+    end = len(rules) if before is None else before
+    for index in range(end - 1, -1, -1):
         rule = rules[index]
         if rule.c == token:
-            earlier = rules[:index]
-            return spell(earlier, rule.a) + spell(earlier, rule.b)
+            return spell(rules, rule.a, index) + spell(rules, rule.b, index)
     if 0 <= token < ALPHABET_SIZE:
         return bytes([token])
     raise InvalidTokenError(f"token {token} is not in the vocabulary of the given rules")

@@ -18,7 +18,14 @@ from bpeproof.impl.formats._io import compress_if_gz, decode_utf8, parse_json, r
 from bpeproof.impl.formats._json_access import JsonReader
 from bpeproof.impl.formats.errors import FormatError
 from bpeproof.impl.formats.hf_json import resolve_merges, unmerged_tokens
-from bpeproof.impl.formats.model import GPT2_PATTERN, Vocab, bytes_to_token_string, token_string_to_bytes
+from bpeproof.impl.formats.model import (
+    GPT2_PATTERN,
+    U32_ID_LIMIT,
+    Vocab,
+    bytes_to_token_string,
+    refuse_ids_above,
+    token_string_to_bytes,
+)
 
 _SPECIAL = re.compile(r"<\|[^|]+\|>")
 
@@ -107,9 +114,11 @@ def gpt2_bytes(vocab: Vocab) -> tuple[bytes, bytes]:
     """The ``encoder.json`` and ``vocab.bpe`` contents for ``vocab`` (every token, specials included).
 
     Raises ``FormatError`` when two tokens stand for the same bytes, a token is
-    empty, or a merge's result is not the join of its parts.
+    empty, a merge's result is not the join of its parts, or an id is negative
+    or above ``U32_ID_LIMIT`` (the tokenizers library reads GPT-2's files too).
     """
     source = vocab.source or "<in memory>"
+    refuse_ids_above(source, vocab.tokens, U32_ID_LIMIT, "id the tokenizers library reads (a 32-bit unsigned integer)")
     encoder: dict[str, int] = {}
     for token_id in sorted(vocab.tokens):
         data = vocab.tokens[token_id]

@@ -30,11 +30,13 @@ from bpeproof.impl.formats._json_access import JsonReader
 from bpeproof.impl.formats.errors import FormatError
 from bpeproof.impl.formats.model import (
     GPT2_PATTERN,
+    U32_ID_LIMIT,
     AddedToken,
     PreTokenizerStep,
     TextModel,
     Vocab,
     bytes_to_token_string,
+    refuse_ids_above,
     token_string_to_bytes,
 )
 from bpeproof.impl.pretokenizers import to_oniguruma
@@ -418,11 +420,17 @@ def hf_json_bytes(vocab: Vocab) -> bytes:
     """The ``tokenizer.json`` content for ``vocab``: a byte-level BPE model that ``tokenizers`` loads.
 
     Raises ``FormatError`` when the model cannot be written: two tokens with
-    the same bytes (the vocabulary maps strings to ids), an empty token, or a
+    the same bytes (the vocabulary maps strings to ids), an empty token, a
     merge whose result is not the join of its parts (the file names only the
-    parts).
+    parts), or an id (of a token or a special token) that is negative or above
+    ``U32_ID_LIMIT``.
     """
     source = vocab.source or "<in memory>"
+    refuse_ids_above(source, [*vocab.tokens, *vocab.specials.values()], U32_ID_LIMIT,
+                     "id the tokenizers library reads (a 32-bit unsigned integer)")
+    for content, token_id in vocab.specials.items():
+        if token_id < 0:
+            raise FormatError(source, f"special token {content[:40]!r}", "a token id cannot be negative")
     strings: dict[str, int] = {}
     special_text = {token_id: content for content, token_id in vocab.specials.items()}
     for token_id in sorted(vocab.tokens):

@@ -10,6 +10,7 @@ every merge that does not fit that convention.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from bpeproof.impl.formats.errors import FormatError
@@ -21,6 +22,34 @@ GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|
 
 #: The values ``Vocab.kind`` takes.
 KINDS = ("tiktoken", "hf-bpe", "gpt2", "sentencepiece-bpe", "bpeproof", "clip", "gguf")
+
+
+#: The largest id Hugging Face's ``tokenizers`` reads from a ``tokenizer.json`` or a GPT-2 ``encoder.json``: it
+#: reads ids as 32-bit unsigned integers.
+U32_ID_LIMIT = 2**32 - 1
+#: The largest rank a tiktoken rank file can give a token: tiktoken reads ranks as 32-bit unsigned integers, and
+#: takes 2**32 - 1 for "no rank" (a token of that rank is loaded but never made by a merge).
+TIKTOKEN_RANK_LIMIT = 2**32 - 2
+
+
+def id_text(token_id: int) -> str:
+    """``token_id`` in decimal, or its size in bits when it has more digits than Python converts."""
+    try:
+        return str(token_id)
+    except ValueError:
+        return f"of {token_id.bit_length()} bits"
+
+
+def refuse_ids_above(source: str, ids: Iterable[int], limit: int, reader: str, limit_text: str | None = None) -> None:
+    """Raise one ``FormatError`` naming the smallest of ``ids`` above ``limit`` (and how many more there are) and
+    the limit, where ``reader`` says whose limit it is; nothing when every id fits.  Writers call it before they
+    write anything."""
+    above = sorted(token_id for token_id in ids if token_id > limit)
+    if above:
+        shown = id_text(above[0])
+        more = f" (and {len(above) - 1} more)" if len(above) > 1 else ""
+        problem = f"the id is above {limit_text or limit}, the largest {reader}{more}"
+        raise FormatError(source, f"token {shown}", problem)
 
 
 @functools.cache

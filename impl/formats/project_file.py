@@ -27,13 +27,14 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from bpeproof.impl.encoder import check_rules
 from bpeproof.impl.formats._io import _atomic_write, compress_if_gz, read_bytes
 from bpeproof.impl.formats.errors import FormatError
-from bpeproof.impl.formats.model import PreTokenizerStep, Vocab, convert
+from bpeproof.impl.formats.model import PreTokenizerStep, Vocab, convert, refuse_ids_above
 from bpeproof.impl.ids import check_byte_ids, check_special_tokens
 from bpeproof.impl.patterns import PATTERNS, compile_pattern, pattern_name
 from bpeproof.impl.pretokenizers import PreTokenizer, SplitStep, steps_from_hf
@@ -240,8 +241,21 @@ def parse_document(path: str | os.PathLike[str], data: bytes | str) -> ProjectDo
     return ProjectDocument(tuple(rules), pattern, checked_specials, checked_bytes, pretokenizer)
 
 
-def document_text(document: ProjectDocument) -> str:
-    """The file for ``document``: the keys in a fixed order, one rule a line (the one writer of the format)."""
+def _check_id_digits(document: ProjectDocument, source: str) -> None:
+    """Every id of ``document`` has at most as many digits as the reader parses: ``json.loads`` converts integers of
+    at most ``sys.get_int_max_str_digits()`` digits (4300 unless changed; 0: any number), and so does the writer."""
+    digits = sys.get_int_max_str_digits()
+    if digits:
+        ids = [*(rule.c for rule in document.rules), *document.special_tokens.values(), *(document.byte_ids or ())]
+        refuse_ids_above(source, ids, 10**digits - 1, f"id the project's reader parses (an integer of at most {digits}"
+                         " digits: sys.get_int_max_str_digits)", f"10**{digits} - 1")
+
+
+def document_text(document: ProjectDocument, source: str = "<in memory>") -> str:
+    """The file for ``document``: the keys in a fixed order, one rule a line (the one writer of the format).
+
+    An id with more digits than the reader parses raises ``FormatError`` naming ``source``."""
+    _check_id_digits(document, source)
     header: dict[str, Any] = {
         "format": FORMAT_NAME,
         "version": document.version,
@@ -313,11 +327,12 @@ def project_bytes(vocab: Vocab) -> bytes:
     pattern (or one that does not compile), its byte tokens are not one token
     for each byte value at the ids 0..255, a merge is improper (see
     ``bpeproof.impl.formats.convert``), a token of two or more bytes is made by no
-    merge, a token is empty, or a special token has an empty name or a
-    negative id.  The file records the tokens, merges, special tokens and
-    pattern; its tokenizer applies the merges one after another (def-bpe), so
-    a model whose own library merges otherwise (by rank, or looking whole words
-    up first) may encode some words differently once written.
+    merge, a token is empty, a special token has an empty name or a
+    negative id, or an id has more digits than the reader parses.  The file
+    records the tokens, merges, special tokens and pattern; its tokenizer
+    applies the merges one after another (def-bpe), so a model whose own
+    library merges otherwise (by rank, or looking whole words up first) may
+    encode some words differently once written.
     """
     source = vocab.source or "<in memory>"
     pretokenizer: PreTokenizer | None = None
@@ -376,7 +391,7 @@ def project_bytes(vocab: Vocab) -> bytes:
     except (BPEValueError, BPETypeError) as exc:
         raise FormatError(source, "tokens", str(exc)) from None
     document = ProjectDocument(rules, pattern, dict(vocab.specials), checked_bytes, pretokenizer)
-    return document_text(document).encode("utf-8")
+    return document_text(document, source).encode("utf-8")
 
 
 def write_project(vocab: Vocab, path: str | os.PathLike[str]) -> None:

@@ -2,7 +2,9 @@
 
 The rank is the token's id.  The file holds no merges, no special tokens and
 no pre-tokenization pattern; the merges are recovered as ``derive`` explains,
-and a pattern may be passed in.
+and a pattern may be passed in.  This is the project's one reader of the format
+(``load_tiktoken_ranks``, ``read_tiktoken``) and its one writer; ``tiktoken_rules``
+turns a rank table into the specification's rule list with the same recovery.
 """
 
 from __future__ import annotations
@@ -12,11 +14,13 @@ import binascii
 import os
 import re
 from base64 import b64decode, b64encode
+from collections.abc import Mapping
 
 from bpeproof.impl.formats._io import _atomic_write, compress_if_gz, decode_utf8, read_bytes
 from bpeproof.impl.formats.derive import derive_merges
 from bpeproof.impl.formats.errors import FormatError
-from bpeproof.impl.formats.model import Vocab
+from bpeproof.impl.formats.model import TIKTOKEN_RANK_LIMIT, Vocab, refuse_ids_above
+from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, Rule
 
 _RANK = re.compile(r"[0-9]+")
 _BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
@@ -29,7 +33,9 @@ _WELL_FORMED = re.compile(rb"(?:[A-Za-z0-9+/=]+[ \t]+[0-9]{1,30}[ \t]*\r?\n|[ \t
 def parse_tiktoken(path: str | os.PathLike[str], data: bytes) -> dict[bytes, int]:
     """The ``token bytes → rank`` table in ``data`` (already decompressed), as tiktoken reads it.
 
-    Blank lines are skipped, as tiktoken does.  Every other line must be two
+    Lines end as tiktoken ends them (``bytes.splitlines``: at LF, CR or CR LF)
+    and fields are separated by ASCII white space (``bytes.split``).  Blank
+    lines are skipped, as tiktoken does.  Every other line must be two
     fields: standard base64 (with padding) of a byte string, and a decimal
     rank.  A field of only padding (``=``) is the empty token, as tiktoken
     decodes it.  No rank and no token may occur twice.  Well-formed files are
@@ -56,11 +62,12 @@ def parse_tiktoken(path: str | os.PathLike[str], data: bytes) -> dict[bytes, int
 
 
 def _parse_tiktoken_lines(path: str | os.PathLike[str], data: bytes) -> dict[bytes, int]:
-    text = decode_utf8(path, data)
+    decode_utf8(path, data)  # invalid UTF-8 is named as such, with its line
     ranks: dict[bytes, int] = {}
     line_of_rank: dict[int, int] = {}
-    for number, line in enumerate(text.split("\n"), start=1):
-        fields = line.split()
+    for number, line in enumerate(data.splitlines(), start=1):
+        # tiktoken's own split: ASCII white space only (str.split would also cut at U+00A0, U+001F, ...).
+        fields = [field.decode("utf-8") for field in line.split()]
         if not fields:
             continue
         where = f"line {number}"
@@ -106,21 +113,75 @@ def vocab_from_ranks(ranks: dict[bytes, int], *, source: str = "", pattern: str 
     )
 
 
+def load_tiktoken_ranks(path: str | os.PathLike[str]) -> dict[bytes, int]:
+    """The ``token bytes → rank`` table of a tiktoken rank file (``.gz`` or gzip content is decompressed), as
+    ``parse_tiktoken`` reads it: what ``tiktoken.Encoding`` takes as ``mergeable_ranks``."""
+    return parse_tiktoken(path, read_bytes(path))
+
+
 def read_tiktoken(path: str | os.PathLike[str], *, pattern: str | None = None) -> Vocab:
     """Read a tiktoken rank file (``.gz`` or gzip content is decompressed); ``pattern`` is recorded as given."""
-    ranks = parse_tiktoken(path, read_bytes(path))
-    return vocab_from_ranks(ranks, source=os.fspath(path), pattern=pattern)
+    return vocab_from_ranks(load_tiktoken_ranks(path), source=os.fspath(path), pattern=pattern)
+
+
+def tiktoken_rules(ranks: Mapping[bytes, int]) -> tuple[list[Rule], tuple[int, ...]]:
+    """The rule list and byte ids equivalent to a tiktoken rank table (``Tokenizer.from_tiktoken_ranks``).
+
+    The single bytes must hold the ranks 0..255 (they become the byte ids) and
+    every longer token must be what tiktoken's own merge of its bytes, with
+    the ranks below its own, ends in when it ends in two parts (``derive``):
+    the rule joining those two parts gets the token's rank as its new id.  A
+    token that merge cannot make (it stops at three parts or more) has no
+    rule that makes it and raises ``BPEValueError``, as does a table that is
+    not of that form; a value of the wrong type raises ``BPETypeError``.
+    """
+    if not isinstance(ranks, Mapping):
+        raise BPETypeError(f"ranks must be a mapping of bytes to int, not {type(ranks).__name__}")
+    for token, rank in ranks.items():
+        if not isinstance(token, bytes) or not token:
+            raise BPETypeError(f"rank file token {token!r} must be non-empty bytes")
+        if not isinstance(rank, int) or isinstance(rank, bool) or rank < 0:
+            raise BPETypeError(f"rank of {token!r} must be a non-negative int, not {rank!r}")
+    if len(set(ranks.values())) != len(ranks):
+        raise BPEValueError("two tokens of the rank file share a rank")
+    byte_ids = [-1] * ALPHABET_SIZE
+    for byte in range(ALPHABET_SIZE):
+        byte_rank = ranks.get(bytes([byte]))
+        if byte_rank is None:
+            raise BPEValueError(f"the rank file has no token for byte {byte}")
+        if byte_rank >= ALPHABET_SIZE:
+            raise BPEValueError(
+                f"byte {byte} has rank {byte_rank}: the single bytes must hold the ranks 0..255 for the ids to carry"
+                " over"
+            )
+        byte_ids[byte] = byte_rank
+    vocab = vocab_from_ranks(dict(ranks))
+    if vocab.unsplit:
+        rank = vocab.unsplit[0]  # the lowest: derive_merges goes in rank order
+        raise BPEValueError(f"token {vocab.tokens[rank]!r} of rank {rank} is not two tokens of lower rank joined"
+                            " (tiktoken's merge of its bytes with the lower ranks does not end in two parts)")
+
+    def internal(token_id: int) -> int:
+        data = vocab.tokens[token_id]
+        return data[0] if len(data) == 1 else token_id
+
+    rules = [Rule(internal(a), internal(b), c) for a, b, c in vocab.merges]
+    return rules, tuple(byte_ids)
 
 
 def tiktoken_bytes(vocab: Vocab) -> bytes:
     """The rank file text for ``vocab``: its tokens in id order, the id as the rank (specials are left out).
 
-    Raises ``FormatError`` when two tokens stand for the same bytes or a token
-    is empty: a rank file cannot hold either.
+    Raises ``FormatError`` when two tokens stand for the same bytes, a token
+    is empty, or an id is negative or above ``TIKTOKEN_RANK_LIMIT``: a rank
+    file cannot hold any of these.
     """
     seen: dict[bytes, int] = {}
     lines: list[str] = []
     special_ids = set(vocab.specials.values())
+    ranked = (token_id for token_id in vocab.tokens if token_id not in special_ids)
+    refuse_ids_above(vocab.source or "<in memory>", ranked, TIKTOKEN_RANK_LIMIT, "rank tiktoken uses (it reads ranks"
+                     f" as 32-bit unsigned integers and takes {TIKTOKEN_RANK_LIMIT + 1} for no rank)")
     for token_id in sorted(vocab.tokens):
         if token_id in special_ids:
             continue
