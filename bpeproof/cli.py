@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from bpeproof import __version__
 from bpeproof.commands import EXIT_OK, EXIT_USAGE, Handler, UsageError
+from bpeproof.impl.errors import os_problem
 
 #: One module per subcommand, each with ``register(commands)``; the order is the order of ``--help``.
 COMMAND_MODULES = [
@@ -80,8 +81,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def describe(error: Exception) -> str:
     """One line for an error: a file error names the file first."""
-    if isinstance(error, OSError) and error.filename is not None and error.strerror:
-        return f"{error.filename}: {error.strerror.lower()}"
+    if isinstance(error, OSError) and error.filename is not None:
+        return f"{error.filename}: {os_problem(error)}"
     return str(error)
 
 

@@ -16,7 +16,7 @@ import os
 import secrets
 from pathlib import Path
 
-from bpeproof.impl.errors import FormatError
+from bpeproof.impl.errors import FormatError, MissingFolderError
 
 __all__ = ["FormatError", "atomic_write_bytes", "atomic_write_files", "atomic_write_text"]
 
@@ -49,6 +49,10 @@ def _naming(error: OSError, path: str | os.PathLike[str]) -> OSError:
     """The same error about the file asked for, not the temporary file next to it."""
     if error.errno is None:
         return error
+    parent = Path(path).parent
+    if isinstance(error, FileNotFoundError) and not parent.is_dir():
+        # The temporary file is created next to the target: what is missing is the target's folder.
+        return MissingFolderError(error.errno, error.strerror, os.fspath(path))
     return type(error)(error.errno, error.strerror, os.fspath(path))
 
 

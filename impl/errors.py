@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["FormatError"]
+__all__ = ["FormatError", "MissingFolderError", "os_problem"]
 
 
 class FormatError(ValueError):
@@ -27,3 +27,22 @@ class FormatError(ValueError):
     def key(self) -> str | None:
         """``where``, under the name the project file's reader used for it (a JSON key there)."""
         return self.where
+
+
+class MissingFolderError(FileNotFoundError):
+    """A file cannot be written because the folder it is to go in does not exist."""
+
+
+def os_problem(error: OSError) -> str:
+    """What an operating-system error says about a file, in the one wording every command uses."""
+    if isinstance(error, MissingFolderError):
+        return f"cannot write it: the folder {os.path.dirname(error.filename) or '.'} does not exist"
+    if isinstance(error, FileNotFoundError):
+        return "no such file"
+    if isinstance(error, IsADirectoryError):
+        return "is a directory, not a file"
+    if isinstance(error, NotADirectoryError):
+        return "a folder on its path is a file"
+    if isinstance(error, PermissionError):
+        return "permission denied"
+    return (error.strerror or str(error)).lower()

@@ -4,6 +4,7 @@ their number, and the checker's claim line names the claim once."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import pytest
 
@@ -87,3 +88,39 @@ def test_claim_line_names_the_claim_once(key: str) -> None:
 def test_claim_line_without_a_statement_is_the_id_alone() -> None:
     (line,) = [line for line in _found("thm-unlisted").report().splitlines() if line.startswith("  claim")]
     assert line == "  claim    : thm-unlisted"
+
+
+def _error_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.err.count("\n") == 1, captured.err
+    return captured.err.strip()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["encode", "hi", "--vocab", "{missing}"],
+        ["decode", "1", "--vocab", "{missing}"],
+        ["explain", "hi", "--vocab", "{missing}"],
+        ["audit", "{missing}"],
+        ["convert", "{missing}", "out.tiktoken"],
+        ["train", "{missing}", "--merges", "2", "-o", "tok.json"],
+        ["trace", "{missing}"],
+    ],
+    ids=lambda argv: argv[0],
+)
+def test_a_missing_file_is_named_in_one_wording(argv: list[str], tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    missing = str(tmp_path / "nothing.json")
+    line = _error_line([part.format(missing=missing) for part in argv], capsys)
+    assert line == f"bpeproof: error: {missing}: no such file", line
+
+
+def test_a_missing_output_folder_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("low lower lowest\n", encoding="utf-8")
+    target = tmp_path / "nodir" / "tok.json"
+    line = _error_line(["train", str(corpus), "--merges", "2", "-o", str(target)], capsys)
+    assert line == f"bpeproof: error: {target}: cannot write it: the folder {target.parent} does not exist", line
+    assert not target.parent.exists()

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from bpeproof.impl.atomic import atomic_write_bytes
+from bpeproof.impl.errors import os_problem
 from bpeproof.impl.formats.errors import FormatError
 
 #: The two bytes every gzip member starts with.
@@ -30,7 +31,7 @@ def read_raw(path: str | os.PathLike[str]) -> bytes:
     try:
         return Path(path).read_bytes()
     except OSError as exc:
-        raise FormatError(path, None, f"cannot read the file: {exc.strerror or exc}") from exc
+        raise FormatError(path, None, os_problem(exc)) from exc
 
 
 def decompress(path: str | os.PathLike[str], raw: bytes) -> bytes:

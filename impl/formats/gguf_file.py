@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate, repeat
 from typing import Any
 
+from bpeproof.impl.errors import os_problem
 from bpeproof.impl.formats._io import GZIP_MAGIC, is_gzip_name
 from bpeproof.impl.formats.errors import FormatError
 from bpeproof.impl.formats.model import Vocab, bytes_to_unicode
@@ -386,7 +387,7 @@ def _open_buffer(path: str | os.PathLike[str]) -> Iterator[bytes | mmap.mmap]:
     try:
         handle = open(path, "rb")  # noqa: SIM115 - kept open while mapped
     except OSError as exc:
-        raise FormatError(path, None, f"cannot read the file: {exc.strerror or exc}") from exc
+        raise FormatError(path, None, os_problem(exc)) from exc
     with handle:
         head = handle.read(4)
         if head[:2] == GZIP_MAGIC:
