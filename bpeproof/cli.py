@@ -19,6 +19,7 @@ from bpeproof.impl.errors import os_problem
 #: One module per subcommand, each with ``register(commands)``; the order is the order of ``--help``.
 COMMAND_MODULES = [
     "bpeproof.commands.demo",
+    "bpeproof.commands.count",
     "bpeproof.commands.train",
     "bpeproof.commands.tokens",
     "bpeproof.commands.convert",

@@ -621,6 +621,15 @@ class Tokenizer:
         """``encode`` with no special tokens."""
         return self.encode(text, allowed_special=None)
 
+    def encode_batch(
+        self, texts: Sequence[str], *, num_workers: int | None = None, allowed_special: AllowedSpecial = None
+    ) -> list[list[int]]:
+        """``encode`` of each text, in ``num_workers`` processes (default: all cores), like tiktoken's
+        ``encode_batch``: the same ids whatever the number (``bpeproof.impl.parallel.encode_batch``)."""
+        from bpeproof.impl.parallel import encode_batch
+
+        return encode_batch(self, texts, num_workers=num_workers, allowed_special=allowed_special)
+
     def encode_bytes(self, data: bytes, *, allowed_special: AllowedSpecial = None) -> list[int]:
         """Encode arbitrary bytes (def-utf8: byte-level BPE is total on Σ*, thm-bpe-roundtrip).
 

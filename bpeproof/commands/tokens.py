@@ -5,38 +5,86 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 from bpeproof.commands import EXIT_OK, UsageError
 from bpeproof.commands._vocab import load_tokenizer, parse_ids
+from bpeproof.commands.count import workers_option
 from bpeproof.impl.atomic import atomic_write_text
+from bpeproof.impl.corpus import read_text
 from bpeproof.impl.explain import Explanation, explain, render_svg, render_text
+from bpeproof.impl.parallel import default_workers, encode_files
+
+#: What ``encode`` says when it is about to read a terminal.
+STDIN_HINT = "bpeproof encode: reading text from standard input; end with Ctrl-D (Ctrl-Z Enter on Windows)"
 
 
-def _input_text(args: argparse.Namespace) -> str:
-    if args.text is not None and args.file is not None:
-        raise UsageError("give TEXT or --file, not both")
-    if args.file is not None:
-        if args.file == "-":
-            return sys.stdin.read()
-        try:
-            return Path(args.file).read_bytes().decode("utf-8")
-        except UnicodeDecodeError as error:
-            raise UsageError(f"{args.file}: not valid UTF-8 at byte {error.start}") from None
-    if args.text is not None:
-        return str(args.text)
+def _read_stdin() -> str:
+    if sys.stdin.isatty():
+        print(STDIN_HINT, file=sys.stderr)
     return sys.stdin.read()
 
 
+def _input_texts(args: argparse.Namespace) -> list[str]:
+    """The texts to encode: TEXT, each --file (one text per file), or standard input."""
+    if args.text is not None and args.file is not None:
+        raise UsageError("give TEXT or --file, not both")
+    if args.file is not None:
+        return [_read_stdin() if name == "-" else read_text(name) for name in args.file]
+    if args.text is not None:
+        return [str(args.text)]
+    return [_read_stdin()]
+
+
 def run_encode(args: argparse.Namespace) -> int:
+    if args.output is not None:
+        return _encode_to_array(args)
+    if args.workers is not None:
+        raise UsageError("--workers: only with -o FILE.npy (the ids of large files, written as an array)")
     tokenizer = load_tokenizer(args.vocab, args.pattern)
-    text = _input_text(args)
-    ids = tokenizer.encode(text, allowed_special="all" if args.specials else None)
+    texts = _input_texts(args)
+    allowed = "all" if args.specials else None
+    encoded = [tokenizer.encode(text, allowed_special=allowed) for text in texts]
+    ids = [token for part in encoded for token in part]
     if args.json:
-        print(json.dumps({"ids": ids, "tokens": len(ids), "bytes": len(text.encode("utf-8")),
-                          "semantics": tokenizer.semantics}))
+        document: dict[str, object] = {"ids": ids, "tokens": len(ids),
+                                       "bytes": sum(len(text.encode("utf-8")) for text in texts),
+                                       "semantics": tokenizer.semantics}
+        if len(texts) > 1:
+            document["files"] = [{"file": name, "tokens": len(part)} for name, part in zip(args.file, encoded,
+                                                                                          strict=True)]
+        print(json.dumps(document))
     else:
-        print(" ".join(map(str, ids)))
+        for part in encoded:
+            print(" ".join(map(str, part)))
+    return EXIT_OK
+
+
+def _encode_to_array(args: argparse.Namespace) -> int:
+    if args.file is None:
+        raise UsageError("-o FILE.npy encodes files: give them with --file FILE...")
+    if "-" in args.file and args.file.count("-") > 1:
+        raise UsageError("--file: standard input (-) can be read only once")
+    tokenizer = load_tokenizer(args.vocab, args.pattern)
+    if "-" in args.file and sys.stdin.isatty():
+        print(STDIN_HINT, file=sys.stderr)
+    started = time.perf_counter()
+    files = encode_files(tokenizer, args.file, args.output, source=("file", args.vocab, args.pattern),
+                         workers=args.workers, allowed_special="all" if args.specials else None, progress=None)
+    seconds = time.perf_counter() - started
+    tokens = sum(entry.tokens for entry in files)
+    size = sum(entry.bytes for entry in files)
+    workers = args.workers or default_workers()
+    if args.json:
+        print(json.dumps({"output": str(args.output), "dtype": "uint32", "tokens": tokens, "bytes": size,
+                          "workers": workers, "seconds": round(seconds, 3), "semantics": tokenizer.semantics,
+                          "files": [{"file": entry.name, "start": entry.start, "tokens": entry.tokens,
+                                     "bytes": entry.bytes} for entry in files]}, indent=2))
+    else:
+        print(f"encoded {size} bytes of {len(files)} file{'s' if len(files) != 1 else ''} to {tokens} ids in"
+              f" {seconds:.2f} s with {workers} worker{'s' if workers != 1 else ''}; saved to {args.output}"
+              " (uint32 .npy)")
     return EXIT_OK
 
 
@@ -83,13 +131,21 @@ def _vocab_options(parser: argparse.ArgumentParser) -> None:
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    encode = commands.add_parser("encode", help="text to token ids",
-                                 description="Encode text (TEXT, --file, or standard input) to token ids.")
+    encode = commands.add_parser(
+        "encode", help="text to token ids",
+        description="Encode text (TEXT, --file, or standard input) to token ids. Each --file is one text. With -o"
+        " the ids of all files, one file after the other, are written as a .npy array of uint32 (through a"
+        " temporary file, renamed at the end), encoded in worker processes: the same ids for any number.")
     encode.add_argument("text", nargs="?", metavar="TEXT", help="the text (default: standard input)")
-    encode.add_argument("--file", metavar="FILE", help="read the text from a UTF-8 file (- for standard input)")
+    encode.add_argument("--file", nargs="+", metavar="FILE",
+                        help="read the text from UTF-8 files (.gz read as gzip; - for standard input)")
     _vocab_options(encode)
     encode.add_argument("--specials", action="store_true", help="encode special token names as their ids")
-    encode.add_argument("--json", action="store_true", help="print {ids, tokens, bytes} as JSON")
+    encode.add_argument("-o", "--output", type=Path, metavar="OUT.npy",
+                        help="write the ids of the files as a uint32 .npy array instead of printing them")
+    encode.add_argument("--workers", type=workers_option, default=None, metavar="N",
+                        help=f"with -o: encode in N processes (default: all cores, here {default_workers()})")
+    encode.add_argument("--json", action="store_true", help="print {ids, tokens, bytes} (with -o: a summary) as JSON")
     encode.set_defaults(handler=run_encode)
 
     decode = commands.add_parser("decode", help="token ids to text",

@@ -9,10 +9,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from bpeproof.commands import EXIT_OK, UsageError
+from bpeproof.commands.count import add_parallel_options, checked_pattern
 from bpeproof.impl.corpus import iter_lines
-from bpeproof.impl.patterns import compile_pattern, resolve_pattern
+from bpeproof.impl.counts import read_counts
+from bpeproof.impl.parallel import count_files, default_workers
+from bpeproof.impl.patterns import resolve_pattern
 from bpeproof.impl.tokenizer import Tokenizer
-from bpeproof.impl.trainer import count_words, train_counts
+from bpeproof.impl.trainer import train_counts
 
 
 def read_lines(paths: list[str]) -> Iterator[str]:
@@ -33,18 +36,25 @@ def parse_specials(items: list[str]) -> dict[str, int]:
 def run(args: argparse.Namespace) -> int:
     if args.merges < 0:
         raise UsageError(f"--merges {args.merges}: must be >= 0")
-    pattern = resolve_pattern(args.pattern)
-    try:
-        regex = compile_pattern(pattern)
-    except Exception as error:  # the regex module raises its own error class
-        raise UsageError(f"--pattern: not a valid regular expression: {error}") from None
+    if bool(args.files) == (args.counts is not None):
+        raise UsageError("give the text FILEs or --counts COUNTS, not both" if args.files
+                         else "nothing to train on: give text FILEs or --counts COUNTS")
     specials = parse_specials(args.special)
     started = time.perf_counter()
-    counts = count_words(read_lines(args.files), pretokenize=regex.findall, progress=None)
+    if args.counts is not None:
+        counts, counted_with = read_counts(args.counts)
+        pattern = counted_with if counted_with is not None else resolve_pattern(args.pattern or "words")
+        if args.pattern is not None and counted_with is not None and resolve_pattern(args.pattern) != counted_with:
+            raise UsageError(f"--pattern {args.pattern!r} is not the pattern {args.counts} was counted with"
+                             f" ({counted_with[:60]!r}); leave --pattern out to use it")
+        checked_pattern(pattern)
+    else:
+        pattern = checked_pattern(args.pattern or "words")
+        counts = count_files(args.files, pattern, workers=args.workers, progress=None)
     if not counts:
         raise UsageError("the corpus is empty: no words to train on")
     rules = train_counts(counts, args.merges, progress=None)
-    tokenizer = Tokenizer(rules, args.pattern, specials)
+    tokenizer = Tokenizer(rules, args.pattern or pattern, specials)
     tokenizer.save(args.output)
     seconds = time.perf_counter() - started
     summary = {
@@ -54,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
         "merges": len(rules),
         "vocab_size": 256 + len(rules),
         "special_tokens": len(specials),
+        "workers": 1 if args.counts is not None else args.workers or default_workers(),
         "seconds": round(seconds, 3),
     }
     if args.json:
@@ -68,15 +79,17 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser = commands.add_parser(
         "train",
         help="learn BPE merges from text files and save a tokenizer",
-        description="Cut UTF-8 text files into words with the pattern, learn at most N merges exactly as def-bpe"
-        " defines them (largest count, ties to the smallest pair, ids 256, 257, …) and save the tokenizer as JSON"
-        " (written to a temporary file, then renamed).",
+        description="Cut UTF-8 text files into words with the pattern, line by line, count them in worker processes"
+        " (the same counts for any number), learn at most N merges exactly as def-bpe defines them (largest count,"
+        " ties to the smallest pair, ids 256, 257, …) and save the tokenizer as JSON (written to a temporary file,"
+        " then renamed). --counts trains on a table written by 'bpeproof count' and takes its pattern.",
     )
-    parser.add_argument("files", nargs="+", metavar="FILE", help="UTF-8 text files (.gz read as gzip; - for stdin)")
+    parser.add_argument("files", nargs="*", metavar="FILE", help="UTF-8 text files (.gz read as gzip; - for stdin)")
+    parser.add_argument("--counts", type=Path, metavar="COUNTS",
+                        help="train on a word-count table written by 'bpeproof count' instead of FILEs")
     parser.add_argument("--merges", type=int, required=True, metavar="N", help="at most N merges")
     parser.add_argument("-o", "--output", required=True, type=Path, metavar="OUT", help="the tokenizer file to write")
-    parser.add_argument("--pattern", default="words", metavar="NAME|REGEX",
-                        help="pre-tokenization: r50k, cl100k, o200k, words (default) or a regular expression")
+    add_parallel_options(parser, None)
     parser.add_argument("--special", action="append", default=[], metavar="NAME=ID",
                         help="a special token (repeat the option)")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")

@@ -1,0 +1,80 @@
+"""``bpeproof count``: the distinct words of text files with their frequencies, counted on every core, as a table.
+
+``bpeproof train --counts TABLE`` trains on the table, so a corpus is counted once and trained on many times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from bpeproof.commands import EXIT_OK, UsageError
+from bpeproof.impl.counts import write_counts
+from bpeproof.impl.parallel import count_files, default_workers
+from bpeproof.impl.patterns import compile_pattern, resolve_pattern
+
+
+def workers_option(text: str) -> int:
+    """``--workers N``: a number of processes, at least 1."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of processes >= 1")
+    return int(text)
+
+
+def checked_pattern(pattern: str) -> str:
+    """The regular expression of ``--pattern`` (a name or an expression); a bad one is a usage error."""
+    source = resolve_pattern(pattern)
+    try:
+        compile_pattern(source)
+    except Exception as error:  # the regex module raises its own error class
+        raise UsageError(f"--pattern: not a valid regular expression: {error}") from None
+    return source
+
+
+def add_parallel_options(parser: argparse.ArgumentParser, default_pattern: str | None) -> None:
+    parser.add_argument("--pattern", default=default_pattern, metavar="NAME|REGEX",
+                        help="pre-tokenization: r50k, cl100k, o200k, words (default) or a regular expression")
+    parser.add_argument("--workers", type=workers_option, default=None, metavar="N",
+                        help=f"count in N processes (default: all cores, here {default_workers()})")
+
+
+def run(args: argparse.Namespace) -> int:
+    output = str(args.output)
+    if output.lower().endswith(".parquet"):
+        raise UsageError(f"{output}: Parquet is not written (it would need pyarrow, which bpeproof does not"
+                         " depend on); name the table .tsv.gz")
+    source = checked_pattern(args.pattern)
+    started = time.perf_counter()
+    counts = count_files(args.files, source, workers=args.workers, progress=None)
+    if not counts:
+        raise UsageError("the corpus is empty: no words to count")
+    write_counts(args.output, counts, source)
+    seconds = time.perf_counter() - started
+    workers = args.workers or default_workers()
+    summary = {"output": output, "distinct_words": len(counts), "words": sum(counts.values()),
+               "workers": workers, "seconds": round(seconds, 3)}
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        print(f"counted {summary['words']} words ({len(counts)} distinct) in {seconds:.2f} s with {workers}"
+              f" worker{'s' if workers != 1 else ''}; saved to {output}")
+    return EXIT_OK
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "count",
+        help="count the words of text files on every core and save the table",
+        description="Cut UTF-8 text files into words with the pattern, line by line as 'train' does, and count"
+        " them in worker processes over byte ranges of the files (a .gz file is one range). The table (word bytes"
+        " in hexadecimal, tab, count; gzip-compressed when the name ends in .gz) is what 'train --counts' reads;"
+        " it is written to a temporary file, then renamed.",
+    )
+    parser.add_argument("files", nargs="+", metavar="FILE", help="UTF-8 text files (.gz read as gzip; - for stdin)")
+    parser.add_argument("-o", "--output", required=True, type=Path, metavar="COUNTS",
+                        help="the table to write, e.g. counts.tsv.gz")
+    add_parallel_options(parser, "words")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.set_defaults(handler=run)
