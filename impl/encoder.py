@@ -77,7 +77,9 @@ def check_rules(rules: Sequence[RuleTriple]) -> list[Rule]:
     Raises the same error classes as ``spec.validate_rules`` for the same inputs,
     naming the rule by its index (from 0): ``BPETypeError`` for a value that is
     not a sequence of int triples, ``InvalidRuleError`` for a part outside
-    V_{j-1}, a negative new id, or a new id already in V_{j-1}.
+    V_{j-1}, a negative new id, or a new id already in V_{j-1}; but it has no depth
+    limit, so a list more than ``MAX_RULE_DEPTH`` merges deep, which
+    ``spec.validate_rules`` refuses with ``InputTooLongError``, is accepted.
     """
     if isinstance(rules, (str, bytes)) or not isinstance(rules, Sequence):
         raise BPETypeError(f"rules must be a sequence of (a, b, c) triples, not {type(rules).__name__}")

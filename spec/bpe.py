@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bpeproof.spec.merge import MAX_SPEC_LENGTH, Steps, _check_tokens, _is_int, merge, validate_rules
+from bpeproof.spec.merge import MAX_RULE_DEPTH, MAX_SPEC_LENGTH, Steps, _check_tokens, _is_int, merge, validate_rules
 from bpeproof.spec.types import (
     ALPHABET_SIZE,
     BPETypeError,
@@ -130,6 +130,20 @@ def select_pair(table: Sequence[tuple[Pair, int]], steps: Steps | None = None) -
     return maxima[0], best, tuple(maxima[1:])
 
 
+def _checked_depth(depths: dict[int, int], rule: Rule, index: int) -> int:
+    """How many merges deep the new id of ``rule``, merge ``index`` (from 0), is: 1 + the deeper of its parts, a byte
+    0 deep and an earlier new id as deep as ``depths`` says.  More than ``MAX_RULE_DEPTH`` raises
+    ``InputTooLongError``, as ``validate_rules`` does."""
+    depth = 1 + max(0 if part < ALPHABET_SIZE else depths[part] for part in (rule.a, rule.b))
+    if depth > MAX_RULE_DEPTH:
+        raise InputTooLongError(
+            f"merge {index} {tuple(rule)!r}: new id c = {rule.c} would be {depth} merges deep; the recursive"
+            f" specification evaluates tokens at most {MAX_RULE_DEPTH} deep (MAX_RULE_DEPTH; train with the"
+            f" implementation in impl for deeper rule lists)"
+        )
+    return depth
+
+
 def train_trace(corpus: Sequence[bytes], num_merges: int | None) -> Trace:
     """def-bpe, steps 1–5, with everything ex-training-trace shows.
 
@@ -144,6 +158,9 @@ def train_trace(corpus: Sequence[bytes], num_merges: int | None) -> Trace:
     steps that ``count_pairs`` (one per pair added to the table), ``select_pair``
     (one per table entry read, in each of its two passes) and ``merge`` (one per
     case of def-merge evaluated) report.  The final, unsuccessful count is included.
+
+    A merge whose new id would be more than ``MAX_RULE_DEPTH`` merges deep raises ``InputTooLongError`` (long words
+    can make one): ``validate_rules``, and so ``enc`` and ``dec``, refuse such rule lists.
     """
     words = check_corpus(corpus)
     bound = check_num_merges(num_merges)
@@ -158,6 +175,7 @@ def train_trace(corpus: Sequence[bytes], num_merges: int | None) -> Trace:
         xs.append(x)
     n_symbols = sum(len(x) for x in xs)
     steps: list[TraceStep] = []
+    depths: dict[int, int] = {}  # how many merges deep each new id is
     j = 0
     while True:
         # Step 2: stop at j = m, else count the pairs inside each word.
@@ -171,6 +189,8 @@ def train_trace(corpus: Sequence[bytes], num_merges: int | None) -> Trace:
         (a, b), count, tied = select_pair(table, cost)
         # Step 5: a new id larger than all earlier ones; apply the rule to every word.
         rule = Rule(a, b, ALPHABET_SIZE + j)
+        # Not in def-bpe: refuse a new id deeper than enc and dec evaluate (MAX_RULE_DEPTH, as validate_rules does).
+        depths[rule.c] = _checked_depth(depths, rule, j)
         xs = [merge(rule, x, cost) for x in xs]
         steps.append(
             TraceStep(

@@ -62,12 +62,15 @@ def validate_rules(rules: Sequence[RuleTriple]) -> list[Rule]:
     Returns the rules as ``Rule`` values.
 
     A rule whose new id is more than ``MAX_RULE_DEPTH`` merges deep raises ``InputTooLongError``: the recursive
-    definitions could not spell it within Python's recursion limit.
+    definitions could not spell it within Python's recursion limit.  So does one whose new id stands for more
+    than ``MAX_SPEC_LENGTH`` bytes (64 doublings would make a token of 2**64 bytes, which no function could spell):
+    the specification takes byte strings of at most that length, in and out.
     """
     if isinstance(rules, (str, bytes)) or not isinstance(rules, Sequence):
         raise BPETypeError(f"rules must be a sequence of (a, b, c) triples, not {type(rules).__name__}")
     known = set(range(ALPHABET_SIZE))
     depth: dict[int, int] = {}  # the depth of each new id; a byte's is 0
+    length: dict[int, int] = {}  # |⟨⟨c⟩⟩| of each new id; a byte's is 1
     checked: list[Rule] = []
     for index, rule in enumerate(rules):
         if not isinstance(rule, tuple) or len(rule) != 3:
@@ -93,6 +96,13 @@ def validate_rules(rules: Sequence[RuleTriple]) -> list[Rule]:
                 f"rule {index} {(a, b, c)!r}: new id c = {c} is {depth[c]} merges deep; the recursive"
                 f" specification evaluates tokens at most {MAX_RULE_DEPTH} deep (MAX_RULE_DEPTH; use the"
                 f" implementation in impl for deeper rule lists)"
+            )
+        length[c] = length.get(a, 1) + length.get(b, 1)
+        if length[c] > MAX_SPEC_LENGTH:
+            raise InputTooLongError(
+                f"rule {index} {(a, b, c)!r}: new id c = {c} stands for {length[c]} bytes; the recursive"
+                f" specification spells tokens of at most {MAX_SPEC_LENGTH} bytes (MAX_SPEC_LENGTH; use the"
+                f" implementation in impl for longer ones)"
             )
         known.add(c)
         checked.append(Rule(a, b, c))

@@ -23,6 +23,17 @@ Where they agree and where they do not (``proofs_tests/test_variants.py``):
 (a_j, b_j) pair is left, so merging the earliest rule first replays the rules in order.  (iii) can differ, by
 reaching tokens whose bytes (i) never encodes to them ("unreachable" tokens): with r1 = (b, c), r2 = (a, b),
 r3 = (ab, c), (i) encodes abc as (a, bc) but (iii) joins a and bc into abc because abc is a token.
+
+Like ``spec.enc``, the public functions check their arguments: a rule list must pass ``validate_rules`` (its
+tokens at most ``MAX_RULE_DEPTH`` merges deep), and the bytes or units to encode number at most
+``MAX_SPEC_LENGTH``, else ``InputTooLongError``.  Each merge loop recurses once per merge, at most n − 1 times on n
+bytes, and (iii) spells every token with ``symbols`` at every level.  Measured as in ``spec.merge`` (frames for n
+bytes and tokens of depth d): (i) those of ``enc``; (ii) n + 5, (iv) with (ii) n + 6; (iii) n + d + 4, (iv) with
+(iii) n + d + 6, the frames of ``dec``; ``enc_tiktoken`` and ``enc_pair_rank`` n + 3.  ``reachable`` and
+``unreachable_tokens`` encode a token's own bytes, up to 2^64 of them: they refuse a token of more than
+``MAX_SPEC_LENGTH`` bytes (counted without spelling it), and take ℓ + 6 frames for ℓ bytes, d + 7 to spell a
+token.  The ``merge_by_*`` loops are the definitions on arguments already checked, as ``spec.merge.merge`` is for
+``apply_rule``.  ``hf_merge_table`` and ``hf_initial_units`` do not recurse and need no bound.
 """
 
 from __future__ import annotations
@@ -30,15 +41,23 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from bpeproof.spec.bpe import enc_tokens
-from bpeproof.spec.merge import symbols, validate_rules
-from bpeproof.spec.types import Rule, RuleTriple
+from bpeproof.spec.merge import _check_tokens, _is_int, symbols, validate_rules
+from bpeproof.spec.types import BPETypeError, Rule, RuleTriple
 
 Encoder = Callable[[Sequence[RuleTriple], bytes], list[int]]
 
 
+def _check_data(data: bytes) -> bytes:
+    """``data`` checked as ``spec.enc`` checks it: bytes, at most ``MAX_SPEC_LENGTH`` of them."""
+    if not isinstance(data, (bytes, bytearray)):
+        raise BPETypeError(f"data must be bytes, not {type(data).__name__}")
+    return bytes(_check_tokens(list(data), "data"))
+
+
 def enc_sequential(rules: Sequence[RuleTriple], data: bytes) -> list[int]:
     """(i) def-bpe: M_{r_m}(… M_{r_1}(s) …)."""
-    return enc_tokens(validate_rules(rules), list(data))
+    checked = validate_rules(rules)
+    return enc_tokens(checked, list(_check_data(data)))
 
 
 def _first_rule_of_pair(rules: Sequence[Rule], a: int, b: int) -> int | None:
@@ -64,7 +83,8 @@ def merge_by_rule_rank(rules: Sequence[Rule], tokens: list[int]) -> list[int]:
 
 def enc_rule_rank(rules: Sequence[RuleTriple], data: bytes) -> list[int]:
     """(ii) lowest-rank pair first, by rule identity."""
-    return merge_by_rule_rank(validate_rules(rules), list(data))
+    checked = validate_rules(rules)
+    return merge_by_rule_rank(checked, list(_check_data(data)))
 
 
 def _earliest_token_with_bytes(rules: Sequence[Rule], string: bytes) -> tuple[int, int] | None:
@@ -94,7 +114,7 @@ def merge_by_bytes_rank(rules: Sequence[Rule], parts: list[bytes]) -> list[bytes
 def enc_bytes_rank(rules: Sequence[RuleTriple], data: bytes) -> list[int]:
     """(iii) lowest rank of the concatenated bytes (tiktoken): ids are the earliest token for each part's bytes."""
     checked = validate_rules(rules)
-    parts = merge_by_bytes_rank(checked, [bytes([byte]) for byte in data])
+    parts = merge_by_bytes_rank(checked, [bytes([byte]) for byte in _check_data(data)])
     ids: list[int] = []
     for part in parts:
         found = _earliest_token_with_bytes(checked, part)
@@ -106,23 +126,36 @@ def enc_bytes_rank(rules: Sequence[RuleTriple], data: bytes) -> list[int]:
 def enc_whole_word_first(rules: Sequence[RuleTriple], data: bytes, fallback: Encoder = enc_rule_rank) -> list[int]:
     """(iv) the earliest token whose bytes are the whole word, if there is one; else ``fallback``."""
     checked = validate_rules(rules)
+    data = _check_data(data)
     if data:
-        found = _earliest_token_with_bytes(checked, bytes(data))
+        found = _earliest_token_with_bytes(checked, data)
         if found is not None:
             return [found[1]]
     return fallback(checked, data)
 
 
+def _own_bytes(rules: Sequence[Rule], token: int) -> bytes:
+    """⟨⟨token⟩⟩, at most MAX_SPEC_LENGTH bytes (``validate_rules`` refuses longer tokens), so that
+    ``enc_tokens``, which recurses once per byte, can encode it."""
+    if not _is_int(token):
+        raise BPETypeError(f"token must be an int, not {type(token).__name__}")
+    return symbols(rules, token)
+
+
+def _reachable(rules: Sequence[Rule], token: int) -> bool:
+    return enc_tokens(rules, list(_own_bytes(rules, token))) == [token]
+
+
 def reachable(rules: Sequence[RuleTriple], token: int) -> bool:
     """Whether a token's own bytes encode to it under (i): an unreachable token never appears in enc_R's output."""
     checked = validate_rules(rules)
-    return enc_tokens(checked, list(symbols(checked, token))) == [token]
+    return _reachable(checked, token)
 
 
 def unreachable_tokens(rules: Sequence[RuleTriple]) -> list[int]:
     """The new ids of ``rules`` that (i) never produces on their own bytes."""
     checked = validate_rules(rules)
-    return [rule.c for rule in checked if not reachable(checked, rule.c)]
+    return [rule.c for rule in checked if not _reachable(checked, rule.c)]
 
 
 def merge_by_joined_rank(ranks: Mapping[bytes, int], parts: list[bytes]) -> list[bytes]:
@@ -144,6 +177,7 @@ def enc_tiktoken(ranks: Mapping[bytes, int], data: bytes) -> list[int]:
 
     A part that is a byte without a rank has no id: ``KeyError`` names it (tiktoken fails there too).
     """
+    data = _check_data(data)
     if data in ranks:
         return [ranks[data]]
     return [ranks[part] for part in merge_by_joined_rank(ranks, [bytes([byte]) for byte in data])]
@@ -165,7 +199,7 @@ def merge_by_pair_rank(merges: Mapping[tuple[int, int], tuple[int, int]], units:
 
 def enc_pair_rank(merges: Mapping[tuple[int, int], tuple[int, int]], units: Sequence[int]) -> list[int]:
     """A Hugging Face BPE model on a word's initial units (ids): (ii) on its merge table."""
-    return merge_by_pair_rank(merges, list(units))
+    return merge_by_pair_rank(merges, _check_tokens(units, "units"))
 
 
 def hf_merge_table(
