@@ -95,8 +95,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from bpeproof.audit.corpus_tasks import EngineCorpus, engine_corpora
 from bpeproof.audit.libraries import Library, SentencepieceLibrary, open_library
 from bpeproof.audit.variants import VARIANT_NAMES, MergeTable, fast_variants, shortest_length, variant_functions
 from bpeproof.impl import patterns
@@ -108,6 +109,9 @@ from bpeproof.impl.load import load_tokenizer
 from bpeproof.impl.patterns import PATTERNS, compile_pattern, pattern_name, resolve_pattern
 from bpeproof.impl.wording import count
 from bpeproof.spec.types import ALPHABET_SIZE
+
+if TYPE_CHECKING:
+    from bpeproof.impl.parallel import TaskEngine
 
 __all__ = [
     "DEFAULT_SAMPLES",
@@ -204,14 +208,36 @@ def read_corpus(path: str) -> str:
     return read_text(path)
 
 
-def sample_text(text: str, limit: int, rng: random.Random) -> str:
-    """At most ``limit`` characters of ``text``: all of it, or a few chunks taken at random places."""
-    if len(text) <= limit:
-        return text
+def sample_starts(length: int, limit: int, rng: random.Random) -> tuple[list[int], int] | None:
+    """Where ``sample_text`` takes its chunks from a text of ``length`` characters, and their size; None: the whole
+    text (no more than ``limit`` characters)."""
+    if length <= limit:
+        return None
     chunks = 8
     size = limit // chunks
-    starts = sorted(rng.sample(range(0, len(text) - size), chunks))
+    return sorted(rng.sample(range(0, length - size), chunks)), size
+
+
+def sample_text(text: str, limit: int, rng: random.Random) -> str:
+    """At most ``limit`` characters of ``text``: all of it, or a few chunks taken at random places."""
+    drawn = sample_starts(len(text), limit, rng)
+    if drawn is None:
+        return text
+    starts, size = drawn
     return "\n".join(text[start : start + size] for start in starts)
+
+
+def _sample(text: str | EngineCorpus, limit: int, rng: random.Random) -> str:
+    return sample_text(text, limit, rng) if isinstance(text, str) else text.sample(limit, rng)
+
+
+def count_tokens(library: Library | None, view: FileView | None, pattern: str | None, text: str) -> int:
+    """The tokens of a corpus's text by the file's library, or without one by the project's encoder (``view``'s,
+    on the pre-tokens of ``pattern``, which takes every byte)."""
+    if library is not None:
+        return library.count_tokens(text)
+    assert view is not None
+    return sum(len(view.encoder.encode_word(piece)) for piece in _pieces(pattern, text))
 
 
 def generated_words(table: MergeTable, rng: random.Random, count: int) -> list[bytes]:
@@ -627,12 +653,15 @@ def audit(
     samples: int = DEFAULT_SAMPLES,
     seed: int = 0,
     progress: bool = False,
+    engine: TaskEngine | None = None,
 ) -> dict[str, Any]:
     """Audit a tokenizer file; returns the JSON report described in the module docstring.
 
     ``pattern``: a name of ``bpeproof.impl.patterns.PATTERNS`` or a regex (rank files hold none; by default it is
     guessed from the name).  ``corpora``: UTF-8 text files (``.gz`` allowed); none = the built-in sample.
-    ``samples``: distinct corpus words compared.  Bad files raise ``FormatError`` / ``OSError``.
+    ``samples``: distinct corpus words compared.  Bad files raise ``FormatError`` / ``OSError``.  ``engine``: the
+    corpora are measured by its tasks, range by range, never read whole here (``bpeproof.audit.corpus_tasks``);
+    the same report.
     """
     timer = _Timer()
     rng = random.Random(seed)
@@ -696,7 +725,11 @@ def audit(
         report["vocabulary"]["unreachable"]["library"] = _library_unreachable(view, library)
 
     with timer.phase("corpora"):
-        if corpora:
+        texts: list[tuple[str, str | EngineCorpus]]
+        if corpora and engine is not None:
+            measured = engine_corpora(engine, corpora, path, resolved, library, frozenset(view.missing_byte_ids))
+            texts = [(Path(name).name, corpus) for name, corpus in zip(corpora, measured, strict=True)]
+        elif corpora:
             texts = [(Path(name).name, read_corpus(name)) for name in corpora]
         else:
             texts = [("built-in sample", BUILTIN_TEXT)]
@@ -704,7 +737,7 @@ def audit(
     with timer.phase("words"):
         counts: Counter[bytes] = Counter()
         for _, text in texts:
-            part = sample_text(text, SAMPLE_TEXT_CHARS, rng)
+            part = _sample(text, SAMPLE_TEXT_CHARS, rng)
             if library is not None:
                 counts.update(library.pretokenize(part))
             else:
@@ -752,7 +785,7 @@ def audit(
         if library is None:
             report["project"] = _not_compared("the library did not run")
         else:
-            project_texts = [sample_text(text, PROJECT_TEXT_CHARS // len(texts), rng) for _, text in texts]
+            project_texts = [_sample(text, PROJECT_TEXT_CHARS // len(texts), rng) for _, text in texts]
             own_pattern = resolved if vocab.kind in ("tiktoken", "gpt2") else None
             report["project"] = _project_section(view, library, project_texts, own_pattern)
 
@@ -761,15 +794,16 @@ def audit(
         rows: list[dict[str, Any]] = []
         missing = frozenset(view.missing_byte_ids)
         for name, text in _progress(texts, len(texts), "compression", progress and len(texts) > 1, "corpus"):
-            data = text.encode("utf-8")
-            if library is not None and missing.isdisjoint(data):
-                tokens = library.count_tokens(text)
-                encoded_by = library.name
+            if not isinstance(text, str):  # measured by the engine's tasks
+                tokens, encoded_by = text.tokens(library)
+                size = text.bytes
             else:
+                data = text.encode("utf-8")
                 # no library, or bytes it has no token for: the project's encoder, which takes every byte
-                tokens = sum(len(view.encoder.encode_word(piece)) for piece in _pieces(resolved, text))
-                encoded_by = "project"
-            size = len(data)
+                use = library if library is not None and missing.isdisjoint(data) else None
+                tokens = count_tokens(use, view, resolved, text)
+                encoded_by = use.name if use is not None else "project"
+                size = len(data)
             rate = size / tokens if tokens else 0.0
             rows.append({"name": name, "bytes": size, "tokens": tokens, "bytes_per_token": rate,
                          "raw_bits_per_token": 8 * rate, "bits_per_token": capacity, "encoded_by": encoded_by})

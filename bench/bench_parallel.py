@@ -3,6 +3,7 @@
 Usage::
 
     python bench/bench_parallel.py [--mb 50] [--merges 5000] [--vocab PATH] [--skip-hf] [--skip-tiktoken]
+                                   [--skip-dask]
 
 The corpus is generated (deterministic, ``--mb`` megabytes in one file): lines of 6 to 18 words drawn from
 100,000 made-up lowercase words with Zipf frequencies (the word of rank r has weight 1 / r^1.07, as in
@@ -14,6 +15,11 @@ Training (the text in the file, the rules out):
 * ``impl w=1`` / ``impl w=2``: ``bpeproof.impl.parallel.count_files`` with the r50k pattern (GPT-2's) in 1 and 2
   worker processes, then ``train_counts`` (the C merge loop); counting and merging are timed apart.  The rules of
   the two runs must be equal (they are compared by digest);
+* ``dask w=2``: the same counting as tasks of a ``distributed.LocalCluster`` of 2 worker processes
+  (``bpeproof.impl.dask_engine``, what ``--engine dask --workers 2`` does), then the same ``train_counts`` here.
+  Its time counts starting and closing the cluster (as the command does); the line after the table splits it
+  into the start, the work alone (what a cluster that is already up costs) and the close.  The rules must be
+  those of w=1;
 * ``hf``: Hugging Face ``tokenizers``' ``BpeTrainer`` with its default threads, reading the same file
   (``Tokenizer.train``), with ``ByteLevel(add_prefix_space=False)`` pre-tokenization, GPT-2's expression: nearly
   the same words as r50k; vocabulary 256 + merges.
@@ -22,13 +28,16 @@ Encoding to token ids (cl100k_base from ``../shared/vocabs`` or ``--vocab``):
 
 * ``impl w=1`` / ``impl w=2``: ``bpeproof.impl.parallel.encode_files`` writing a uint32 ``.npy`` (the vocabulary is
   loaded before the clock starts; starting the workers and sending them the tokenizer is counted);
+* ``dask w=2``: ``encode_files`` with the Dask engine on a 2-worker local cluster (started and closed in the
+  time, split as for training);
 * ``tiktoken t=1`` / ``tiktoken t=2``: ``Encoding.encode_ordinary_batch`` with 1 and 2 threads on the text cut into
   pieces of about 1 MB at the same line cuts (read into memory before the clock starts; the ids stay Python
   lists, no file is written).  Equal ids to impl's are checked.
 
-Ratios: "w=2 speed-up" is the w=1 time ÷ the w=2 time; "impl vs peer" is the peer's time ÷ impl's (above 1: impl
-is faster).  Wall-clock times on a shared machine move with its load; the load average is printed before and
-after, and CPU seconds (all processes and threads) are given beside the wall-clock seconds.
+Ratios: "w=2 speed-up" is the w=1 time ÷ the w=2 time; "impl w=2 vs row" is the row's time ÷ impl w=2's (above 1:
+impl w=2 is faster; for the dask row it is the overhead of the Dask path as a factor).  Wall-clock times on a
+shared machine move with its load; the load average is printed before and after, and CPU seconds (all processes
+and threads) are given beside the wall-clock seconds.
 """
 
 from __future__ import annotations
@@ -118,6 +127,23 @@ def child(task: str, system: str, corpus: str, extra: str) -> dict[str, Any]:
         result.update(seconds=end - start, count_s=counted - start, merge_s=end - counted, cpu=_cpu() - cpu,
                       distinct=len(counts), words=sum(counts.values()), merges=len(rules),
                       digest=hashlib.sha256(repr([tuple(rule) for rule in rules]).encode()).hexdigest()[:16])
+    elif task == "train" and system.startswith("dask"):
+        from bpeproof.impl.dask_engine import dask_engine
+        from bpeproof.impl.parallel import count_files
+        from bpeproof.impl.trainer import train_counts
+
+        cpu, start = _cpu(), time.perf_counter()
+        with dask_engine(workers=int(system.split("=")[1])) as engine:
+            up = time.perf_counter()
+            counts = count_files([corpus], "r50k", engine=engine, progress=False)
+            counted = time.perf_counter()
+        closed = time.perf_counter()
+        rules = train_counts(counts, int(extra), progress=False)
+        end = time.perf_counter()
+        result.update(seconds=end - start, start_s=up - start, run_s=counted - up, close_s=closed - counted,
+                      count_s=closed - start, merge_s=end - closed, cpu=_cpu() - cpu, distinct=len(counts),
+                      words=sum(counts.values()), merges=len(rules),
+                      digest=hashlib.sha256(repr([tuple(rule) for rule in rules]).encode()).hexdigest()[:16])
     elif task == "train" and system == "hf":
         from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
@@ -140,6 +166,24 @@ def child(task: str, system: str, corpus: str, extra: str) -> dict[str, Any]:
         files = encode_files(vocabulary, [corpus], output, source=("file", extra, "cl100k"), workers=workers,
                              progress=False)
         result.update(seconds=time.perf_counter() - start, cpu=_cpu() - cpu, tokens=files[0].tokens,
+                      digest=hashlib.sha256(output.read_bytes()[128:]).hexdigest()[:16])
+        output.unlink()
+    elif task == "encode" and system.startswith("dask"):
+        from bpeproof.impl.dask_engine import dask_engine
+        from bpeproof.impl.load import load_tokenizer
+        from bpeproof.impl.parallel import encode_files
+
+        vocabulary = load_tokenizer(extra, "cl100k")
+        output = Path(corpus).with_suffix(".dask.npy")
+        cpu, start = _cpu(), time.perf_counter()
+        with dask_engine(workers=int(system.split("=")[1])) as engine:
+            up = time.perf_counter()
+            files = encode_files(vocabulary, [corpus], output, source=("file", extra, "cl100k"), engine=engine,
+                                 progress=False)
+            done = time.perf_counter()
+        end = time.perf_counter()
+        result.update(seconds=end - start, start_s=up - start, run_s=done - up, close_s=end - done,
+                      cpu=_cpu() - cpu, tokens=files[0].tokens,
                       digest=hashlib.sha256(output.read_bytes()[128:]).hexdigest()[:16])
         output.unlink()
     elif task == "encode" and system.startswith("tiktoken"):
@@ -186,6 +230,18 @@ def measure(task: str, system: str, corpus: Path, extra: str) -> dict[str, Any] 
     return result
 
 
+def _dask_line(rows: dict[str, dict[str, Any]], what: str) -> None:
+    """The Dask path's overhead against impl w=2, and whether its results are those of w=1."""
+    if "dask w=2" not in rows or "impl w=2" not in rows:
+        return
+    dask, two = rows["dask w=2"], rows["impl w=2"]
+    same = dask["digest"] == rows.get("impl w=1", two)["digest"]
+    print(f"dask w=2: {dask['seconds']:.2f} s = cluster start {dask['start_s']:.2f} s + work {dask['run_s']:.2f} s"
+          f" + close {dask['close_s']:.2f} s; overhead against impl w=2 ({two['seconds']:.2f} s):"
+          f" {dask['seconds'] - two['seconds']:+.2f} s in all, {dask['run_s'] - two['seconds']:+.2f} s on a running"
+          f" cluster; {what} {'identical' if same else 'DIFFERENT'} to w=1's", flush=True)
+
+
 def _load() -> str:
     try:
         return " ".join(Path("/proc/loadavg").read_text().split()[:3])
@@ -201,6 +257,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="the cl100k rank file for encoding")
     parser.add_argument("--skip-hf", action="store_true")
     parser.add_argument("--skip-tiktoken", action="store_true")
+    parser.add_argument("--skip-dask", action="store_true", help="leave out the Dask rows (dask not installed)")
     args = parser.parse_args(argv)
     status = 0
     print(f"cores: {os.cpu_count()}; load average before: {_load()}", flush=True)
@@ -213,7 +270,8 @@ def main(argv: list[str] | None = None) -> int:
         print("\ntraining        seconds  count s  merge s   cpu s  w=2 speed-up  impl w=2 vs row  peak MB"
               "  worker peak MB")
         train: dict[str, dict[str, Any]] = {}
-        for system in ("impl w=1", "impl w=2", *(() if args.skip_hf else ("hf",))):
+        dask = () if args.skip_dask else ("dask w=2",)
+        for system in ("impl w=1", "impl w=2", *dask, *(() if args.skip_hf else ("hf",))):
             result = measure("train", system.replace(" ", ""), corpus, str(args.merges))
             if result is not None:
                 train[system] = result
@@ -231,6 +289,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"counting alone: w=2 speed-up {one['count_s'] / two['count_s']:.2f}x; rules of w=1 and w=2:"
                   f" {'identical' if same else 'DIFFERENT'}; {one['words']} words, {one['distinct']} distinct"
                   f" ({one['distinct'] / size:.0f} distinct per MB)")
+        _dask_line(train, "rules")
         if "hf" in train:
             print(f"hf learned {train['hf']['merges']} merges with its default threads"
                   f" (RAYON_NUM_THREADS={train['hf']['threads']})")
@@ -240,7 +299,8 @@ def main(argv: list[str] | None = None) -> int:
             return status
         print("\nencoding        seconds   MB/s   cpu s  w=2 speed-up  impl w=2 vs row  peak MB  worker peak MB  ids")
         encode: dict[str, dict[str, Any]] = {}
-        systems = ("impl w=1", "impl w=2", *(() if args.skip_tiktoken else ("tiktoken t=1", "tiktoken t=2")))
+        systems = ("impl w=1", "impl w=2", *dask,
+                   *(() if args.skip_tiktoken else ("tiktoken t=1", "tiktoken t=2")))
         for system in systems:
             result = measure("encode", system.replace(" ", ""), corpus, str(args.vocab))
             if result is not None:
@@ -254,6 +314,7 @@ def main(argv: list[str] | None = None) -> int:
             status |= 0 if same == "same" else 1
             print(f"{system:<14} {result['seconds']:>8.2f} {size / result['seconds']:>6.1f} {result['cpu']:>7.2f}"
                   f" {speedup:>13} {versus:>16} {result['peak_mb']:>8.0f} {result['child_peak_mb']:>15.0f}  {same}")
+        _dask_line(encode, "ids")
     print(f"\nload average after: {_load()}")
     return status
 

@@ -37,6 +37,12 @@ when it is interrupted, on any error, and when one of them dies.  A failure is r
 task in reading order (the parent lets the tasks before it finish), so a run names the same file whatever the
 number of workers, the file the one-process run names.  Standard input (``-``) is read in the parent, in one
 process.
+
+Other engines.  ``count_files`` and ``encode_files`` take an ``engine`` (a ``TaskEngine``, e.g.
+``impl.dask_engine.DaskEngine`` on a Dask cluster) that runs the same tasks on its own workers: ``count_task``
+counts one range, ``merge_counts`` adds tables, ``encode_task`` encodes one range; the planning and the writing
+stay here.  Standard input cannot be sent to such workers, and a file that cannot be opened stops the run
+before any task starts.
 """
 
 from __future__ import annotations
@@ -49,10 +55,12 @@ import re
 import signal
 import sys
 import tempfile
+import threading
+import uuid
 import warnings
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from multiprocessing import get_context
 from multiprocessing.connection import Connection, wait
@@ -67,13 +75,19 @@ if TYPE_CHECKING:
     from bpeproof.impl.tokenizer import AllowedSpecial, Tokenizer
 
 __all__ = [
+    "TaskEngine",
     "WorkerError",
     "count_files",
+    "count_task",
     "default_workers",
     "encode_batch",
     "encode_files",
+    "encode_task",
     "line_cut_positions",
     "line_cuts_are_exact",
+    "merge_counts",
+    "plan_engine_ranges",
+    "words_stop_at_line_cuts",
 ]
 
 #: Bytes read at a time when encoding, and the size of the pieces a range is encoded in.
@@ -149,13 +163,33 @@ class _CountJob:
         self._on_bytes = on_bytes
 
     def run(self, task: Range) -> None:
-        from bpeproof.impl.trainer import count_words
-
-        lines = iter_range_lines(task.name, task.start, task.stop, gzipped=task.gzipped, on_bytes=self._on_bytes)
-        self._counts.update(count_words(lines, pretokenize=self._findall, progress=False))
+        self._counts.update(_range_counts(task, self._findall, self._on_bytes))
 
     def final(self) -> Counter[bytes]:
         return self._counts
+
+
+def _range_counts(task: Range, findall: Callable[[str], list[str]], on_bytes: Progress) -> Counter[bytes]:
+    """The words of the lines of one range with their frequencies (``trainer.count_words``)."""
+    from bpeproof.impl.trainer import count_words
+
+    lines = iter_range_lines(task.name, task.start, task.stop, gzipped=task.gzipped, on_bytes=on_bytes)
+    return count_words(lines, pretokenize=findall, progress=False)
+
+
+def count_task(pattern: str, task: Range) -> Counter[bytes]:
+    """One range counted on its own (a task of a ``TaskEngine``): the table ``count_files``'s workers add to theirs."""
+    from bpeproof.impl.patterns import compile_pattern
+
+    return _range_counts(task, compile_pattern(pattern).findall, None)
+
+
+def merge_counts(tables: Iterable[Mapping[bytes, int]]) -> Counter[bytes]:
+    """The sum of count tables: the table of the text they were counted from, however it was cut."""
+    merged: Counter[bytes] = Counter()
+    for table in sorted(tables, key=len, reverse=True):  # the largest first: the others are added to it
+        merged.update(table)
+    return merged
 
 
 #: How a worker gets the tokenizer: ("file", path, pattern) loads a vocabulary file (``impl.load``); ("model",
@@ -256,6 +290,79 @@ class _BatchJob:
 
 
 _JOBS: dict[str, Callable[[Any, Progress], _Job]] = {"count": _CountJob, "encode": _EncodeJob, "batch": _BatchJob}
+
+
+# ---------------------------------------------------------------------------
+# Another engine's workers: the same tasks, scheduled elsewhere
+# ---------------------------------------------------------------------------
+
+
+class TaskEngine(Protocol):
+    """Another scheduler for the tasks of ``count_files`` and ``encode_files`` (``impl.dask_engine.DaskEngine``).
+
+    It runs ``function(setup, task)`` for each task on its own workers (``count_task``, ``encode_task``: the
+    functions this module's worker processes run) and calls ``bar.update(sizes[i])`` as task i finishes.  On a
+    failure it raises the error of the first failing task in reading order, as the worker processes here do; a
+    worker lost while it ran a task is a ``FormatError`` naming the task's label."""
+
+    @property
+    def slots(self) -> int:
+        """How many tasks run at a time (the ranges are sized by it)."""
+        ...
+
+    def map_in_order(self, function: Callable[[Any, Any], Any], setup: Any, tasks: Sequence[Any],
+                     labels: Sequence[str], sizes: Sequence[int], on_done: Callable[[int, Any], None],
+                     bar: Any) -> None:
+        """``on_done(i, function(setup, tasks[i]))`` for each task, in the order of the tasks."""
+        ...
+
+    def reduce(self, function: Callable[[Any, Any], Any], setup: Any, tasks: Sequence[Any], labels: Sequence[str],
+               sizes: Sequence[int], combine: Callable[[list[Any]], Any], bar: Any) -> Any:
+        """``combine`` of ``function(setup, task)`` over all tasks, combined a few at a time in a tree on the
+        workers (``combine`` of combined values is the combination of them all; of an empty list, nothing)."""
+        ...
+
+
+#: An engine's worker threads keep the tokenizer of the run they last encoded for (``encode_task``).
+_LOCAL = threading.local()
+
+
+def encode_task(setup: tuple[str, TokenizerSource, AllowedSpecial, bool], task: Range) -> tuple[bytes, int]:
+    """One range encoded (a task of a ``TaskEngine``): (uint32 ids as bytes, bytes of text), as ``encode_files``'s
+    workers encode it.  ``setup`` is (a name of the run, the tokenizer's source, the allowed special tokens, whether
+    ranges are cut); each worker thread rebuilds the tokenizer once per run."""
+    key, source, allowed, cut = setup
+    held: tuple[str, _EncodeJob] | None = getattr(_LOCAL, "encode", None)
+    if held is None or held[0] != key:
+        held = (key, _EncodeJob((source, allowed, cut), None))
+        _LOCAL.encode = held
+    return held[1].run(task)
+
+
+def words_stop_at_line_cuts(pattern: str) -> bool:
+    """Whether no word of ``pattern`` (a name or an expression) crosses a line cut, so that a text may be cut there
+    (the module docstring): the named patterns r50k, cl100k, o200k and words."""
+    from bpeproof.impl.patterns import pattern_name, resolve_pattern
+
+    return pattern_name(resolve_pattern(pattern)) in _CUT_PATTERNS
+
+
+def plan_engine_ranges(engine: TaskEngine, names: Sequence[str], *, cut: bool) -> list[tuple[Range, int]]:
+    """The ranges of files as tasks of ``engine`` (cut at line cuts with ``cut``, else a file each; sized as
+    ``encode_files`` sizes them), each with the index of its file; read them with ``iter_range_texts``."""
+    plan, _ = _plan_ranges(names, _range_size(_sizes(names), engine.slots, 1 << 20, 16 << 20), cut=cut)
+    _on_engine(engine, plan)
+    return list(zip(plan.tasks, plan.files, strict=True))
+
+
+def _on_engine(engine: TaskEngine, plan: _Plan) -> list[int]:
+    """Checks a plan for another engine's workers, which cannot read standard input; a file that cannot be read
+    stops the run before any task starts.  The sizes of the tasks in bytes (for the progress bar)."""
+    if "-" in plan.labels:
+        raise ValueError("standard input (-) cannot be read by the engine's workers: give files")
+    if plan.error is not None:
+        raise plan.error
+    return [task.stop - task.start for task in plan.tasks]
 
 
 # ---------------------------------------------------------------------------
@@ -704,21 +811,34 @@ def count_files(
     workers: int | None = None,
     range_bytes: int | None = None,
     progress: bool | None = None,
+    engine: TaskEngine | None = None,
 ) -> Counter[bytes]:
     """The distinct words of text files with their frequencies, as ``train`` counts them in one process
     (``trainer.count_words(impl.corpus.iter_lines(names), pretokenize=compile_pattern(pattern).findall)``), counted
     in ``workers`` processes (default: all cores) over byte ranges of about ``range_bytes`` bytes.
 
     ``progress``: a bar of the bytes read (None: on a terminal, after a second).  A file that cannot be read, or a
-    worker that dies, raises ``FormatError`` naming the file.
+    worker that dies, raises ``FormatError`` naming the file.  With ``engine`` the ranges are counted as its tasks
+    (``count_task``) and the tables added in a tree on its workers (``merge_counts``); ``workers`` is not used.
     """
     from bpeproof.impl.patterns import compile_pattern, resolve_pattern
 
     source = resolve_pattern(pattern)
     compile_pattern(source)  # a bad pattern is the caller's error, before any process starts
-    count = _check_workers(workers)
+    count = engine.slots if engine is not None else _check_workers(workers)
     if range_bytes is None:
         range_bytes = _range_size(_sizes(names), count, 4 << 20, 256 << 20)
+    if engine is not None:
+        plan, total = _plan_ranges(names, range_bytes, cut=True)
+        sizes = _on_engine(engine, plan)
+        bar = _bar(total, progress, "counting words")
+        try:
+            table: Counter[bytes] = engine.reduce(count_task, source, plan.tasks, plan.labels, sizes, merge_counts,
+                                                  bar)
+        finally:
+            if bar is not None:
+                bar.close()
+        return table
     if "-" in names:  # standard input cannot be cut or handed to another process: one process reads everything
         from bpeproof.impl.trainer import count_words
 
@@ -726,10 +846,7 @@ def count_files(
     plan, total = _plan_ranges(names, range_bytes, cut=True)
     tables: list[Counter[bytes]] = []
     _run("count", source, plan, count, _bar(total, progress, "counting words"), _ignore, tables.append)
-    merged: Counter[bytes] = Counter()
-    for table in sorted(tables, key=len, reverse=True):
-        merged.update(table)
-    return merged
+    return merge_counts(tables)
 
 
 # ---------------------------------------------------------------------------
@@ -810,6 +927,7 @@ def encode_files(
     allowed_special: AllowedSpecial = None,
     range_bytes: int | None = None,
     progress: bool | None = None,
+    engine: TaskEngine | None = None,
 ) -> list[FileTokens]:
     """Write ``tokenizer.encode`` of each file (one text per file, ids one file after the other) to ``output`` as a
     .npy array of uint32, encoded in ``workers`` processes (default: all cores); the same ids for any number.
@@ -818,20 +936,25 @@ def encode_files(
     cannot be pickled, from ``source`` (("file", path, pattern): a vocabulary file), and without one the files are
     encoded in the calling process (a ``RuntimeWarning`` says so).  Files
     are cut at line cuts when ``line_cuts_are_exact`` (else each file is one task).  The file is written to a
-    temporary file and renamed at the end: on any error nothing is written.
+    temporary file and renamed at the end: on any error nothing is written.  With ``engine`` the ranges are
+    encoded as its tasks (``encode_task``) and written here in order; ``workers`` is not used.
     """
-    count = _check_workers(workers)
+    count = engine.slots if engine is not None else _check_workers(workers)
     tokenizer.encode("", allowed_special=allowed_special)  # checks allowed_special before anything starts
     cut = line_cuts_are_exact(tokenizer, allowed_special)
     if range_bytes is None:
         range_bytes = _range_size(_sizes(names), count, 1 << 20, 16 << 20)
     plan, total = _plan_ranges(names, range_bytes, cut=cut)
+    sizes = _on_engine(engine, plan) if engine is not None else []
     files: dict[int, list[int]] = {}
-    here = plan.in_process(count)
+    here = engine is None and plan.in_process(count)
     if not here:
         try:
             source = ("model", _tokenizer_parts(tokenizer))
         except Exception as error:  # a pipeline holding a function defined inside another one, …
+            if source is None and engine is not None:
+                raise ValueError(f"encode_files: this tokenizer cannot be sent to the engine's workers ({error});"
+                                 " give source=('file', path, pattern)") from None
             if source is None:
                 warnings.warn(f"encode_files: this tokenizer cannot be sent to worker processes ({error}); encoding"
                               " in one process", RuntimeWarning, stacklevel=2)
@@ -847,7 +970,16 @@ def encode_files(
             entry[0] += len(data) // 4
             entry[1] += size
 
-        _run("encode", setup, plan, count, _bar(total, progress, "encoding"), on_done, _ignore, ahead=2 * count + 2)
+        bar = _bar(total, progress, "encoding")
+        if engine is None:
+            _run("encode", setup, plan, count, bar, on_done, _ignore, ahead=2 * count + 2)
+        else:
+            try:
+                engine.map_in_order(encode_task, (uuid.uuid4().hex, *setup), plan.tasks, plan.labels, sizes,
+                                    on_done, bar)
+            finally:
+                if bar is not None:
+                    bar.close()
         writer.commit()
     except BaseException:
         writer.abort()

@@ -16,6 +16,8 @@ from typing import Any
 from bpeproof.audit.html import render
 from bpeproof.audit.report import DEFAULT_SAMPLES, SUBPHASES, audit
 from bpeproof.commands import EXIT_FOUND, EXIT_OK, UsageError
+from bpeproof.commands._engine import add_engine_options, open_engine
+from bpeproof.commands.count import workers_option
 from bpeproof.impl.atomic import atomic_write_text
 from bpeproof.impl.formats import GPT2_PATTERN
 from bpeproof.impl.wording import count, token_count
@@ -99,14 +101,20 @@ def failed_strictly(report: Mapping[str, Any]) -> bool:
 def run(args: argparse.Namespace) -> int:
     if args.samples < 1:
         raise UsageError("--samples must be at least 1")
-    report = audit(
-        args.path,
-        pattern=args.pattern,
-        corpora=args.corpus,
-        samples=args.samples,
-        seed=args.seed,
-        progress=not args.quiet and sys.stderr.isatty(),
-    )
+    if args.engine == "dask" and not args.corpus:
+        raise UsageError("--engine dask: only with --corpus FILE... (the built-in sample is measured here)")
+    if args.workers is not None and args.engine != "dask":
+        raise UsageError("--workers: only with --engine dask (the number of processes of the local cluster)")
+    with open_engine(args, args.corpus) as engine:
+        report = audit(
+            args.path,
+            pattern=args.pattern,
+            corpora=args.corpus,
+            samples=args.samples,
+            seed=args.seed,
+            progress=not args.quiet and sys.stderr.isatty(),
+            engine=engine,
+        )
     written: list[str] = []
     if args.json:
         atomic_write_text(args.json, json.dumps(report, ensure_ascii=False, indent=2) + "\n")
@@ -145,4 +153,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 when the library follows none of its declared variants or a merge is improper")
     parser.add_argument("--quiet", action="store_true", help="print nothing (use with --json or --html)")
+    add_engine_options(parser)
+    parser.add_argument("--workers", type=workers_option, default=None, metavar="N",
+                        help="with --engine dask and no --scheduler: the processes of the local cluster"
+                        " (default: all cores)")
     parser.set_defaults(handler=run)

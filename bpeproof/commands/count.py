@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from bpeproof.commands import EXIT_OK, UsageError
+from bpeproof.commands._engine import add_engine_options, engine_phrase, open_engine
 from bpeproof.impl.counts import write_counts
 from bpeproof.impl.parallel import count_files, default_workers
 from bpeproof.impl.patterns import compile_pattern, resolve_pattern
@@ -38,6 +39,7 @@ def add_parallel_options(parser: argparse.ArgumentParser, default_pattern: str |
                         help="pre-tokenization: r50k, cl100k, o200k, words (default) or a regular expression")
     parser.add_argument("--workers", type=workers_option, default=None, metavar="N",
                         help=f"count in N processes (default: all cores, here {default_workers()})")
+    add_engine_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,19 +49,21 @@ def run(args: argparse.Namespace) -> int:
                          " depend on); name the table .tsv.gz")
     source = checked_pattern(args.pattern)
     started = time.perf_counter()
-    counts = count_files(args.files, source, workers=args.workers, progress=None)
+    with open_engine(args, args.files) as engine:
+        counts = count_files(args.files, source, workers=args.workers, progress=None, engine=engine)
+        workers = engine.slots if engine is not None else args.workers or default_workers()
+        phrase = engine_phrase(engine, workers)
     if not counts:
         raise UsageError("the corpus is empty: no words to count")
     write_counts(args.output, counts, source)
     seconds = time.perf_counter() - started
-    workers = args.workers or default_workers()
     summary = {"output": output, "distinct_words": len(counts), "words": sum(counts.values()),
-               "workers": workers, "seconds": round(seconds, 3)}
+               "workers": workers, "engine": args.engine, "seconds": round(seconds, 3)}
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
-        print(f"counted {summary['words']} words ({len(counts)} distinct) in {seconds:.2f} s with {workers}"
-              f" worker{'s' if workers != 1 else ''}; saved to {output}")
+        print(f"counted {summary['words']} words ({len(counts)} distinct) in {seconds:.2f} s with {phrase};"
+              f" saved to {output}")
     return EXIT_OK
 
 
@@ -70,7 +74,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         description="Cut UTF-8 text files into words with the pattern, line by line as 'train' does, and count"
         " them in worker processes over byte ranges of the files (a .gz file is one range). The table (word bytes"
         " in hexadecimal, tab, count; gzip-compressed when the name ends in .gz) is what 'train --counts' reads;"
-        " it is written to a temporary file, then renamed.",
+        " it is written to a temporary file, then renamed. With --engine dask the ranges are counted as tasks on a"
+        " Dask cluster and the tables added in a tree of tasks: the same table.",
     )
     parser.add_argument("files", nargs="+", metavar="FILE", help="UTF-8 text files (.gz read as gzip; - for stdin)")
     parser.add_argument("-o", "--output", required=True, type=Path, metavar="COUNTS",

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from bpeproof.commands import EXIT_OK, UsageError
+from bpeproof.commands._engine import add_engine_options, engine_phrase, open_engine
 from bpeproof.commands._vocab import load_tokenizer, parse_ids
 from bpeproof.commands.count import workers_option
 from bpeproof.impl.atomic import atomic_write_text
@@ -42,6 +43,8 @@ def run_encode(args: argparse.Namespace) -> int:
         return _encode_to_array(args)
     if args.workers is not None:
         raise UsageError("--workers: only with -o FILE.npy (the ids of large files, written as an array)")
+    if args.engine != "processes" or args.scheduler is not None:
+        raise UsageError("--engine dask: only with -o FILE.npy (the ids of large files, written as an array)")
     tokenizer = load_tokenizer(args.vocab, args.pattern)
     texts = _input_texts(args)
     allowed = "all" if args.specials else None
@@ -70,20 +73,24 @@ def _encode_to_array(args: argparse.Namespace) -> int:
     if "-" in args.file and sys.stdin.isatty():
         print(STDIN_HINT, file=sys.stderr)
     started = time.perf_counter()
-    files = encode_files(tokenizer, args.file, args.output, source=("file", args.vocab, args.pattern),
-                         workers=args.workers, allowed_special="all" if args.specials else None, progress=None)
+    with open_engine(args, args.file) as engine:
+        files = encode_files(tokenizer, args.file, args.output, source=("file", args.vocab, args.pattern),
+                             workers=args.workers, allowed_special="all" if args.specials else None, progress=None,
+                             engine=engine)
+        workers = engine.slots if engine is not None else args.workers or default_workers()
+        phrase = engine_phrase(engine, workers)
     seconds = time.perf_counter() - started
     tokens = sum(entry.tokens for entry in files)
     size = sum(entry.bytes for entry in files)
-    workers = args.workers or default_workers()
     if args.json:
         print(json.dumps({"output": str(args.output), "dtype": "uint32", "tokens": tokens, "bytes": size,
-                          "workers": workers, "seconds": round(seconds, 3), "semantics": tokenizer.semantics,
+                          "workers": workers, "engine": args.engine, "seconds": round(seconds, 3),
+                          "semantics": tokenizer.semantics,
                           "files": [{"file": entry.name, "start": entry.start, "tokens": entry.tokens,
                                      "bytes": entry.bytes} for entry in files]}, indent=2))
     else:
         print(f"encoded {size} bytes of {len(files)} file{'s' if len(files) != 1 else ''} to {tokens} ids in"
-              f" {seconds:.2f} s with {workers} worker{'s' if workers != 1 else ''}; saved to {args.output}"
+              f" {seconds:.2f} s with {phrase}; saved to {args.output}"
               " (uint32 .npy)")
     return EXIT_OK
 
@@ -145,6 +152,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                         help="write the ids of the files as a uint32 .npy array instead of printing them")
     encode.add_argument("--workers", type=workers_option, default=None, metavar="N",
                         help=f"with -o: encode in N processes (default: all cores, here {default_workers()})")
+    add_engine_options(encode)
     encode.add_argument("--json", action="store_true", help="print {ids, tokens, bytes} (with -o: a summary) as JSON")
     encode.set_defaults(handler=run_encode)
 

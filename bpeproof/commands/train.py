@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from bpeproof.commands import EXIT_OK, UsageError
+from bpeproof.commands._engine import open_engine
 from bpeproof.commands.count import add_parallel_options, checked_pattern
 from bpeproof.impl.corpus import iter_lines
 from bpeproof.impl.counts import read_counts
@@ -36,11 +37,15 @@ def parse_specials(items: list[str]) -> dict[str, int]:
 def run(args: argparse.Namespace) -> int:
     if args.merges < 0:
         raise UsageError(f"--merges {args.merges}: must be >= 0")
+    if args.counts is not None and (args.engine != "processes" or args.scheduler is not None):
+        raise UsageError("--engine dask: nothing to distribute with --counts (the table is read and trained on"
+                         " here)")
     if bool(args.files) == (args.counts is not None):
         raise UsageError("give the text FILEs or --counts COUNTS, not both" if args.files
                          else "nothing to train on: give text FILEs or --counts COUNTS")
     specials = parse_specials(args.special)
     started = time.perf_counter()
+    slots: int | None = None
     if args.counts is not None:
         counts, counted_with = read_counts(args.counts)
         pattern = counted_with if counted_with is not None else resolve_pattern(args.pattern or "words")
@@ -50,7 +55,9 @@ def run(args: argparse.Namespace) -> int:
         checked_pattern(pattern)
     else:
         pattern = checked_pattern(args.pattern or "words")
-        counts = count_files(args.files, pattern, workers=args.workers, progress=None)
+        with open_engine(args, args.files) as engine:
+            counts = count_files(args.files, pattern, workers=args.workers, progress=None, engine=engine)
+            slots = engine.slots if engine is not None else None
     if not counts:
         raise UsageError("the corpus is empty: no words to train on")
     rules = train_counts(counts, args.merges, progress=None)
@@ -64,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
         "merges": len(rules),
         "vocab_size": 256 + len(rules),
         "special_tokens": len(specials),
-        "workers": 1 if args.counts is not None else args.workers or default_workers(),
+        "workers": 1 if args.counts is not None else slots or args.workers or default_workers(),
+        "engine": args.engine,
         "seconds": round(seconds, 3),
     }
     if args.json:
@@ -82,7 +90,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         description="Cut UTF-8 text files into words with the pattern, line by line, count them in worker processes"
         " (the same counts for any number), learn at most N merges exactly as def-bpe defines them (largest count,"
         " ties to the smallest pair, ids 256, 257, …) and save the tokenizer as JSON (written to a temporary file,"
-        " then renamed). --counts trains on a table written by 'bpeproof count' and takes its pattern.",
+        " then renamed). --counts trains on a table written by 'bpeproof count' and takes its pattern. With --engine"
+        " dask the counting runs as tasks on a Dask cluster and the merge loop here: the same rules.",
     )
     parser.add_argument("files", nargs="*", metavar="FILE", help="UTF-8 text files (.gz read as gzip; - for stdin)")
     parser.add_argument("--counts", type=Path, metavar="COUNTS",
