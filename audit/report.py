@@ -70,7 +70,8 @@ siblings, never change meaning.
 - ``project``: the project's tokenizer for the file (``bpeproof.impl.load``, the file's own library's semantics) against
   the library: ``compared``, ``reason`` (how, or why not), ``semantics``, ``bytes``, ``library_tokens``,
   ``project_tokens`` (on sample text), ``token_texts``, ``token_texts_differing`` (the vocabulary's own tokens
-  as texts, tokens no merge makes first), ``agree``, ``first_difference`` {``index``, ``library``,
+  as texts, tokens no merge makes first), ``lines_left_out`` (sample lines with a byte the vocabulary has no
+  token for, which neither can encode), ``agree``, ``first_difference`` {``index``, ``library``,
   ``project``, and ``text`` for a token text} or null (all null when not compared).
 - ``corpora``: [{``name``, ``bytes``, ``tokens``, ``bytes_per_token`` (def-utf8's compression rate),
   ``raw_bits_per_token`` (8 · bytes/token), ``bits_per_token`` (log2 |V|), ``encoded_by``}].
@@ -585,8 +586,8 @@ def _spec_check(view: FileView, words: Sequence[bytes]) -> tuple[int, list[dict[
 
 def _not_compared(reason: str) -> dict[str, Any]:
     return {"compared": False, "reason": reason, "semantics": None, "bytes": 0, "library_tokens": None,
-            "project_tokens": None, "token_texts": 0, "token_texts_differing": 0, "agree": None,
-            "first_difference": None}
+            "project_tokens": None, "token_texts": 0, "token_texts_differing": 0, "lines_left_out": 0,
+            "agree": None, "first_difference": None}
 
 
 #: How many of the vocabulary's own tokens the audit encodes, as texts, with both the project and the library.
@@ -618,7 +619,16 @@ def _project_section(
         tokenizer = load_tokenizer(view.vocab.source, pattern)
     except (FormatError, ValueError) as error:
         return _not_compared(f"the project refuses the file: {getattr(error, 'problem', error)}")
-    text = "".join(texts)
+    # A byte the vocabulary has no token for cannot be encoded by either (tiktoken panics on it): such lines and
+    # token texts are left out of the comparison, and counted.
+    missing = frozenset(view.missing_byte_ids)
+
+    def encodable(piece: str) -> bool:
+        return missing.isdisjoint(piece.encode("utf-8"))
+
+    lines = "".join(texts).splitlines(keepends=True)
+    text = "".join(line for line in lines if encodable(line))
+    left_out = len(lines) - sum(1 for line in lines if encodable(line))
     expected = library.encode_text(text)
     got = tokenizer.encode(text)
     first: dict[str, Any] | None = None
@@ -626,7 +636,7 @@ def _project_section(
         at = next((i for i, (x, y) in enumerate(zip(got, expected, strict=False)) if x != y),
                   min(len(got), len(expected)))
         first = {"index": at, "library": expected[at : at + 5], "project": got[at : at + 5]}
-    token_texts = _token_texts(view.vocab)
+    token_texts = [piece for piece in _token_texts(view.vocab) if encodable(piece)]
     differing = [piece for piece in token_texts if tokenizer.encode(piece) != library.encode_text(piece)]
     if first is None and differing:
         piece = differing[0]
@@ -640,6 +650,7 @@ def _project_section(
         "project_tokens": len(got),
         "token_texts": len(token_texts),
         "token_texts_differing": len(differing),
+        "lines_left_out": left_out,
         "agree": got == expected and not differing,
         "first_difference": first,
     }

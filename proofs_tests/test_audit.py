@@ -575,3 +575,20 @@ def test_gpt2_files_audit_through_tokenizers(tmp_path: Path) -> None:
     assert report["vocabulary"]["specials"]["examples"] == [{"text": "<|endoftext|>", "id": 50256}]
     assert "rule-rank" in report["variants"]["verdict"]
     assert report["project"]["compared"] and report["project"]["agree"], report["project"]
+
+
+def test_rank_file_without_a_byte_of_the_corpus_is_compared_on_the_rest(tmp_path: Path) -> None:
+    """tiktoken panics on a byte its rank file has no token for; the audit leaves such lines out of the project's
+    comparison (and counts them) instead of failing."""
+    import base64
+
+    kept = [byte for byte in range(256) if byte != ord("z")]
+    rank_file = tmp_path / "holey.tiktoken"
+    rank_file.write_text("".join(f"{base64.b64encode(bytes([b])).decode()} {i}\n" for i, b in enumerate(kept)))
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("abc zed\nplain line\n" * 50, encoding="utf-8")
+    report = audit(str(rank_file), pattern="r50k", corpora=[str(corpus)], samples=200)
+    project = report["project"]
+    assert report["vocabulary"]["missing_bytes"] == [ord("z")]
+    assert project["compared"] and project["agree"], project
+    assert project["lines_left_out"] > 0 and project["bytes"] > 0
