@@ -293,7 +293,7 @@ SECTION_KEYS = {
     "variants": {"declared", "words", "skipped_long", "sources", "results", "verdict", "follows_declared",
                  "spec_checked", "spec_mismatches"},
     "project": {"compared", "reason", "semantics", "bytes", "library_tokens", "project_tokens", "token_texts",
-                "token_texts_differing", "agree", "first_difference"},
+                "token_texts_differing", "lines_left_out", "agree", "first_difference"},
     "greedy_gap": {"words", "occurrences", "bpe_tokens", "shortest_tokens", "saved_percent", "words_shorter",
                    "worst"},
 }
