@@ -156,32 +156,32 @@ class _CountJob:
     keeps_state = True
 
     def __init__(self, pattern: str, on_bytes: Progress) -> None:
-        from bpeproof.impl.patterns import compile_pattern
+        from bpeproof.impl.tokenizer import pattern_splitter
 
-        self._findall = compile_pattern(pattern).findall
+        self._split = pattern_splitter(pattern)
         self._counts: Counter[bytes] = Counter()
         self._on_bytes = on_bytes
 
     def run(self, task: Range) -> None:
-        self._counts.update(_range_counts(task, self._findall, self._on_bytes))
+        self._counts.update(_range_counts(task, self._split, self._on_bytes))
 
     def final(self) -> Counter[bytes]:
         return self._counts
 
 
-def _range_counts(task: Range, findall: Callable[[str], list[str]], on_bytes: Progress) -> Counter[bytes]:
+def _range_counts(task: Range, split: Callable[[str], list[str]], on_bytes: Progress) -> Counter[bytes]:
     """The words of the lines of one range with their frequencies (``trainer.count_words``)."""
     from bpeproof.impl.trainer import count_words
 
     lines = iter_range_lines(task.name, task.start, task.stop, gzipped=task.gzipped, on_bytes=on_bytes)
-    return count_words(lines, pretokenize=findall, progress=False)
+    return count_words(lines, pretokenize=split, progress=False)
 
 
 def count_task(pattern: str, task: Range) -> Counter[bytes]:
     """One range counted on its own (a task of a ``TaskEngine``): the table ``count_files``'s workers add to theirs."""
-    from bpeproof.impl.patterns import compile_pattern
+    from bpeproof.impl.tokenizer import pattern_splitter
 
-    return _range_counts(task, compile_pattern(pattern).findall, None)
+    return _range_counts(task, pattern_splitter(pattern), None)
 
 
 def merge_counts(tables: Iterable[Mapping[bytes, int]]) -> Counter[bytes]:
@@ -814,8 +814,9 @@ def count_files(
     engine: TaskEngine | None = None,
 ) -> Counter[bytes]:
     """The distinct words of text files with their frequencies, as ``train`` counts them in one process
-    (``trainer.count_words(impl.corpus.iter_lines(names), pretokenize=compile_pattern(pattern).findall)``), counted
-    in ``workers`` processes (default: all cores) over byte ranges of about ``range_bytes`` bytes.
+    (``trainer.count_words(impl.corpus.iter_lines(names), pretokenize=tokenizer.pattern_splitter(pattern))``: the
+    words a tokenizer with that pattern encodes), counted in ``workers`` processes (default: all cores) over byte
+    ranges of about ``range_bytes`` bytes.
 
     ``progress``: a bar of the bytes read (None: on a terminal, after a second).  A file that cannot be read, or a
     worker that dies, raises ``FormatError`` naming the file.  With ``engine`` the ranges are counted as its tasks
@@ -840,9 +841,10 @@ def count_files(
                 bar.close()
         return table
     if "-" in names:  # standard input cannot be cut or handed to another process: one process reads everything
+        from bpeproof.impl.tokenizer import pattern_splitter
         from bpeproof.impl.trainer import count_words
 
-        return count_words(iter_lines(names), pretokenize=compile_pattern(source).findall, progress=progress)
+        return count_words(iter_lines(names), pretokenize=pattern_splitter(source), progress=progress)
     plan, total = _plan_ranges(names, range_bytes, cut=True)
     tables: list[Counter[bytes]] = []
     _run("count", source, plan, count, _bar(total, progress, "counting words"), _ignore, tables.append)

@@ -64,6 +64,7 @@ from itertools import chain, islice
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from bpeproof.impl import encoder as _encoder
 from bpeproof.impl.atomic import FormatError, atomic_write_bytes, atomic_write_text
 from bpeproof.impl.encoder import Encoder
 from bpeproof.impl.formats.project_file import (
@@ -116,6 +117,52 @@ C_TEXT_LIMIT = 2**29
 
 #: What ``encode`` may treat as special tokens: all of them, the named ones, or none (None / empty).
 AllowedSpecial = Literal["all"] | Collection[str] | None
+
+
+def regex_pieces(compiled: Any, text: str) -> list[str]:
+    """The matches of a compiled pattern in ``text`` (whole matches, also when it has groups), classified by
+    ``UNICODE_VERSION`` (``bpeproof.impl.unicode_classes.stand_ins``); a pattern that ``backtracks`` runs under
+    ``time_limit`` (``PatternTimeoutError`` past it)."""
+    pinned = stand_ins(text)
+    if not backtracks(compiled.pattern):
+        if pinned is not text:
+            return [text[match.start() : match.end()] for match in compiled.finditer(pinned)]
+        return [match.group() for match in compiled.finditer(text)] if compiled.groups else list(compiled.findall(text))
+    limit = time_limit(text)
+    try:
+        return [text[match.start() : match.end()] for match in compiled.finditer(pinned, timeout=limit)]
+    except TimeoutError:
+        raise PatternTimeoutError(
+            f"the pre-tokenization pattern {compiled.pattern[:60]!r} ran more than {limit:.0f} s on a text of"
+            f" {len(text)} characters: it backtracks without end (a repeated group that repeats or alternates)"
+        ) from None
+
+
+def pattern_splitter(pattern: str) -> Callable[[str], list[str]]:
+    """The words a pattern (a name of ``PATTERNS`` or an expression) cuts a text into, as a tokenizer with that
+    pattern finds them: tiktoken's three patterns by the hand-written C scanner when the extension is built, any
+    pattern otherwise by ``regex_pieces``.  Training counts its words with this, so that a trained tokenizer
+    encodes a text with the words it was trained on."""
+    source = resolve_pattern(pattern)
+    compiled = compile_pattern(source)
+    which = _HAND_WRITTEN.get(source, -1)
+    if which >= 0 and _encoder.HAVE_C_LOOP and _encoder.USE_C_LOOP:
+        from bpeproof.impl import _fastenc  # type: ignore[attr-defined]
+
+        split, table = _fastenc.split_pattern, _char_table()
+
+        def hand_written(text: str) -> list[str]:
+            if len(text) >= C_TEXT_LIMIT:
+                return regex_pieces(compiled, text)
+            pieces: list[str] = split(text, table, which)
+            return pieces
+
+        return hand_written
+
+    def with_regex(text: str) -> list[str]:
+        return regex_pieces(compiled, text)
+
+    return with_regex
 
 
 class TextPipeline(Protocol):
@@ -409,22 +456,8 @@ class Tokenizer:
         return self._regex_pieces(text)
 
     def _regex_pieces(self, text: str) -> list[str]:
-        """The pattern's matches in ``text``, classified by ``UNICODE_VERSION`` (``bpeproof.impl.unicode_classes``); a
-        pattern that ``backtracks`` runs under ``time_limit`` (``PatternTimeoutError`` past it)."""
-        regex = self._regex
-        pinned = stand_ins(text)
-        if not backtracks(regex.pattern):
-            if pinned is not text:
-                return [text[match.start() : match.end()] for match in regex.finditer(pinned)]
-            return [match.group() for match in regex.finditer(text)] if regex.groups else list(regex.findall(text))
-        limit = time_limit(text)
-        try:
-            return [text[match.start() : match.end()] for match in regex.finditer(pinned, timeout=limit)]
-        except TimeoutError:
-            raise PatternTimeoutError(
-                f"the pre-tokenization pattern {regex.pattern[:60]!r} ran more than {limit:.0f} s on a text of"
-                f" {len(text)} characters: it backtracks without end (a repeated group that repeats or alternates)"
-            ) from None
+        """The pattern's matches in ``text`` (``regex_pieces``)."""
+        return regex_pieces(self._regex, text)
 
     @property
     def pattern_name(self) -> str | None:

@@ -40,9 +40,10 @@ from bpeproof.impl import parallel
 from bpeproof.impl.corpus import iter_lines, iter_range_lines
 from bpeproof.impl.counts import read_counts, write_counts
 from bpeproof.impl.errors import FormatError
-from bpeproof.impl.patterns import compile_pattern
+from bpeproof.impl.patterns import compile_pattern, compile_pinned
 from bpeproof.impl.tokenizer import Tokenizer
 from bpeproof.impl.trainer import count_words, train_counts, train_iter
+from bpeproof.impl.unicode_classes import changed_code_points
 
 # ---------------------------------------------------------------------------
 # Helpers
@@ -50,8 +51,10 @@ from bpeproof.impl.trainer import count_words, train_counts, train_iter
 
 
 def one_process_counts(names: list[str], pattern: str) -> Counter[bytes]:
-    """What ``bpeproof train`` counted before it had workers."""
-    return count_words(iter_lines(names), pretokenize=compile_pattern(pattern).findall)
+    """The words of the files' lines, counted in one process by another pre-tokenizer than the engine's: the
+    ``regex`` module on the pattern with ``UNICODE_VERSION``'s classes written out as ranges (no C scanner, no
+    ``stand_ins``)."""
+    return count_words(iter_lines(names), pretokenize=compile_pinned(pattern).findall)
 
 
 def write_files(directory: Path, texts: list[str], gzipped: Collection[int] = ()) -> list[str]:
@@ -126,6 +129,33 @@ def test_counts_of_ranges_are_the_one_process_counts(texts: list[str], size: int
     with tempfile.TemporaryDirectory() as directory:
         names = write_files(Path(directory), texts, gz)
         assert parallel.count_files(names, pattern, workers=1, range_bytes=size) == one_process_counts(names, pattern)
+
+
+@pytest.mark.parametrize("pattern", ["r50k", "cl100k", "o200k", r"\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+|\s+"])
+@pytest.mark.parametrize("workers", [1, 2])
+def test_training_counts_the_words_a_tokenizer_encodes(tmp_path: Path, pattern: str, workers: int) -> None:
+    """Training cuts text into the words a tokenizer with the same pattern encodes, also at the code points whose
+    class the installed ``regex`` module has from a later Unicode than ``UNICODE_VERSION``."""
+    changed = changed_code_points()
+    sample = [chr(point) for point in changed[:: max(1, len(changed) // 400)]]
+    lines = [f"ab{''.join(sample[i : i + 7])} 12{sample[i]}x, {sample[i + 1]}3 {sample[i + 2]}{sample[i + 3]}"
+             for i in range(0, len(sample) - 7, 7)]
+    name = tmp_path / "changed.txt"
+    name.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    tokenizer = Tokenizer(train_iter(["ab"], 1, pretokenize=str.split), pattern)
+    expected = Counter(piece.encode("utf-8") for line in iter_lines([str(name)])
+                       for piece in tokenizer.pre_tokenize(line))
+    assert parallel.count_files([str(name)], pattern, workers=workers, range_bytes=200) == expected
+    assert one_process_counts([str(name)], pattern) == expected
+
+
+def test_training_counts_whole_matches_of_a_pattern_with_groups(tmp_path: Path) -> None:
+    """A pattern with a capture group: the words are its whole matches, as in encoding (``findall`` would give the
+    group, and the words of the other alternatives would be lost)."""
+    name = tmp_path / "text.txt"
+    name.write_text("ab 12 cd\n", encoding="utf-8")
+    assert parallel.count_files([str(name)], r"( ?\p{L}+)| ?\p{N}+|\s+", workers=1) == Counter(
+        {b"ab": 1, b" 12": 1, b" cd": 1, b"\n": 1})
 
 
 @settings(max_examples=100)
