@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 from bpeproof.impl.parallel import (
     Range,
     TaskEngine,
+    bytes_bar,
     iter_range_texts,
     line_cuts_are_exact,
     plan_engine_ranges,
@@ -232,15 +233,23 @@ class EngineCorpus:
 
 
 def engine_corpora(engine: TaskEngine, names: Sequence[str], path: str, pattern: str | None,
-                   library: Library | None, missing: frozenset[int]) -> list[EngineCorpus]:
-    """Each corpus file measured by the engine's tasks (``stats_task``), in the order given."""
+                   library: Library | None, missing: frozenset[int], progress: bool | None = False
+                   ) -> list[EngineCorpus]:
+    """Each corpus file measured by the engine's tasks (``stats_task``), in the order given; ``progress``: a bar of
+    the bytes the workers have measured (``parallel.bytes_bar``)."""
     setup = StatsSetup(uuid.uuid4().hex, path, pattern, library is not None, missing,
                        ranges_are_exact(library, pattern))
     planned = plan_engine_ranges(engine, names, cut=setup.cut)
     tasks = [task for task, _ in planned]
     stats: list[RangeStats] = []
-    engine.map_in_order(stats_task, setup, tasks, [task.name for task in tasks],
-                        [task.stop - task.start for task in tasks], lambda _index, value: stats.append(value), None)
+    sizes = [task.stop - task.start for task in tasks]
+    bar = bytes_bar(sum(sizes), progress, "measuring the corpora")
+    try:
+        engine.map_in_order(stats_task, setup, tasks, [task.name for task in tasks], sizes,
+                            lambda _index, value: stats.append(value), bar)
+    finally:
+        if bar is not None:
+            bar.close()
     out = []
     for file, name in enumerate(names):
         mine = [index for index, (_, owner) in enumerate(planned) if owner == file]

@@ -738,7 +738,8 @@ def audit(
     with timer.phase("corpora"):
         texts: list[tuple[str, str | EngineCorpus]]
         if corpora and engine is not None:
-            measured = engine_corpora(engine, corpora, path, resolved, library, frozenset(view.missing_byte_ids))
+            measured = engine_corpora(engine, corpora, path, resolved, library, frozenset(view.missing_byte_ids),
+                                      progress)
             texts = [(Path(name).name, corpus) for name, corpus in zip(corpora, measured, strict=True)]
         elif corpora:
             texts = [(Path(name).name, read_corpus(name)) for name in corpora]

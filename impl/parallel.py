@@ -77,6 +77,7 @@ if TYPE_CHECKING:
 __all__ = [
     "TaskEngine",
     "WorkerError",
+    "bytes_bar",
     "count_files",
     "count_task",
     "default_workers",
@@ -749,7 +750,7 @@ def _ignore(*values: Any) -> None:
     return None
 
 
-def _bar(total: int, progress: bool | None, description: str) -> Any:
+def bytes_bar(total: int, progress: bool | None, description: str) -> Any:
     """A tqdm bar of bytes when ``progress`` is True; with None, one that appears after a second on a terminal."""
     if progress is None:
         progress, delay = sys.stderr.isatty(), 1.0
@@ -832,7 +833,7 @@ def count_files(
     if engine is not None:
         plan, total = _plan_ranges(names, range_bytes, cut=True)
         sizes = _on_engine(engine, plan)
-        bar = _bar(total, progress, "counting words")
+        bar = bytes_bar(total, progress, "counting words")
         try:
             table: Counter[bytes] = engine.reduce(count_task, source, plan.tasks, plan.labels, sizes, merge_counts,
                                                   bar)
@@ -847,7 +848,7 @@ def count_files(
         return count_words(iter_lines(names), pretokenize=pattern_splitter(source), progress=progress)
     plan, total = _plan_ranges(names, range_bytes, cut=True)
     tables: list[Counter[bytes]] = []
-    _run("count", source, plan, count, _bar(total, progress, "counting words"), _ignore, tables.append)
+    _run("count", source, plan, count, bytes_bar(total, progress, "counting words"), _ignore, tables.append)
     return merge_counts(tables)
 
 
@@ -972,7 +973,7 @@ def encode_files(
             entry[0] += len(data) // 4
             entry[1] += size
 
-        bar = _bar(total, progress, "encoding")
+        bar = bytes_bar(total, progress, "encoding")
         if engine is None:
             _run("encode", setup, plan, count, bar, on_done, _ignore, ahead=2 * count + 2)
         else:

@@ -28,6 +28,7 @@ import pytest
 from bpeproof.cli import main
 from bpeproof.impl import parallel
 from bpeproof.impl.tokenizer import Tokenizer
+from bpeproof.impl.trainer import train_iter
 
 #: Planned range size in bytes: small files still make many tasks.
 RANGE_BYTES = 1500
@@ -178,6 +179,37 @@ def test_audit_corpus_statistics_are_the_one_process_ones(cluster: str, tmp_path
         assert all(row["tokens"] > 0 for row in reports[0]["corpora"])
         encoded_by |= {row["encoded_by"] for row in reports[0]["corpora"]}
     assert encoded_by == {"bpeproof", "tiktoken", "tokenizers", "project"}
+
+
+def test_audit_shows_one_bar_of_the_bytes_the_workers_measured(cluster: str, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """With progress on, the corpus statistics on the engine advance one bar by every byte of every corpus."""
+    from bpeproof.audit import corpus_tasks, report
+    from bpeproof.impl.dask_engine import dask_engine
+
+    names = _corpus(tmp_path, 5)
+    vocab = tmp_path / "tok.json"
+    Tokenizer(train_iter([Path(names[0]).read_text(encoding="utf-8")], 40, pretokenize=str.split), "words").save(vocab)
+    bars: list[tuple[int, list[int], list[bool]]] = []
+
+    class Bar:
+        def __init__(self, total: int) -> None:
+            self.record: tuple[int, list[int], list[bool]] = (total, [], [])
+            bars.append(self.record)
+
+        def update(self, count: int = 1) -> None:
+            self.record[1].append(count)
+
+        def close(self) -> None:
+            self.record[2].append(True)
+
+    monkeypatch.setattr(corpus_tasks, "bytes_bar", lambda total, progress, description: Bar(total) if progress
+                        else None)
+    with dask_engine(scheduler=cluster) as engine:
+        report.audit(str(vocab), corpora=names, progress=True, engine=engine)
+    size = sum(Path(name).stat().st_size for name in names)  # a .gz file's own size: what is read of it
+    assert [(total, sum(updates), closed) for total, updates, closed in bars] == [(size, size, [True])]
+    assert len(bars[0][1]) > len(names)  # one step per range, not one per file
 
 
 def test_own_local_cluster(tmp_path: Path) -> None:

@@ -255,9 +255,9 @@ def test_one_bar_counts_every_byte(tmp_path: Path, workers: int) -> None:
 
 
 def test_the_bar_is_shown_only_on_a_terminal() -> None:
-    assert parallel._bar(100, None, "counting words") is None  # pytest's stderr is no terminal
+    assert parallel.bytes_bar(100, None, "counting words") is None  # pytest's stderr is no terminal
     with mock.patch.object(sys.stderr, "isatty", return_value=True):
-        bar = parallel._bar(100, None, "counting words")
+        bar = parallel.bytes_bar(100, None, "counting words")
     assert bar is not None
     bar.close()
 
