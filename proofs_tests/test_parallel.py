@@ -248,7 +248,7 @@ def test_one_bar_counts_every_byte(tmp_path: Path, workers: int) -> None:
         bars.append(_Bar(total))
         return bars[-1]
 
-    with mock.patch.object(parallel, "_bar", make):
+    with mock.patch.object(parallel, "bytes_bar", make):
         parallel.count_files(names, "words", workers=workers, range_bytes=64)
     (bar,) = bars
     assert bar.total == sum(os.path.getsize(name) for name in names) == bar.done
