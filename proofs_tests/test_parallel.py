@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import gzip
+import importlib.util
 import io
 import itertools
 import json
@@ -200,6 +201,69 @@ def test_count_table_round_trip(tmp_path: Path) -> None:
         read_counts(tmp_path / "zero.tsv")
 
 
+def test_parquet_count_table_is_the_tsv_table(tmp_path: Path) -> None:
+    """A .parquet table holds the rows of the TSV table, in its order, as other tools read them (pyarrow's own
+    reader here), and reads back to the same table and pattern; bad tables are named errors."""
+    pyarrow = pytest.importorskip("pyarrow", reason="pyarrow is not installed: pip install 'bpeproof[parquet]'")
+    parquet = pytest.importorskip("pyarrow.parquet")
+
+    counts = {b"a\tb": 3, b"\n": 7, b"\xff\x00": 1, "語".encode(): 3, b"z": 12}
+    write_counts(tmp_path / "t.parquet", counts, "a pattern ✓")
+    write_counts(tmp_path / "t.tsv", counts, "a pattern ✓")
+    assert read_counts(tmp_path / "t.parquet") == (counts, "a pattern ✓")
+    table = parquet.read_table(tmp_path / "t.parquet")
+    rows = [line.split("\t") for line in (tmp_path / "t.tsv").read_text(encoding="utf-8").splitlines()[2:]]
+    assert table.column("word").to_pylist() == [bytes.fromhex(word) for word, _ in rows]
+    assert table.column("count").to_pylist() == [int(count) for _, count in rows]
+    assert str(table.schema.field("count").type) == "int64"
+    (tmp_path / "same-name.tsv").write_bytes((tmp_path / "t.parquet").read_bytes())  # read by its content
+    assert read_counts(tmp_path / "same-name.tsv") == (counts, "a pattern ✓")
+
+    def bad(name: str, columns: dict[str, Any]) -> Path:
+        path = tmp_path / name
+        parquet.write_table(pyarrow.table(columns), path)
+        return path
+
+    text = bad("text.parquet", {"word": ["ab", "c"], "count": [2, 1]})  # UTF-8 strings are read too
+    assert read_counts(text) == ({b"ab": 2, b"c": 1}, None)
+    for path, message in (
+        (bad("cols.parquet", {"w": [b"a"], "count": [1]}), "'word' is missing"),
+        (bad("zero.parquet", {"word": [b"a"], "count": [0]}), "row 0: the count 0"),
+        (bad("twice.parquet", {"word": [b"a", b"a"], "count": [1, 2]}), "row 1: the word b'a' appears twice"),
+        (bad("null.parquet", {"word": [b"a", None], "count": [1, 2]}), "row 1: a null word"),
+        (bad("empty.parquet", {"word": [b""], "count": [1]}), "row 0: an empty word"),
+        (bad("float.parquet", {"word": [b"a"], "count": [1.5]}), "column count: expected integers"),
+    ):
+        with pytest.raises(FormatError, match=message):
+            read_counts(path)
+    (tmp_path / "cut.parquet").write_bytes((tmp_path / "t.parquet").read_bytes()[:40])
+    with pytest.raises(FormatError, match="not a readable Parquet file"):
+        read_counts(tmp_path / "cut.parquet")
+
+
+def test_parquet_without_pyarrow_says_how_to_install_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """Without pyarrow: ``count -o X.parquet`` stops before counting, and a Parquet table is not read, each with
+    the install command, exit 2."""
+    pytest.importorskip("pyarrow", reason="pyarrow is not installed: a Parquet table cannot be made for the test")
+    names = write_files(tmp_path, ["ab ba\n"])
+    table = tmp_path / "t.parquet"
+    assert main(["count", *names, "-o", str(table), "--workers", "1"]) == 0
+    capsys.readouterr()
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pyarrow" else real(name, *a))
+    for name in ("pyarrow", "pyarrow.parquet"):
+        monkeypatch.setitem(sys.modules, name, None)  # import pyarrow raises ImportError
+    assert main(["count", *names, "-o", str(tmp_path / "u.parquet"), "--workers", "1"]) == 2
+    assert "pip install 'bpeproof[parquet]'" in capsys.readouterr().err
+    assert not (tmp_path / "u.parquet").exists()
+    assert main(["train", "--counts", str(table), "--merges", "2", "-o", str(tmp_path / "v.json")]) == 2
+    err = capsys.readouterr().err
+    assert "reading Parquet needs pyarrow" in err and err.count("\n") == 1
+
+
 def test_count_then_train_counts_is_train(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``count`` → ``train --counts`` writes the file ``train`` writes, for 1 and 2 workers."""
     rng = random.Random(7)
@@ -220,6 +284,13 @@ def test_count_then_train_counts_is_train(tmp_path: Path, capsys: pytest.Capture
     assert outputs[0] == outputs[3]  # the same table, byte for byte
     assert len({outputs[1], outputs[2], outputs[4], outputs[5]}) == 1
     assert json.loads(outputs[1])["pattern_name"] == "cl100k"
+    if importlib.util.find_spec("pyarrow") is not None:  # the same through a Parquet table
+        parquet = tmp_path / "counts.parquet"
+        assert main(["count", *names, "-o", str(parquet), "--pattern", "cl100k"]) == 0
+        out = tmp_path / "from_parquet.json"
+        assert main(["train", "--counts", str(parquet), "--merges", "40", "-o", str(out)]) == 0
+        capsys.readouterr()
+        assert out.read_bytes() == outputs[1]
 
 
 # ---------------------------------------------------------------------------

@@ -6,13 +6,14 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import time
 from pathlib import Path
 
 from bpeproof.commands import EXIT_OK, UsageError
 from bpeproof.commands._engine import add_engine_options, engine_phrase, open_engine
-from bpeproof.impl.counts import write_counts
+from bpeproof.impl.counts import is_parquet_name, write_counts
 from bpeproof.impl.parallel import count_files, default_workers
 from bpeproof.impl.patterns import compile_pattern, resolve_pattern
 
@@ -44,9 +45,9 @@ def add_parallel_options(parser: argparse.ArgumentParser, default_pattern: str |
 
 def run(args: argparse.Namespace) -> int:
     output = str(args.output)
-    if output.lower().endswith(".parquet"):
-        raise UsageError(f"{output}: Parquet is not written (it would need pyarrow, which bpeproof does not"
-                         " depend on); name the table .tsv.gz")
+    if is_parquet_name(output) and importlib.util.find_spec("pyarrow") is None:
+        raise UsageError(f"{output}: writing Parquet needs pyarrow, which is not installed: pip install"
+                         " 'bpeproof[parquet]' (or name the table .tsv.gz)")
     source = checked_pattern(args.pattern)
     started = time.perf_counter()
     with open_engine(args, args.files) as engine:
@@ -73,13 +74,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="count the words of text files on every core and save the table",
         description="Cut UTF-8 text files into words with the pattern, line by line as 'train' does, and count"
         " them in worker processes over byte ranges of the files (a .gz file is one range). The table (word bytes"
-        " in hexadecimal, tab, count; gzip-compressed when the name ends in .gz) is what 'train --counts' reads;"
+        " in hexadecimal, tab, count; gzip-compressed when the name ends in .gz; a Parquet table of word (binary)"
+        " and count when it ends in .parquet, with pyarrow installed) is what 'train --counts' reads;"
         " it is written to a temporary file, then renamed. With --engine dask the ranges are counted as tasks on a"
         " Dask cluster and the tables added in a tree of tasks: the same table.",
     )
     parser.add_argument("files", nargs="+", metavar="FILE", help="UTF-8 text files (.gz read as gzip; - for stdin)")
     parser.add_argument("-o", "--output", required=True, type=Path, metavar="COUNTS",
-                        help="the table to write, e.g. counts.tsv.gz")
+                        help="the table to write: counts.tsv.gz, or counts.parquet (needs pyarrow)")
     add_parallel_options(parser, "words")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.set_defaults(handler=run)
