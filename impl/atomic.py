@@ -18,7 +18,7 @@ from pathlib import Path
 
 from bpeproof.impl.errors import FormatError, MissingFolderError
 
-__all__ = ["FormatError", "atomic_write_bytes", "atomic_write_files", "atomic_write_text"]
+__all__ = ["FormatError", "atomic_write_bytes", "atomic_write_files", "atomic_write_text", "naming"]
 
 
 def _fsync_directory(directory: Path) -> None:
@@ -45,7 +45,7 @@ def _create_temporary(directory: Path, name: str) -> tuple[int, str]:
             continue
 
 
-def _naming(error: OSError, path: str | os.PathLike[str]) -> OSError:
+def naming(error: OSError, path: str | os.PathLike[str]) -> OSError:
     """The same error about the file asked for, not the temporary file next to it."""
     if error.errno is None:
         return error
@@ -89,7 +89,7 @@ def atomic_write_files(files: list[tuple[str | os.PathLike[str], bytes]]) -> Non
             try:
                 fd, temp_name = _create_temporary(directory, target.name)
             except OSError as error:
-                raise _naming(error, path) from None
+                raise naming(error, path) from None
             written.append((target, temp_name, directory))
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
@@ -106,7 +106,7 @@ def atomic_write_files(files: list[tuple[str | os.PathLike[str], bytes]]) -> Non
                 os.unlink(temp_name)
         named = {temp_name: target for target, temp_name, _ in written}
         if isinstance(error, OSError) and error.filename in named:
-            raise _naming(error, named[error.filename]) from None  # the file asked for, not the temporary one
+            raise naming(error, named[error.filename]) from None  # the file asked for, not the temporary one
         raise
     for directory in {directory for _, _, directory in written}:
         _fsync_directory(directory)

@@ -5,7 +5,7 @@
 corpus statistics), with Dask's futures, on the workers of a ``distributed`` cluster.  Nothing is computed
 here that is not computed there: the ranges are planned by ``parallel._plan_ranges`` on the client, the count
 tables are added by ``parallel.merge_counts`` in a tree of tasks (``FAN_IN`` tables at a time, each sum a task on a
-worker; only the root comes back), the ids are written in order by ``parallel._NpyWriter`` on the client, and the
+worker; only the root comes back), the ids are written in order by ``token_arrays.NpyWriter`` on the client, and the
 merge loop of training runs on the client on the summed table.  So the results are those of one process: the
 same table (however the text is cut), the same rules, the same ``.npy`` bytes.
 

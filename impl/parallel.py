@@ -24,8 +24,9 @@ tokenizer with one that does is not cut).  ``proofs_tests/test_parallel.py`` che
 generated texts, and that a cut at the other newlines would change them.  So a file is cut into ranges that
 start and end at line cuts, each range is encoded in pieces cut at line cuts, and the ids are written in order.
 A tokenizer with another pre-tokenizer (a raw pattern, split steps, a ``tokenizer.json`` pipeline,
-sentencepiece) is not cut: each file is one task.  The ids go to a ``.npy`` file of little-endian uint32 (its
-header written here, so numpy is not needed), through a temporary file renamed at the end.
+sentencepiece) is not cut: each file is one task.  The ids go to a ``.npy`` file of little-endian uint32, or to a
+directory of such shards with an index (``impl.token_arrays``: numpy is not needed), written next to the target and
+renamed at the end.
 
 ``encode_batch`` encodes a list of texts, each on its own, like tiktoken's ``encode_batch``; the tokenizer is
 sent to the workers as its model, pattern, special tokens and pipeline (its C merge tables are rebuilt there).
@@ -54,7 +55,6 @@ import pickle
 import re
 import signal
 import sys
-import tempfile
 import threading
 import uuid
 import warnings
@@ -70,6 +70,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Literal, Protocol
 
 from bpeproof.impl.corpus import iter_lines, iter_range_lines, probe, read_text
 from bpeproof.impl.errors import FormatError
+from bpeproof.impl.token_arrays import NpyWriter, ShardWriter
 
 if TYPE_CHECKING:
     from bpeproof.impl.tokenizer import AllowedSpecial, Tokenizer
@@ -857,59 +858,6 @@ def count_files(
 # ---------------------------------------------------------------------------
 
 
-#: The .npy header is padded to this many bytes, so that it can be rewritten with the final length.
-_NPY_HEADER = 128
-
-
-def _npy_header(length: int) -> bytes:
-    """A .npy (format 1.0) header for a one-dimensional little-endian uint32 array of ``length`` items."""
-    body = f"{{'descr': '<u4', 'fortran_order': False, 'shape': ({length},), }}"
-    padded = body.ljust(_NPY_HEADER - 10 - 1) + "\n"
-    return b"\x93NUMPY\x01\x00" + len(padded).to_bytes(2, "little") + padded.encode("latin-1")
-
-
-class _NpyWriter:
-    """Appends uint32 ids to a temporary file next to the target; ``commit`` writes the length and renames it."""
-
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
-        if self.path.is_dir():
-            raise IsADirectoryError(21, "is a directory, not a file", os.fspath(path))
-        directory = self.path.parent if str(self.path.parent) else Path(".")
-        try:
-            fd, self.temporary = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=directory)
-        except OSError as error:  # named after the file asked for, not the temporary one
-            raise type(error)(error.errno, error.strerror, os.fspath(path)) from None
-        self.handle = os.fdopen(fd, "wb")
-        self.handle.write(_npy_header(0))
-        self.length = 0
-
-    def write(self, data: bytes) -> None:
-        self.handle.write(data)
-        self.length += len(data) // 4
-
-    def commit(self) -> None:
-        self.handle.seek(0)
-        self.handle.write(_npy_header(self.length))
-        self.handle.flush()
-        os.fsync(self.handle.fileno())
-        self.handle.close()
-        os.chmod(self.temporary, 0o666 & ~_umask())
-        os.replace(self.temporary, self.path)
-
-    def abort(self) -> None:
-        with contextlib.suppress(OSError):
-            self.handle.close()
-        with contextlib.suppress(OSError):
-            os.unlink(self.temporary)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 @dataclass(frozen=True)
 class FileTokens:
     """One file of ``encode_files``: its ids are items [start, start + tokens) of the array."""
@@ -931,19 +879,26 @@ def encode_files(
     range_bytes: int | None = None,
     progress: bool | None = None,
     engine: TaskEngine | None = None,
+    shard_tokens: int | None = None,
 ) -> list[FileTokens]:
     """Write ``tokenizer.encode`` of each file (one text per file, ids one file after the other) to ``output`` as a
     .npy array of uint32, encoded in ``workers`` processes (default: all cores); the same ids for any number.
+    With ``shard_tokens``, ``output`` is a new (or empty) directory of shards of that many ids with an index
+    (``impl.token_arrays``).
 
     The workers rebuild ``tokenizer`` from its parts (its model, pattern, special tokens and pipeline); when they
     cannot be pickled, from ``source`` (("file", path, pattern): a vocabulary file), and without one the files are
     encoded in the calling process (a ``RuntimeWarning`` says so).  Files
-    are cut at line cuts when ``line_cuts_are_exact`` (else each file is one task).  The file is written to a
-    temporary file and renamed at the end: on any error nothing is written.  With ``engine`` the ranges are
-    encoded as its tasks (``encode_task``) and written here in order; ``workers`` is not used.
+    are cut at line cuts when ``line_cuts_are_exact`` (else each file is one task).  The array (or the directory)
+    is written next to ``output`` and renamed at the end: on any error nothing is written.  With ``engine`` the
+    ranges are encoded as its tasks (``encode_task``) and written here in order; ``workers`` is not used.
     """
     count = engine.slots if engine is not None else _check_workers(workers)
     tokenizer.encode("", allowed_special=allowed_special)  # checks allowed_special before anything starts
+    about: dict[str, Any] = {"semantics": tokenizer.semantics, "pattern": tokenizer.pattern_name or tokenizer.pattern,
+                             "vocab_size": tokenizer.vocab_size}
+    if source is not None and source[0] == "file":
+        about["vocab"] = source[1]
     cut = line_cuts_are_exact(tokenizer, allowed_special)
     if range_bytes is None:
         range_bytes = _range_size(_sizes(names), count, 1 << 20, 16 << 20)
@@ -964,7 +919,8 @@ def encode_files(
                 here = True
                 count = 1
     setup = (tokenizer if here else source, allowed_special, cut)
-    writer = _NpyWriter(output)
+    writer: NpyWriter | ShardWriter = (NpyWriter(output) if shard_tokens is None
+                                       else ShardWriter(output, shard_tokens, {"tokenizer": about}))
     try:
         def on_done(index: int, value: tuple[bytes, int]) -> None:
             data, size = value
@@ -983,16 +939,17 @@ def encode_files(
             finally:
                 if bar is not None:
                     bar.close()
-        writer.commit()
+        out: list[FileTokens] = []
+        start = 0
+        for index, name in enumerate(names):
+            tokens, size = files.get(index, [0, 0])
+            out.append(FileTokens(name, start, tokens, size))
+            start += tokens
+        writer.commit([{"file": entry.name, "start": entry.start, "tokens": entry.tokens, "bytes": entry.bytes}
+                       for entry in out])
     except BaseException:
         writer.abort()
         raise
-    out: list[FileTokens] = []
-    start = 0
-    for index, name in enumerate(names):
-        tokens, size = files.get(index, [0, 0])
-        out.append(FileTokens(name, start, tokens, size))
-        start += tokens
     return out
 
 

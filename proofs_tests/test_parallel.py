@@ -42,6 +42,7 @@ from bpeproof.impl.corpus import iter_lines, iter_range_lines
 from bpeproof.impl.counts import read_counts, write_counts
 from bpeproof.impl.errors import FormatError
 from bpeproof.impl.patterns import compile_pattern, compile_pinned
+from bpeproof.impl.token_arrays import INDEX_NAME, read_shard_index
 from bpeproof.impl.tokenizer import Tokenizer
 from bpeproof.impl.trainer import count_words, train_counts, train_iter
 from bpeproof.impl.unicode_classes import changed_code_points
@@ -348,7 +349,7 @@ def test_a_bad_file_is_named_as_one_process_names_it(tmp_path: Path) -> None:
         assert str(many.value) == str(one.value) == f"{bad}: not valid UTF-8 at byte 123"
 
 
-@pytest.mark.parametrize("command", ["train", "count", "encode"])
+@pytest.mark.parametrize("command", ["train", "count", "encode", "shards"])
 def test_a_file_that_cannot_be_read_fails_the_run(tmp_path: Path, command: str,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     """Exit 2, one line naming the file, nothing written (no temporary file left either)."""
@@ -361,7 +362,9 @@ def test_a_file_that_cannot_be_read_fails_the_run(tmp_path: Path, command: str,
     out = tmp_path / "out"
     args = {"train": ["train", str(good), str(bad), "--merges", "3", "-o", str(out)],
             "count": ["count", str(good), str(bad), "-o", str(out)],
-            "encode": ["encode", "--vocab", str(vocab), "--file", str(good), str(bad), "-o", str(out)]}[command]
+            "encode": ["encode", "--vocab", str(vocab), "--file", str(good), str(bad), "-o", str(out)],
+            "shards": ["encode", "--vocab", str(vocab), "--file", str(good), str(bad), "-o", str(out),
+                       "--shard-tokens", "7"]}[command]
     before = set(tmp_path.iterdir())
     assert main([*args, "--workers", "2"]) == 2
     err = capsys.readouterr().err
@@ -573,6 +576,70 @@ def test_encode_workers_write_the_one_process_ids(tmp_path: Path, capsys: pytest
     numpy = pytest.importorskip("numpy")
     loaded = numpy.load(out)
     assert loaded.dtype == numpy.uint32 and loaded.tolist() == expected
+
+
+@pytest.mark.parametrize("shard_tokens", [1, 5, 64, 10**6])
+def test_shards_hold_the_ids_of_the_array(tmp_path: Path, shard_tokens: int) -> None:
+    """Shards of N ids, read one after the other, are the one array (workers 1 and 2, ranges cut finely); every
+    shard but the last holds N ids, the index says where each shard and each file starts, and it is checked
+    against the shard files."""
+    texts = [_tricky_text(3, 1500), "", _tricky_text(4, 900)]
+    names = write_files(tmp_path, texts, {2})
+    tokenizer = TOKENIZERS["o200k"]
+    array_path = tmp_path / "ids.npy"
+    expected_files = parallel.encode_files(tokenizer, names, array_path, workers=1, allowed_special="all")
+    expected = read_npy(array_path)
+    for workers in (1, 2):
+        directory = tmp_path / f"shards{workers}"
+        files = parallel.encode_files(tokenizer, names, directory, workers=workers, allowed_special="all",
+                                      range_bytes=400, shard_tokens=shard_tokens)
+        assert files == expected_files
+        index, shards = read_shard_index(directory)
+        assert [token for shard in shards for token in read_npy(shard.path)] == expected
+        assert [shard.tokens for shard in shards[:-1]] == [shard_tokens] * (len(shards) - 1)
+        assert 0 < shards[-1].tokens <= shard_tokens and len(shards) == -(-len(expected) // shard_tokens)
+        assert sorted(path.name for path in directory.iterdir()) == sorted(
+            [INDEX_NAME, *(shard.path.name for shard in shards)])
+        assert [(entry["file"], entry["start"], entry["tokens"]) for entry in index["files"]] == [
+            (entry.name, entry.start, entry.tokens) for entry in expected_files]
+        assert index["tokens"] == len(expected) and index["tokenizer"]["pattern"] == "o200k"
+
+
+def test_a_shard_directory_is_new_or_empty_and_checked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``encode -o DIR --shard-tokens N``: into an empty directory, never over files; a directory without
+    ``--shard-tokens`` is a usage error; ``read_shard_index`` rejects an index its shards do not match."""
+    vocab = tmp_path / "tok.json"
+    TOKENIZERS["cl100k"].save(vocab)
+    text = tmp_path / "a.txt"
+    text.write_text(_tricky_text(5, 600), encoding="utf-8")
+    target = tmp_path / "out"
+    target.mkdir()
+    base = ["encode", "--vocab", str(vocab), "--file", str(text), "-o", str(target)]
+    assert main([*base, "--shard-tokens", "10", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    index, shards = read_shard_index(target)
+    assert summary["shards"] == len(shards) == len(index["shards"]) and summary["tokens"] == index["tokens"]
+    before = {path.name: path.read_bytes() for path in target.iterdir()}
+    assert main([*base, "--shard-tokens", "10"]) == 2
+    assert "is a directory that is not empty" in capsys.readouterr().err
+    assert main(base) == 2
+    assert "give --shard-tokens N" in capsys.readouterr().err
+    assert {path.name: path.read_bytes() for path in target.iterdir()} == before
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["a.txt", "out", "tok.json"]  # no temporary left
+    assert main(["encode", "--vocab", str(vocab), "ab", "--shard-tokens", "3"]) == 2
+    assert "--shard-tokens: only with -o DIRECTORY" in capsys.readouterr().err
+    last = shards[-1].path
+    last.write_bytes(last.read_bytes()[:-4])
+    with pytest.raises(FormatError, match=r"holds .* bytes of ids, its header says"):
+        read_shard_index(target)
+    last.write_bytes(before[last.name])
+    document = json.loads((target / INDEX_NAME).read_text(encoding="utf-8"))
+    document["shards"][0]["tokens"] += 1
+    (target / INDEX_NAME).write_text(json.dumps(document), encoding="utf-8")
+    with pytest.raises(FormatError, match=r"shards\[0\]: says 11 ids, the file holds 10"):
+        read_shard_index(target)
+    with pytest.raises(FormatError, match="not a shard directory"):
+        read_shard_index(tmp_path)
 
 
 def test_encode_batch_is_encode_of_each(monkeypatch: pytest.MonkeyPatch) -> None:

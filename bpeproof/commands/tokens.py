@@ -16,6 +16,8 @@ from bpeproof.impl.atomic import atomic_write_text
 from bpeproof.impl.corpus import read_text
 from bpeproof.impl.explain import Explanation, explain, render_svg, render_text
 from bpeproof.impl.parallel import default_workers, encode_files
+from bpeproof.impl.token_arrays import INDEX_NAME
+from bpeproof.impl.wording import count
 
 #: What ``encode`` says when it is about to read a terminal.
 STDIN_HINT = "bpeproof encode: reading text from standard input; end with Ctrl-D (Ctrl-Z Enter on Windows)"
@@ -38,11 +40,20 @@ def _input_texts(args: argparse.Namespace) -> list[str]:
     return [_read_stdin()]
 
 
+def shard_option(text: str) -> int:
+    """``--shard-tokens N``: ids per shard, at least 1."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of ids >= 1")
+    return int(text)
+
+
 def run_encode(args: argparse.Namespace) -> int:
     if args.output is not None:
         return _encode_to_array(args)
     if args.workers is not None:
         raise UsageError("--workers: only with -o FILE.npy (the ids of large files, written as an array)")
+    if args.shard_tokens is not None:
+        raise UsageError("--shard-tokens: only with -o DIRECTORY (the ids of large files, written as shards)")
     if args.engine != "processes" or args.scheduler is not None:
         raise UsageError("--engine dask: only with -o FILE.npy (the ids of large files, written as an array)")
     tokenizer = load_tokenizer(args.vocab, args.pattern)
@@ -69,6 +80,9 @@ def _encode_to_array(args: argparse.Namespace) -> int:
         raise UsageError("-o FILE.npy encodes files: give them with --file FILE...")
     if "-" in args.file and args.file.count("-") > 1:
         raise UsageError("--file: standard input (-) can be read only once")
+    if args.shard_tokens is None and args.output.is_dir():
+        raise UsageError(f"{args.output}: is a directory: give --shard-tokens N to write shards into it, or name a"
+                         " .npy file")
     tokenizer = load_tokenizer(args.vocab, args.pattern)
     if "-" in args.file and sys.stdin.isatty():
         print(STDIN_HINT, file=sys.stderr)
@@ -76,22 +90,26 @@ def _encode_to_array(args: argparse.Namespace) -> int:
     with open_engine(args, args.file) as engine:
         files = encode_files(tokenizer, args.file, args.output, source=("file", args.vocab, args.pattern),
                              workers=args.workers, allowed_special="all" if args.specials else None, progress=None,
-                             engine=engine)
+                             engine=engine, shard_tokens=args.shard_tokens)
         workers = engine.slots if engine is not None else args.workers or default_workers()
         phrase = engine_phrase(engine, workers)
     seconds = time.perf_counter() - started
     tokens = sum(entry.tokens for entry in files)
     size = sum(entry.bytes for entry in files)
+    shards = -(-tokens // args.shard_tokens) if args.shard_tokens is not None else None
     if args.json:
-        print(json.dumps({"output": str(args.output), "dtype": "uint32", "tokens": tokens, "bytes": size,
-                          "workers": workers, "engine": args.engine, "seconds": round(seconds, 3),
-                          "semantics": tokenizer.semantics,
-                          "files": [{"file": entry.name, "start": entry.start, "tokens": entry.tokens,
-                                     "bytes": entry.bytes} for entry in files]}, indent=2))
+        summary: dict[str, object] = {"output": str(args.output), "dtype": "uint32", "tokens": tokens, "bytes": size,
+                                      "workers": workers, "engine": args.engine, "seconds": round(seconds, 3),
+                                      "semantics": tokenizer.semantics}
+        if shards is not None:
+            summary.update(shards=shards, index=str(args.output / INDEX_NAME))
+        summary["files"] = [{"file": entry.name, "start": entry.start, "tokens": entry.tokens, "bytes": entry.bytes}
+                            for entry in files]
+        print(json.dumps(summary, indent=2))
     else:
-        print(f"encoded {size} bytes of {len(files)} file{'s' if len(files) != 1 else ''} to {tokens} ids in"
-              f" {seconds:.2f} s with {phrase}; saved to {args.output}"
-              " (uint32 .npy)")
+        kind = "uint32 .npy" if shards is None else f"{count(shards, 'shard')} of uint32 .npy and {INDEX_NAME}"
+        print(f"encoded {size} bytes of {count(len(files), 'file')} to {tokens} ids in {seconds:.2f} s with"
+              f" {phrase}; saved to {args.output} ({kind})")
     return EXIT_OK
 
 
@@ -142,14 +160,19 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "encode", help="text to token ids",
         description="Encode text (TEXT, --file, or standard input) to token ids. Each --file is one text. With -o"
         " the ids of all files, one file after the other, are written as a .npy array of uint32 (through a"
-        " temporary file, renamed at the end), encoded in worker processes: the same ids for any number.")
+        " temporary file, renamed at the end), encoded in worker processes: the same ids for any number. With"
+        " --shard-tokens N, -o is a new or empty directory that gets shards of N ids (shard-00000.npy, ...) and"
+        " index.json, which says where each shard and each file starts.")
     encode.add_argument("text", nargs="?", metavar="TEXT", help="the text (default: standard input)")
     encode.add_argument("--file", nargs="+", metavar="FILE",
                         help="read the text from UTF-8 files (.gz read as gzip; - for standard input)")
     _vocab_options(encode)
     encode.add_argument("--specials", action="store_true", help="encode special token names as their ids")
-    encode.add_argument("-o", "--output", type=Path, metavar="OUT.npy",
-                        help="write the ids of the files as a uint32 .npy array instead of printing them")
+    encode.add_argument("-o", "--output", type=Path, metavar="OUT",
+                        help="write the ids of the files as a uint32 .npy array (or, with --shard-tokens, a directory"
+                        " of them) instead of printing them")
+    encode.add_argument("--shard-tokens", type=shard_option, default=None, metavar="N",
+                        help="with -o DIRECTORY: write shards of N ids each and index.json (e.g. 100000000)")
     encode.add_argument("--workers", type=workers_option, default=None, metavar="N",
                         help=f"with -o: encode in N processes (default: all cores, here {default_workers()})")
     add_engine_options(encode)
