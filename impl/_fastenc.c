@@ -40,6 +40,9 @@
  *   regex.findall with tiktoken's cl100k (0), o200k (1) or r50k (2) pattern, written out by hand
  *   (impl/_fastenc_scan.h, included below).
  *
+ * WordCounter(): add(text, table, which) counts the pieces of split_pattern(text, table, which) without making
+ *   them, counts() gives the table as {UTF-8 bytes: count} (impl/_fastenc_count.h, included below).
+ *
  * Limits: fewer than 2**31 - 256 rules, words shorter than 2**31 bytes and pieces of text shorter than
  * 2**29 characters (OverflowError beyond; bpeproof.impl.encoder and bpeproof.impl.tokenizer use their Python loops there).
  */
@@ -47,6 +50,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1013,6 +1017,10 @@ buffer_clear(IdBuffer *buffer)
 
 #include "_fastenc_scan.h"
 
+/* ---- word counting for training (WordCounter), over the scanners and the word cache's piece_hash ---- */
+
+#include "_fastenc_count.h"
+
 /* Append the ids of one piece (str) to ``buffer``, through ``cache``; -1 with an exception on failure. */
 static int
 add_piece(Merger *m, PyObject *piece, PyObject *cache, Py_ssize_t limit, IdBuffer *buffer)
@@ -1176,7 +1184,7 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC
 PyInit__fastenc(void)
 {
-    if (PyType_Ready(&MergerType) < 0)
+    if (PyType_Ready(&MergerType) < 0 || PyType_Ready(&WordCounterType) < 0)
         return NULL;
     PyObject *mod = PyModule_Create(&module);
     if (mod == NULL)
@@ -1184,6 +1192,12 @@ PyInit__fastenc(void)
     Py_INCREF(&MergerType);
     if (PyModule_AddObject(mod, "Merger", (PyObject *)&MergerType) < 0) {
         Py_DECREF(&MergerType);
+        Py_DECREF(mod);
+        return NULL;
+    }
+    Py_INCREF(&WordCounterType);
+    if (PyModule_AddObject(mod, "WordCounter", (PyObject *)&WordCounterType) < 0) {
+        Py_DECREF(&WordCounterType);
         Py_DECREF(mod);
         return NULL;
     }

@@ -153,37 +153,34 @@ class _Job(Protocol):
 
 
 class _CountJob:
-    """Count the words of ranges into one table (``trainer.count_words`` on the range's lines)."""
+    """Count the words of ranges into one table (``tokenizer.WordCounts`` over the range's lines)."""
 
     keeps_state = True
 
     def __init__(self, pattern: str, on_bytes: Progress) -> None:
-        from bpeproof.impl.tokenizer import pattern_splitter
+        from bpeproof.impl.tokenizer import WordCounts
 
-        self._split = pattern_splitter(pattern)
-        self._counts: Counter[bytes] = Counter()
+        self._counts = WordCounts(pattern)
         self._on_bytes = on_bytes
 
     def run(self, task: Range) -> None:
-        self._counts.update(_range_counts(task, self._split, self._on_bytes))
+        self._counts.add(_range_lines(task, self._on_bytes))
 
     def final(self) -> Counter[bytes]:
-        return self._counts
+        return self._counts.counts()
 
 
-def _range_counts(task: Range, split: Callable[[str], list[str]], on_bytes: Progress) -> Counter[bytes]:
-    """The words of the lines of one range with their frequencies (``trainer.count_words``)."""
-    from bpeproof.impl.trainer import count_words
-
-    lines = iter_range_lines(task.name, task.start, task.stop, gzipped=task.gzipped, on_bytes=on_bytes)
-    return count_words(lines, pretokenize=split, progress=False)
+def _range_lines(task: Range, on_bytes: Progress) -> Iterator[str]:
+    return iter_range_lines(task.name, task.start, task.stop, gzipped=task.gzipped, on_bytes=on_bytes)
 
 
 def count_task(pattern: str, task: Range) -> Counter[bytes]:
     """One range counted on its own (a task of a ``TaskEngine``): the table ``count_files``'s workers add to theirs."""
-    from bpeproof.impl.tokenizer import pattern_splitter
+    from bpeproof.impl.tokenizer import WordCounts
 
-    return _range_counts(task, pattern_splitter(pattern), None)
+    counts = WordCounts(pattern)
+    counts.add(_range_lines(task, None))
+    return counts.counts()
 
 
 def merge_counts(tables: Iterable[Mapping[bytes, int]]) -> Counter[bytes]:

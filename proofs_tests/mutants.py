@@ -163,6 +163,13 @@ MUTANTS: tuple[Mutant, ...] = (
         "impl/_fastbpe.c", "c = 256 + (int32_t)j,", "c = 257 + (int32_t)j,")),
     Mutant("c-train-stale-spins", "the C trainer never refreshes a stale heap entry: training never ends", "c", _one(
         "impl/_fastbpe.c", "                s.heap[0].count = current;\n", "")),
+    Mutant("c-count-new-word-zero", "the C word counter starts a new word at 0", "c", _one(
+        "impl/_fastenc_count.h", "    c->entries[e].count = 1;\n", "    c->entries[e].count = 0;\n")),
+    Mutant("c-count-kind-blind", "the C word counter compares a word's code units, not its code points", "c", _one(
+        "impl/_fastenc_count.h",
+        "        if (entry->hash == hash && piece_equal(entry->key, sc->kind, sc->data, start, end)) {",
+        "        if (entry->hash == hash && PyUnicode_KIND(entry->key) == sc->kind &&\n"
+        "            piece_equal(entry->key, sc->kind, sc->data, start, end)) {")),
 )
 
 #: The gates, by kind of mutant: name → pytest arguments (run in the mutated copy).
@@ -185,8 +192,10 @@ ALL_GATES = ("hypothesis", "crosshair")
 FAST_GATES = ("hypothesis",)
 
 #: The C sources and the extension each one builds (its path in the tree, without the platform suffix).
-#: ``impl/_fastenc_scan.h`` (the hand-written pre-tokenizers) is included by ``impl/_fastenc.c``: the same extension.
+#: ``impl/_fastenc_scan.h`` (the hand-written pre-tokenizers) and ``impl/_fastenc_count.h`` (the word counter) are
+#: included by ``impl/_fastenc.c``: the same extension.
 C_SOURCES = {"impl/_fastenc.c": "impl/_fastenc", "impl/_fastenc_scan.h": "impl/_fastenc",
+             "impl/_fastenc_count.h": "impl/_fastenc",
              "impl/_fastbpe.c": "impl/_fastbpe"}
 
 

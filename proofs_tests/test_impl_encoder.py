@@ -18,6 +18,7 @@ tokenizer, the hand-written cl100k pre-tokenizer, and bad input.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,8 @@ from bpeproof.impl import encoder as impl_encoder
 from bpeproof.impl import tokenizer as impl_tokenizer
 from bpeproof.impl.encoder import SHORT_WORD, Encoder, check_rules, dec, enc
 from bpeproof.impl.patterns import compile_pinned
-from bpeproof.impl.tokenizer import Tokenizer, _char_table
+from bpeproof.impl.tokenizer import Tokenizer, WordCounts, _char_table
+from bpeproof.impl.trainer import count_words
 from bpeproof.proofs_tests.strategies import (
     corpora,
     data_bytes,
@@ -47,6 +49,7 @@ from bpeproof.spec.types import (
     BPETypeError,
     InputTooLongError,
     InvalidRuleError,
+    InvalidTextError,
     InvalidTokenError,
     Rule,
 )
@@ -592,6 +595,47 @@ def test_hand_written_pattern_examples() -> None:
         split("abc", table, 3)
     with pytest.raises(TypeError):
         split(b"abc", table, 0)
+
+
+#: TRICKY without the escaped byte: the texts of a corpus are decoded UTF-8, which holds no lone surrogate.
+TRICKY_TEXT = [char for char in TRICKY if not 0xD800 <= ord(char) < 0xE000]
+
+
+@settings(max_examples=150)
+@given(st.lists(st.text(st.sampled_from(TRICKY_TEXT), max_size=30) | st.text(max_size=30), max_size=8),
+       st.integers(0, 8))
+def test_word_counts_are_count_words(texts: list[str], cut: int) -> None:
+    """``WordCounts`` (the C counter for tiktoken's patterns) adds up, over its calls, what ``count_words`` counts
+    with the regex module on the pinned classes."""
+    for name in [*HAND_WRITTEN, "words"]:
+        counts = WordCounts(name)
+        counts.add(texts[:cut])
+        counts.add(iter(texts[cut:]))
+        assert counts.counts() == count_words(texts, pretokenize=compile_pinned(name).findall), name
+
+
+def test_word_counts_examples() -> None:
+    """The same word from texts of every str kind (1, 2 and 4 bytes a code point) is one word; many distinct
+    words (the table grows); texts past the scanner's limit; a lone surrogate is a named error."""
+    counts = WordCounts("cl100k")
+    counts.add(["ab cd", "ab 日", "ab 😀 ab"])
+    assert counts.counts() == Counter({b"ab": 3, b" cd": 1, " 日".encode(): 1, " 😀".encode(): 1, b" ab": 1})
+    many = [f"w{index} x{index % 7}" for index in range(30_000)]
+    counts = WordCounts("r50k")
+    counts.add(many)
+    assert counts.counts() == count_words(many, pretokenize=compile_pinned("r50k").findall)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(impl_tokenizer, "C_TEXT_LIMIT", 10)
+        counts = WordCounts("o200k")
+        counts.add(["short one", "a text longer than ten", "short one"])
+        assert counts.counts() == count_words(["short one", "a text longer than ten", "short one"],
+                                              pretokenize=compile_pinned("o200k").findall)
+    counts = WordCounts("cl100k")
+    with pytest.raises(InvalidTextError, match="cannot be encoded as UTF-8"):  # when it is counted, or at the end
+        counts.add(["ok \udc80x"])
+        counts.counts()
+    with pytest.raises(BPETypeError, match="must be str"):
+        WordCounts("cl100k").add([b"bytes"])  # type: ignore[list-item]
 
 
 def test_tokenizer_uses_the_hand_written_patterns() -> None:
