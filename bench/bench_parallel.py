@@ -3,7 +3,7 @@
 Usage::
 
     python bench/bench_parallel.py [--mb 50] [--merges 5000] [--vocab PATH] [--skip-hf] [--skip-tiktoken]
-                                   [--skip-dask]
+                                   [--skip-dask] [--skip-train] [--corpus FILE | --save-corpus PATH]
 
 The corpus is generated (deterministic, ``--mb`` megabytes in one file): lines of 6 to 18 words drawn from
 100,000 made-up lowercase words with Zipf frequencies (the word of rank r has weight 1 / r^1.07, as in
@@ -48,6 +48,7 @@ import json
 import os
 import random
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -111,6 +112,17 @@ def _cpu() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
+def _npy_digest(path: Path) -> str:
+    """The SHA-256 of the ids of a .npy array written by ``encode_files`` (read in blocks: the peak memory stays
+    that of the encoding)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        handle.seek(128)
+        while block := handle.read(1 << 24):
+            digest.update(block)
+    return digest.hexdigest()[:16]
+
+
 def child(task: str, system: str, corpus: str, extra: str) -> dict[str, Any]:
     """One measurement, in a process of its own."""
     result: dict[str, Any] = {"task": task, "system": system}
@@ -166,7 +178,7 @@ def child(task: str, system: str, corpus: str, extra: str) -> dict[str, Any]:
         files = encode_files(vocabulary, [corpus], output, source=("file", extra, "cl100k"), workers=workers,
                              progress=False)
         result.update(seconds=time.perf_counter() - start, cpu=_cpu() - cpu, tokens=files[0].tokens,
-                      digest=hashlib.sha256(output.read_bytes()[128:]).hexdigest()[:16])
+                      digest=_npy_digest(output))
         output.unlink()
     elif task == "encode" and system.startswith("dask"):
         from bpeproof.impl.dask_engine import dask_engine
@@ -184,7 +196,7 @@ def child(task: str, system: str, corpus: str, extra: str) -> dict[str, Any]:
         end = time.perf_counter()
         result.update(seconds=end - start, start_s=up - start, run_s=done - up, close_s=end - done,
                       cpu=_cpu() - cpu, tokens=files[0].tokens,
-                      digest=hashlib.sha256(output.read_bytes()[128:]).hexdigest()[:16])
+                      digest=_npy_digest(output))
         output.unlink()
     elif task == "encode" and system.startswith("tiktoken"):
         from array import array
@@ -249,6 +261,32 @@ def _load() -> str:
         return "?"
 
 
+def _encoding(args: argparse.Namespace, corpus: Path, size: float, status: int, dask: tuple[str, ...]) -> int:
+    """The encoding rows (impl, dask, tiktoken) on ``corpus``; ``status`` with 1 added when ids differ."""
+    if not args.vocab.exists():
+        print(f"\nencoding skipped: {args.vocab} is not present")
+        return status
+    print("\nencoding        seconds   MB/s   cpu s  w=2 speed-up  impl w=2 vs row  peak MB  worker peak MB  ids")
+    encode: dict[str, dict[str, Any]] = {}
+    systems = ("impl w=1", "impl w=2", *dask,
+               *(() if args.skip_tiktoken else ("tiktoken t=1", "tiktoken t=2")))
+    for system in systems:
+        result = measure("encode", system.replace(" ", ""), corpus, str(args.vocab))
+        if result is not None:
+            encode[system] = result
+    reference = encode.get("impl w=1", {}).get("digest")
+    for system, result in encode.items():
+        speedup = (f"{encode['impl w=1']['seconds'] / result['seconds']:.2f}x"
+                   if system == "impl w=2" and "impl w=1" in encode else "")
+        versus = (f"{result['seconds'] / encode['impl w=2']['seconds']:.2f}x" if "impl w=2" in encode else "")
+        same = "same" if result["digest"] == reference else "DIFFERENT"
+        status |= 0 if same == "same" else 1
+        print(f"{system:<14} {result['seconds']:>8.2f} {size / result['seconds']:>6.1f} {result['cpu']:>7.2f}"
+              f" {speedup:>13} {versus:>16} {result['peak_mb']:>8.0f} {result['child_peak_mb']:>15.0f}  {same}")
+    _dask_line(encode, "ids")
+    return status
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mb", type=float, default=50.0, help="corpus size in MB (default 50)")
@@ -258,19 +296,35 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-hf", action="store_true")
     parser.add_argument("--skip-tiktoken", action="store_true")
     parser.add_argument("--skip-dask", action="store_true", help="leave out the Dask rows (dask not installed)")
+    parser.add_argument("--skip-train", action="store_true", help="measure encoding only")
+    parser.add_argument("--corpus", type=Path, default=None,
+                        help="measure on this text file instead of generating one (--mb is then not used)")
+    parser.add_argument("--save-corpus", type=Path, default=None, metavar="PATH",
+                        help="also keep the generated corpus at PATH, for --corpus in a later run")
     args = parser.parse_args(argv)
     status = 0
     print(f"cores: {os.cpu_count()}; load average before: {_load()}", flush=True)
     with tempfile.TemporaryDirectory() as folder:
-        corpus = Path(folder) / "zipf.txt"
-        generate_corpus(corpus, args.mb)
+        if args.corpus is not None:
+            corpus = args.corpus
+            kind = f"of {corpus}"
+        else:
+            corpus = Path(folder) / "zipf.txt"
+            generate_corpus(corpus, args.mb)
+            kind = "of generated Zipf text"
+            if args.save_corpus is not None:
+                shutil.copyfile(corpus, args.save_corpus)
         size = corpus.stat().st_size / 1e6
-        print(f"corpus: {size:.1f} MB of generated Zipf text; training: {args.merges} merges", flush=True)
+        print(f"corpus: {size:.1f} MB {kind}; training: {args.merges} merges", flush=True)
 
+        dask = () if args.skip_dask else ("dask w=2",)
+        if args.skip_train:
+            status = _encoding(args, corpus, size, status, dask)
+            print(f"\nload average after: {_load()}")
+            return status
         print("\ntraining        seconds  count s  merge s   cpu s  w=2 speed-up  impl w=2 vs row  peak MB"
               "  worker peak MB")
         train: dict[str, dict[str, Any]] = {}
-        dask = () if args.skip_dask else ("dask w=2",)
         for system in ("impl w=1", "impl w=2", *dask, *(() if args.skip_hf else ("hf",))):
             result = measure("train", system.replace(" ", ""), corpus, str(args.merges))
             if result is not None:
@@ -287,34 +341,14 @@ def main(argv: list[str] | None = None) -> int:
             same = one["digest"] == two["digest"]
             status |= 0 if same else 1
             print(f"counting alone: w=2 speed-up {one['count_s'] / two['count_s']:.2f}x; rules of w=1 and w=2:"
-                  f" {'identical' if same else 'DIFFERENT'}; {one['words']} words, {one['distinct']} distinct"
-                  f" ({one['distinct'] / size:.0f} distinct per MB)")
+                  f" {'identical' if same else 'DIFFERENT'} ({one['merges']} merges); {one['words']} words,"
+                  f" {one['distinct']} distinct ({one['distinct'] / size:.0f} distinct per MB)")
         _dask_line(train, "rules")
         if "hf" in train:
             print(f"hf learned {train['hf']['merges']} merges with its default threads"
                   f" (RAYON_NUM_THREADS={train['hf']['threads']})")
 
-        if not args.vocab.exists():
-            print(f"\nencoding skipped: {args.vocab} is not present")
-            return status
-        print("\nencoding        seconds   MB/s   cpu s  w=2 speed-up  impl w=2 vs row  peak MB  worker peak MB  ids")
-        encode: dict[str, dict[str, Any]] = {}
-        systems = ("impl w=1", "impl w=2", *dask,
-                   *(() if args.skip_tiktoken else ("tiktoken t=1", "tiktoken t=2")))
-        for system in systems:
-            result = measure("encode", system.replace(" ", ""), corpus, str(args.vocab))
-            if result is not None:
-                encode[system] = result
-        reference = encode.get("impl w=1", {}).get("digest")
-        for system, result in encode.items():
-            speedup = (f"{encode['impl w=1']['seconds'] / result['seconds']:.2f}x"
-                       if system == "impl w=2" and "impl w=1" in encode else "")
-            versus = (f"{result['seconds'] / encode['impl w=2']['seconds']:.2f}x" if "impl w=2" in encode else "")
-            same = "same" if result["digest"] == reference else "DIFFERENT"
-            status |= 0 if same == "same" else 1
-            print(f"{system:<14} {result['seconds']:>8.2f} {size / result['seconds']:>6.1f} {result['cpu']:>7.2f}"
-                  f" {speedup:>13} {versus:>16} {result['peak_mb']:>8.0f} {result['child_peak_mb']:>15.0f}  {same}")
-        _dask_line(encode, "ids")
+        status = _encoding(args, corpus, size, status, dask)
     print(f"\nload average after: {_load()}")
     return status
 
