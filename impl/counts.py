@@ -35,7 +35,7 @@ from typing import Any
 from bpeproof.impl.atomic import atomic_write_bytes
 from bpeproof.impl.errors import FormatError
 
-__all__ = ["HEADER", "PARQUET_PATTERN_KEY", "is_parquet_name", "read_counts", "write_counts"]
+__all__ = ["HEADER", "PARQUET_PATTERN_KEY", "is_parquet_name", "read_counts", "require_pyarrow", "write_counts"]
 
 #: The column names, the second line of every table.
 HEADER = "word_hex\tcount"
@@ -53,7 +53,7 @@ def write_counts(path: str | os.PathLike[str], counts: Mapping[bytes, int], patt
     atomically; gzip-compressed when the name ends in ``.gz``."""
     rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     if is_parquet_name(path):
-        atomic_write_bytes(path, _parquet_bytes(rows, pattern))
+        atomic_write_bytes(path, _parquet_bytes(os.fspath(path), rows, pattern))
         return
     lines = [_PATTERN_PREFIX + json.dumps(pattern, ensure_ascii=False), HEADER]
     lines += [f"{word.hex()}\t{count}" for word, count in rows]
@@ -68,7 +68,8 @@ def is_parquet_name(path: str | os.PathLike[str]) -> bool:
     return os.fspath(path).lower().endswith(".parquet")
 
 
-def _pyarrow(name: str, doing: str) -> Any:
+def require_pyarrow(name: str, doing: str) -> Any:
+    """The pyarrow module, or ``FormatError`` naming ``name`` and saying how to install it."""
     try:
         import pyarrow
         import pyarrow.parquet
@@ -78,8 +79,8 @@ def _pyarrow(name: str, doing: str) -> Any:
     return pyarrow
 
 
-def _parquet_bytes(rows: list[tuple[bytes, int]], pattern: str) -> bytes:
-    pyarrow = _pyarrow("the count table", "writing")
+def _parquet_bytes(name: str, rows: list[tuple[bytes, int]], pattern: str) -> bytes:
+    pyarrow = require_pyarrow(name, "writing")
     table = pyarrow.table(
         {"word": pyarrow.array([word for word, _ in rows], type=pyarrow.binary()),
          "count": pyarrow.array([count for _, count in rows], type=pyarrow.int64())},
@@ -93,7 +94,7 @@ def _parquet_bytes(rows: list[tuple[bytes, int]], pattern: str) -> bytes:
 
 def _read_parquet(name: str, raw: bytes) -> tuple[dict[bytes, int], str | None]:
     """A Parquet count table: columns ``word`` (binary or UTF-8 string) and ``count`` (integers ≥ 1)."""
-    pyarrow = _pyarrow(name, "reading")
+    pyarrow = require_pyarrow(name, "reading")
     try:
         table = pyarrow.parquet.read_table(pyarrow.BufferReader(raw))
     except (pyarrow.ArrowException, OSError, ValueError) as error:

@@ -135,7 +135,6 @@ class ShardWriter:
             raise naming(error, path) from None
         self.shards: list[tuple[str, int]] = []
         self._current: NpyWriter | None = None
-        self.length = 0
 
     def _close_current(self) -> None:
         if self._current is not None:
@@ -152,7 +151,6 @@ class ShardWriter:
                 self._current = NpyWriter(self.temporary / shard_name(len(self.shards)))
             part = view[: (self.shard_tokens - self._current.length) * 4]
             self._current.write(part)
-            self.length += len(part) // 4
             view = view[len(part) :]
 
     def commit(self, files: object = None) -> None:

@@ -139,6 +139,12 @@ def regex_pieces(compiled: Any, text: str) -> list[str]:
         ) from None
 
 
+def _c_scanner(source: str) -> int:
+    """The number of ``source`` in ``impl/_fastenc_scan.h`` when its C scanner runs here, else -1."""
+    which = _HAND_WRITTEN.get(source, -1)
+    return which if which >= 0 and _encoder.HAVE_C_LOOP and _encoder.USE_C_LOOP else -1
+
+
 def pattern_splitter(pattern: str) -> Callable[[str], list[str]]:
     """The words a pattern (a name of ``PATTERNS`` or an expression) cuts a text into, as a tokenizer with that
     pattern finds them: tiktoken's three patterns by the hand-written C scanner when the extension is built, any
@@ -146,8 +152,8 @@ def pattern_splitter(pattern: str) -> Callable[[str], list[str]]:
     encodes a text with the words it was trained on."""
     source = resolve_pattern(pattern)
     compiled = compile_pattern(source)
-    which = _HAND_WRITTEN.get(source, -1)
-    if which >= 0 and _encoder.HAVE_C_LOOP and _encoder.USE_C_LOOP:
+    which = _c_scanner(source)
+    if which >= 0:
         from bpeproof.impl import _fastenc  # type: ignore[attr-defined]
 
         split, table = _fastenc.split_pattern, _char_table()
@@ -181,9 +187,9 @@ class WordCounts:
     def __init__(self, pattern: str) -> None:
         self._source = resolve_pattern(pattern)
         self._split = pattern_splitter(self._source)
-        which = _HAND_WRITTEN.get(self._source, -1)
+        which = _c_scanner(self._source)
         self._c: Any = None
-        if which >= 0 and _encoder.HAVE_C_LOOP and _encoder.USE_C_LOOP:
+        if which >= 0:
             from bpeproof.impl import _fastenc  # type: ignore[attr-defined]
 
             self._c, self._which, self._table = _fastenc.WordCounter(), which, _char_table()

@@ -6,14 +6,13 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import time
 from pathlib import Path
 
 from bpeproof.commands import EXIT_OK, UsageError
 from bpeproof.commands._engine import add_engine_options, engine_phrase, open_engine
-from bpeproof.impl.counts import is_parquet_name, write_counts
+from bpeproof.impl.counts import is_parquet_name, require_pyarrow, write_counts
 from bpeproof.impl.parallel import count_files, default_workers
 from bpeproof.impl.patterns import compile_pattern, resolve_pattern
 
@@ -45,9 +44,8 @@ def add_parallel_options(parser: argparse.ArgumentParser, default_pattern: str |
 
 def run(args: argparse.Namespace) -> int:
     output = str(args.output)
-    if is_parquet_name(output) and importlib.util.find_spec("pyarrow") is None:
-        raise UsageError(f"{output}: writing Parquet needs pyarrow, which is not installed: pip install"
-                         " 'bpeproof[parquet]' (or name the table .tsv.gz)")
+    if is_parquet_name(output):
+        require_pyarrow(output, "writing")  # before any counting
     source = checked_pattern(args.pattern)
     started = time.perf_counter()
     with open_engine(args, args.files) as engine:
