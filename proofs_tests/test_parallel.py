@@ -455,7 +455,11 @@ def test_ctrl_c_stops_every_worker(tmp_path: Path) -> None:
         # Tasks go out once both workers are up; when one has finished "other", the other waits on the pipe.
         _wait_for(lambda: len(_children(process.pid)) == 1)
         os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C sends: the whole foreground process group
-        _, err = process.communicate(timeout=30)
+        try:
+            _, err = process.communicate(timeout=120)  # far above the second it takes: a loaded CI machine is slow
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"not stopped 120 s after Ctrl-C; alive: parent {process.poll() is None},"
+                                 f" workers {_children(process.pid)}") from None
     finally:
         _unblock(fifo)
         if process.poll() is None:
