@@ -449,7 +449,10 @@ def test_ctrl_c_stops_every_worker(tmp_path: Path) -> None:
     other.write_text("ab ba\n", encoding="utf-8")
     out = tmp_path / "counts.tsv.gz"
     command = [sys.executable, "-m", "bpeproof", "count", str(fifo), str(other), "-o", str(out), "--workers", "2"]
-    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    # SIGINT at its default, as in a terminal's foreground job: a CI shell that runs the tests in the background
+    # has it ignored, and a process keeps an ignored SIGINT (Python then never raises KeyboardInterrupt).
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         workers = _wait_for(lambda: (found := _children(process.pid)) and len(found) == 2 and found)
         # Tasks go out once both workers are up; when one has finished "other", the other waits on the pipe.
