@@ -8,9 +8,10 @@ text and the name of the source it came from:
 * ``pretok``: fragments of every Unicode general category and the main scripts
   (Latin, Cyrillic, Greek, Arabic, Hebrew, Devanagari, Thai, CJK, Hangul, kana),
   combining marks, digits of other scripts and runs of 1–10 digits, contractions
-  in every case variant and with U+2019, whitespace runs mixing ' ', '\\t', '\\n',
-  '\\r\\n', U+00A0, U+3000, U+2028 (leading and trailing too), punctuation runs
-  followed by newlines, emoji with ZWJ, skin-tone modifiers, flags and keycaps;
+  in every case variant and with U+2019 (alone or followed by letters), whitespace
+  runs mixing ' ', '\\t', '\\n', '\\r\\n', U+00A0, U+3000, U+2028 (leading and
+  trailing too), punctuation runs followed by newlines, NUL and the first and last
+  code point of each UTF-8 length, emoji with ZWJ, skin-tone modifiers, flags and keycaps;
 * ``tokens``: concatenations of the vocabulary's own tokens (near ties, tokens
   reached only by the whole-piece lookup), sometimes one token alone;
 * ``runs``: long runs (``"a" * n``, ``" " * n``, ``"\\n" * n``, digit and pair runs);
@@ -52,6 +53,9 @@ EMOJI = ["😀", "👍", "👨", "👩", "👧", "❤", "🏳", "🌈", "🤷", 
 SKIN = [chr(c) for c in range(0x1F3FB, 0x1F400)]
 FLAGS = ["🇯🇵", "🇺🇸", "🇫🇷", "🇩🇪", "🇺🇦", "🇧🇷"]
 KEYCAPS = ["1\ufe0f\u20e3", "#\ufe0f\u20e3", "*\u20e3"]
+#: The first and last code point of each UTF-8 length, and other controls: where byte tables go wrong.
+EDGES = ["\x00", "\x01", "\x1b", "\x7f", "\x80", "\x9f", "\xff", "\u07ff", "\u0800", "\ufeff", "\uffff",
+         "\U00010000", "\U0010ffff"]
 WORDS = ["the", "The", "THE", "hello", "world", "I", "you", "don", "can", "It", "we", "x", "ab", "abc", "aaaa",
          "naïve", "café", "Straße", "日本", "Привет", "print", "def", "return", "self", "0x1F", "1,000", "3.14"]
 
@@ -115,7 +119,7 @@ class TextGenerator:
         self._fragments: list[Callable[[], str]] = [
             self.word, self.word, self.script, self.category, self.combining, self.digits, self.digits,
             self.contraction, self.contraction, self.spaces, self.spaces, self.spaces, self.punctuation,
-            self.emoji,
+            self.emoji, self.edge,
         ]
 
     # -- fragments --------------------------------------------------------------------------------------
@@ -145,7 +149,12 @@ class TextGenerator:
         apostrophe = "'" if self.rng.random() < 0.7 else "\u2019"
         ending = "".join(c.upper() if self.rng.random() < 0.5 else c for c in self.rng.choice(CONTRACTIONS))
         before = self.rng.choice(["", "I", "you", "he", "don", "It", "THEY", " we", "1", " "])
-        return before + apostrophe + ending
+        # Letters right after the ending decide whether the contraction is a piece of its own.
+        after = self.rng.choice(["", "", "", "he", "x", "S", "é", "的"])
+        return before + apostrophe + ending + after
+
+    def edge(self) -> str:
+        return "".join(self.rng.choice(EDGES) for _ in range(self.rng.randint(1, 2)))
 
     def spaces(self) -> str:
         return "".join(self.rng.choice(SPACES) for _ in range(self.rng.randint(1, 6)))

@@ -679,7 +679,15 @@ class Analysis:
     variants: list[str] = field(default_factory=list)
 
 
+#: Characters that some engines' whitespace classes hold and others not (Python's ``str.isspace`` and
+#: ``\s`` of the regex module, JavaScript's ``\s``, Unicode's White_Space, C's ``isspace``, older Unicode):
+#: a cut next to one is a class change, since an implementation may well have split there.
+CONTESTED_SPACES = frozenset("\x1c\x1d\x1e\x1f\x85\u180e\u200b\ufeff")
+
+
 def _char_class(char: str) -> str:
+    if char in CONTESTED_SPACES:
+        return f"contested {ord(char):04X}"
     return "Z" if char.isspace() else unicodedata.category(char)[0]
 
 
@@ -1120,6 +1128,7 @@ def check_tokenizer(
     cmd: str | None = None,
     seconds: float = 10.0,
     seed: int | None = None,
+    examples: int | None = None,
     call_timeout: float = 5.0,
     memory_mb: int | None = DEFAULT_MEMORY_MB,
     shrink_seconds: float | None = None,
@@ -1129,12 +1138,17 @@ def check_tokenizer(
     """Check ``tokenizer(text) -> list[int]`` (a callable or ``MOD:FUNC``), or the program ``cmd`` speaking the
     line protocol, against the reference tokenizer of the vocabulary file ``vocab``, for ``seconds``.
 
+    ``examples`` also ends the search after that many texts: the same seed and count try the same texts on
+    any machine, however loaded (``seconds`` then only bounds the run).
+
     ``decode(ids) -> str`` (or the program's decode) is checked as decode(encode(t)) == t.  Raises
     ``TargetError`` for a function that cannot be imported, a program that does not speak the protocol or a
     file that is not a vocabulary.  ``result.ran`` is false when no example ran (never a pass).
     """
     if not (isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds > 0):
         raise TargetError(f"seconds must be a positive number, not {seconds!r}")
+    if examples is not None and (isinstance(examples, bool) or not isinstance(examples, int) or examples <= 0):
+        raise TargetError(f"examples must be a positive whole number, not {examples!r}")
     if (tokenizer is None) == (cmd is None):
         raise TargetError("give one of a tokenizer function (MOD:FUNC) and a program (cmd)")
     run_seed = secrets.randbelow(2**31) if seed is None else seed
@@ -1156,7 +1170,7 @@ def check_tokenizer(
     finding: _Finding | None = None
     found_at: float | None = None
     try:
-        finding, found_at = _search(checker, generator, counts, batch, deadline, bool(specials))
+        finding, found_at = _search(checker, generator, counts, batch, deadline, bool(specials), examples)
         if finding is not None:
             shrink_for = max(1.0, min(5.0, 0.2 * seconds)) if shrink_seconds is None else shrink_seconds
             until = time.monotonic() + shrink_for
@@ -1178,16 +1192,23 @@ def check_tokenizer(
 
 
 def _search(checker: _Checker, generator: TextGenerator, counts: Counter[str], batch: int, deadline: float,
-            special: bool) -> tuple[_Finding | None, float | None]:
+            special: bool, examples: int | None) -> tuple[_Finding | None, float | None]:
     """Batches of texts, pipelined: the next batch is drawn and judged by the reference while the
-    implementation answers the current one."""
+    implementation answers the current one.  At most ``examples`` texts are drawn (None: no limit)."""
     impl = checker.impl
+    left = [examples]  # texts still to draw
+
+    def more() -> bool:
+        return time.monotonic() < deadline and (left[0] is None or left[0] > 0)
 
     def draw() -> tuple[list[str], list[str], list[list[int]], str | None]:
         allowed = "all" if special and generator.rng.random() < 0.15 else None
         texts: list[str] = []
         sources: list[str] = []
-        for _ in range(batch):
+        size = batch if left[0] is None else min(batch, left[0])
+        if left[0] is not None:
+            left[0] -= size
+        for _ in range(size):
             if allowed:
                 texts.append(generator.special())
                 sources.append("special")
@@ -1207,7 +1228,7 @@ def _search(checker: _Checker, generator: TextGenerator, counts: Counter[str], b
         return _Finding(gone.kind, current[0][0], current[3], None, str(gone), [], current[1][0]), time.monotonic()
     while True:
         texts, sources, expected, allowed = current
-        upcoming = draw() if time.monotonic() < deadline else None
+        upcoming = draw() if more() else None
         try:
             answers = impl.receive_encode(len(texts))
         except ImplementationGone as gone:

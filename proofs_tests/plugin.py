@@ -17,7 +17,7 @@ A text → ids tokenizer (``FUNC(text) -> list[int]``) is checked against a voca
 file's reference tokenizer the same way (``bpeproof check --tokenizer``)::
 
     pytest --pyargs bpeproof.proofs_tests --bpe-tokenizer mymod:encode --bpe-vocab cl100k_base.tiktoken
-           [--bpe-pattern cl100k] [--bpe-decode mymod:decode] [--bpe-seconds 20]
+           [--bpe-pattern cl100k] [--bpe-decode mymod:decode] [--bpe-seconds 20] [--bpe-examples N]
 
 which runs only ``test_bpe_tokenizer`` (``proofs_tests/test_checker_tokenizer.py``).
 """
@@ -45,6 +45,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--bpe-pattern", metavar="NAME|REGEX", default=None, help="pre-tokenization pattern for"
                     " --bpe-vocab (default: the file's own)")
     group.addoption("--bpe-decode", metavar="MOD:FUNC", default=None, help="decode(ids) -> str for --bpe-tokenizer")
+    group.addoption("--bpe-examples", metavar="N", type=int, default=None, help="--bpe-tokenizer stops after N texts"
+                    " (with --bpe-seed: the same texts on any machine)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

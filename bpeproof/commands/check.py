@@ -4,7 +4,7 @@
                    [--json] [--backend hypothesis|crosshair] [--call-timeout 2]
     bpeproof check --impl mymod          # whichever of mymod.enc, mymod.dec, mymod.train exist
     bpeproof check --tokenizer mymod:encode --vocab cl100k_base.tiktoken [--decode mymod:decode]
-    bpeproof check --cmd 'node adapter.js' --vocab cl100k_base.tiktoken
+    bpeproof check --cmd 'node adapter.js' --vocab cl100k_base.tiktoken [--examples N --seed S]
 
 Exit codes: 0 examples ran and no difference was found within the budget; 1 a
 difference was found (the shrunk input, the spec's answer, the implementation's
@@ -59,8 +59,13 @@ def run(args: argparse.Namespace) -> int:
     from bpeproof.proofs_tests.checker_process import install_signal_handlers
 
     install_signal_handlers()
+    if args.examples is not None and args.examples <= 0:
+        raise UsageError(f"--examples must be positive, not {args.examples}")
     if args.tokenizer or args.cmd or args.vocab:
         return _run_tokenizer(args)
+    if args.examples is not None:
+        raise UsageError("--examples counts the texts of a --tokenizer/--cmd check; --enc, --dec, --train and"
+                         " --impl run on --seconds")
     targets, optional = _targets(args)
     from bpeproof.proofs_tests.checker import TargetError, check
 
@@ -109,6 +114,7 @@ def _run_tokenizer(args: argparse.Namespace) -> int:
             cmd=args.cmd,
             seconds=args.seconds,
             seed=args.seed,
+            examples=args.examples,
             call_timeout=args.call_timeout,
             memory_mb=args.memory_mb,
         )
@@ -150,6 +156,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                        " tokenizer.json, GPT-2 pair, the project's file)")
     group.add_argument("--pattern", metavar="NAME|REGEX", default=None,
                        help="pre-tokenization pattern of the reference (default: the file's own)")
+    group.add_argument("--examples", type=int, default=None, metavar="N",
+                       help="stop after N texts (with --seed: the same texts on any machine; --seconds still bounds"
+                       " the run)")
     group.add_argument("--decode", metavar="MOD:FUNC", help="decode(ids: list[int]) -> str, checked as"
                        " decode(encode(t)) == t")
     parser.set_defaults(handler=run)

@@ -15,6 +15,7 @@ encode_case_sensitive              contractions ``'(?:[sdmt]|ll|ve|re)`` without
 encode_digits_1_4                  ``\\p{N}{1,3}`` written ``\\p{N}{1,4}``
 encode_letter_prefix_space         ``[^\\r\\n\\p{L}\\p{N}]?+\\p{L}++`` written `` ?\\p{L}++`` (r50k's rule)
 encode_crlf_split                  ``\\s*[\\r\\n]`` written ``[\\r\\n]``: ``\\r\\n`` and the spaces before it split
+encode_js_whitespace               ``\\s`` read as JavaScript reads it (no U+0085, but U+FEFF), as a port to JS does
 encode_pair_ranks                  parts merged by the rank of a *pair*, pairs taken from each token's
                                    leftmost split, instead of the rank of the joined bytes
 encode_no_whole_piece              no lookup of the whole piece (tokens only that lookup reaches are lost)
@@ -163,12 +164,16 @@ class _CacheByLength(Port):
 
 
 _CL100K = PATTERNS["cl100k"]
+#: ECMAScript's ``\s`` (inside a class): WhiteSpace and LineTerminator (U+FEFF in, U+0085 and U+001C–U+001F out).
+_JS_SPACE = r"\t\n\x0b\x0c\r \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 PATTERN_BUGS: dict[str, str] = {
     "ws_no_lookahead": _CL100K.replace(r"\s+(?!\S)", r"\s+"),
     "case_sensitive": _CL100K.replace(r"'(?i:[sdmt]|ll|ve|re)", r"'(?:[sdmt]|ll|ve|re)"),
     "digits_1_4": _CL100K.replace(r"\p{N}{1,3}+", r"\p{N}{1,4}+"),
     "letter_prefix_space": _CL100K.replace(r"[^\r\n\p{L}\p{N}]?+\p{L}++", r" ?\p{L}++"),
     "crlf_split": _CL100K.replace(r"\s*[\r\n]|", r"[\r\n]|"),
+    "js_whitespace": _CL100K.replace(r"[^\s", "[^" + _JS_SPACE).replace(r"\S", f"[^{_JS_SPACE}]")
+    .replace(r"\s", f"[{_JS_SPACE}]"),
 }
 assert all(pattern != _CL100K for pattern in PATTERN_BUGS.values())
 
@@ -217,6 +222,10 @@ def encode_letter_prefix_space(text: str) -> list[int]:
 
 def encode_crlf_split(text: str) -> list[int]:
     return _port("crlf_split").encode(text)
+
+
+def encode_js_whitespace(text: str) -> list[int]:
+    return _port("js_whitespace").encode(text)
 
 
 def encode_pair_ranks(text: str) -> list[int]:
@@ -290,6 +299,7 @@ PORTS: list[tuple[str, str]] = [
     ("bpeproof.proofs_tests.buggy.ports:encode_digits_1_4", "split"),
     ("bpeproof.proofs_tests.buggy.ports:encode_letter_prefix_space", "split"),
     ("bpeproof.proofs_tests.buggy.ports:encode_crlf_split", "split"),
+    ("bpeproof.proofs_tests.buggy.ports:encode_js_whitespace", "split"),
     ("bpeproof.proofs_tests.buggy.ports:encode_pair_ranks", "merge"),
     ("bpeproof.proofs_tests.buggy.ports:encode_no_whole_piece", "merge"),
     ("bpeproof.proofs_tests.buggy.ports:encode_nfc", "bytes"),
