@@ -24,8 +24,9 @@ from pathlib import Path
 #: CPU seconds per condition of a bounded contract: every one confirms well within it on 2 cores.
 PROOF_BUDGET = 120
 
-#: CPU seconds per condition where CrossHair can only search (dictionary-based tables defeat exhaustive proof).
-SEARCH_BUDGET = 30
+#: CPU seconds per condition where CrossHair can only search (dictionary-based tables defeat exhaustive proof).  The
+#: catalogue's mutants of the ``strings`` trainer are found within 1.5 s; 30 s found nothing more.
+SEARCH_BUDGET = 10
 
 #: CPU seconds per ``diffbehavior`` run; it always spends its whole budget.
 DIFF_BUDGET = 30
@@ -61,8 +62,6 @@ def _diff(first: str, second: str) -> Run:
 RUNS: dict[str, Run] = {
     "spec.lemma_training": _check(PROOF_BUDGET, f"{SPEC}.lemma_training"),
     "spec.lemma_training_unbounded": _check(PROOF_BUDGET, f"{SPEC}.lemma_training_unbounded"),
-    "equivalence.impl_encode_word": _check(SEARCH_BUDGET, f"{EQUIVALENCE}.impl_encode_word_equals_spec"),
-    "equivalence.impl_encode_long": _check(SEARCH_BUDGET, f"{EQUIVALENCE}.impl_encode_long_equals_spec"),
     "equivalence.impl_train": _check(SEARCH_BUDGET, f"{EQUIVALENCE}.impl_train_equals_spec"),
     "spec.lemma_count_pairs": _check(PROOF_BUDGET, f"{SPEC}.lemma_count_pairs"),
     "equivalence.engine_runs": _check(
@@ -92,6 +91,10 @@ RUNS: dict[str, Run] = {
 #: dictionary-based paths, implied within the bounds by the equalities above and the spec's confirmed lemmas, and
 #: ``diffbehavior``, which did not find the planted right-to-left encoder with two rules in 60 s, so it is no gate.
 EXTRA_RUNS: dict[str, Run] = {
+    # Searches on the encoder's dictionary paths: in 30 CPU s each they found none of the five encoder mutants of
+    # ``mutants.py``, which the confirmed equalities above (engine_runs, impl_table) kill, so they are no CI gate.
+    "equivalence.impl_encode_word": _check(30, f"{EQUIVALENCE}.impl_encode_word_equals_spec"),
+    "equivalence.impl_encode_long": _check(30, f"{EQUIVALENCE}.impl_encode_long_equals_spec"),
     "impl.lemma_impl_roundtrip": _check(SEARCH_BUDGET, f"{IMPL}.lemma_impl_roundtrip"),
     "impl.lemma_impl_training": _check(SEARCH_BUDGET, f"{IMPL}.lemma_impl_training"),
     "diff.impl": _diff("spec_encode", "impl_encode"),

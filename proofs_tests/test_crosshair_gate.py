@@ -31,7 +31,7 @@ def test_every_spec_lemma_has_a_run() -> None:
     path = runs.module_file(runs.SPEC)
     covered = set().union(*(runs.condition_lines(path, f) for functions in SPEC_RUNS.values() for f in functions))
     assert covered == runs.condition_lines(path)
-    assert len(covered) >= 30, "the spec's contracts lost conditions"
+    assert len(covered) >= 22, "the spec's contracts lost conditions"
 
 
 @pytest.mark.timeout(runs.RUN_TIMEOUT + 60)

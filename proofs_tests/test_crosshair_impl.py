@@ -3,9 +3,10 @@
 * ``crosshair check`` on the equalities of ``proofs_tests/equivalence.py``: the trainer's merge step is confirmed
   equal to M_r over all paths, the engine's two merge loops equal to enc_R on runs under every list of three
   rules over one byte, and the encoder's pair table and whole-token shortcut right for every pair of rules (an
-  enumeration, up to renaming the bytes); the encoder's word path (whole-token shortcut and flat-list loop), its
-  heap loop and the ``strings`` trainer, whose dictionaries keep CrossHair from exhausting the paths, must have no
-  counterexample; the planted right-to-left variants must be refuted with the same budget.
+  enumeration, up to renaming the bytes); the ``strings`` trainer, whose dictionaries keep CrossHair from
+  exhausting the paths, must have no counterexample; the planted right-to-left variants must be refuted with the
+  same budget.  (The searches on the encoder's dictionary paths found none of the encoder mutants of
+  ``mutants.py`` in 30 s each, so they run outside CI.)
 * ``crosshair check`` on ``bpeproof.impl.contracts``: the lemma's claims on the trainer's list-based merge step are
   confirmed over all paths.  The other runs (the implementation's own round trip and N − K bound, and
   ``crosshair diffbehavior``) are outside CI: ``python -m bpeproof.proofs_tests.crosshair_runs --all``.
@@ -50,8 +51,6 @@ def test_list_based_paths_confirmed(name: str, module: str, function: str) -> No
 @pytest.mark.parametrize(
     ("name", "module", "function"),
     [
-        ("equivalence.impl_encode_word", runs.EQUIVALENCE, "impl_encode_word_equals_spec"),
-        ("equivalence.impl_encode_long", runs.EQUIVALENCE, "impl_encode_long_equals_spec"),
         ("equivalence.impl_train", runs.EQUIVALENCE, "impl_train_equals_spec"),
     ],
 )
