@@ -8,9 +8,10 @@ merged parts all matter.  The engine's two loops (``impl.engine``) are also comp
 that is a list, on every list of three rules over one byte and every run of up to five bytes: a heap entry that is
 out of date when it is popped shows only with three rules, and without dictionaries CrossHair exhausts the paths.
 The encoder's own parts, its pair table (the code and the join the loops are given) and its whole-token shortcut,
-are checked on every pair of rules up to renaming the bytes: their arguments are realized at once, so that CrossHair
-enumerates that finite domain path by path (symbolic keys in the encoder's dictionaries make each symbolic path far
-too slow to exhaust it).
+are checked on every pair of rules up to renaming the bytes (``canonical_rule_cases``) by a plain loop in
+``test_impl_encoder.py``: symbolic keys in the encoder's dictionaries make a symbolic path far too slow to exhaust, so
+CrossHair had been given realized arguments, which only made it enumerate the same 50 concrete cases, in 29 CPU s
+instead of a fraction of one.
 Two forms, on small inputs (CrossHair explores paths, so the inputs are bounded):
 
 * the equality as a postcondition (``post[]: __return__ == …``) for ``crosshair check``, which stops at the first
@@ -24,8 +25,6 @@ find their difference, so that a "no difference" answer for the implementation m
 """
 
 from __future__ import annotations
-
-from crosshair import deep_realize
 
 import bpeproof.impl.encoder
 import bpeproof.impl.engine
@@ -177,40 +176,30 @@ def engine_heap_on_runs_equals_spec(a: int, a2: int, b2: int, a3: int, b3: int, 
     return bpeproof.impl.engine.merge_long([a] * n, _list_code(rules), _list_join(rules))
 
 
-#: Encoders of the rule lists the enumerated contracts visit, built once per list (concrete rules, so shared paths).
-_ENCODERS: dict[tuple[Rule, ...], bpeproof.impl.encoder.Encoder] = {}
-
 #: The ids of V_2 over the bytes the canonical rule lists use.
 _CANONICAL_IDS = (0, 1, 2, 3, C, C + 1)
 
 
-def _canonical_rules(b1: int, a2: int, b2: int) -> list[Rule]:
-    """(0, b1 ↦ 256), (a2, b2 ↦ 257), realized, with 4 standing for 256.
+def canonical_rule_cases() -> list[tuple[int, int, int]]:
+    """Every (b1, a2, b2) of ``canonical_rules``: 0 ≤ b1 ≤ 1, 0 ≤ a2, b2 ≤ 4 (50 cases)."""
+    return [(b1, a2, b2) for b1 in range(2) for a2 in range(5) for b2 in range(5)]
+
+
+def canonical_rules(b1: int, a2: int, b2: int) -> list[Rule]:
+    """(0, b1 ↦ 256), (a2, b2 ↦ 257), with 4 standing for 256.
 
     The encoder uses bytes only as ids, so a pair of rules behaves as any other with the same equalities among its
     four parts; the first part is 0 and the bytes 0..3 give every pattern of equalities.
     """
-    b1, a2, b2 = deep_realize((b1, a2, b2))
     return [Rule(0, b1, C), Rule(C if a2 == 4 else a2, C if b2 == 4 else b2, C + 1)]
-
-
-def _encoder(rules: list[Rule]) -> bpeproof.impl.encoder.Encoder:
-    key = tuple(rules)
-    if key not in _ENCODERS:
-        _ENCODERS[key] = python_encoder(rules)
-    return _ENCODERS[key]
 
 
 def impl_pair_table_equals_rule_ranks(b1: int, a2: int, b2: int) -> bool:
     """The encoder's pair table is the one the engine's loops are proved with: for every pair (x, y) of ids, a code
     exactly when some rule joins x, y; codes ordered as the ranks of the first rules joining them; the join the id of
-    that rule (``Encoder._code``, ``Encoder._join`` against ``_list_code``, ``_list_join``).
-
-    pre: 0 <= b1 <= 1 and 0 <= a2 <= 4 and 0 <= b2 <= 4
-    post: __return__
-    """
-    rules = _canonical_rules(b1, a2, b2)
-    encoder = _encoder(rules)
+    that rule (``Encoder._code``, ``Encoder._join`` against ``_list_code``, ``_list_join``)."""
+    rules = canonical_rules(b1, a2, b2)
+    encoder = python_encoder(rules)
     rank, join = _list_code(rules), _list_join(rules)
     pairs = [(x, y) for x in _CANONICAL_IDS for y in _CANONICAL_IDS]
     codes = {pair: encoder._code(*pair) for pair in pairs}
@@ -227,14 +216,10 @@ def impl_pair_table_equals_rule_ranks(b1: int, a2: int, b2: int) -> bool:
 
 def impl_shortcut_equals_spec(b1: int, a2: int, b2: int) -> bool:
     """The whole-token shortcut (``Encoder.is_reachable``) is exactly enc_R(⟨⟨t⟩⟩) = (t) (def-bpe) for the token
-    t = 257 of every pair of rules: its cross-merge check included.
-
-    pre: 0 <= b1 <= 1 and 0 <= a2 <= 4 and 0 <= b2 <= 4
-    post: __return__
-    """
-    rules = _canonical_rules(b1, a2, b2)
+    t = 257 of every pair of rules: its cross-merge check included."""
+    rules = canonical_rules(b1, a2, b2)
     own = enc_tokens(rules, list(dec_tokens(rules, [C + 1]))) == [C + 1]
-    return _encoder(rules).is_reachable(C + 1) == own
+    return python_encoder(rules).is_reachable(C + 1) == own
 
 
 def _merge_from_right(rule: Rule, x: list[int]) -> list[int]:

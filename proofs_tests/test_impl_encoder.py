@@ -199,6 +199,17 @@ def test_reachable_is_own_encoding(rules: list[Rule]) -> None:
         assert encoder.is_reachable(byte)
 
 
+@pytest.mark.parametrize("check", ["impl_pair_table_equals_rule_ranks", "impl_shortcut_equals_spec"])
+def test_every_pair_of_rules_up_to_renaming(check: str) -> None:
+    """The encoder's pair table and whole-token shortcut on all 50 pairs of rules up to renaming the bytes: a proof
+    by exhaustion for two rules (``proofs_tests/equivalence.py``)."""
+    from bpeproof.proofs_tests import equivalence
+
+    function = getattr(equivalence, check)
+    wrong = [case for case in equivalence.canonical_rule_cases() if not function(*case)]
+    assert not wrong, [equivalence.canonical_rules(*case) for case in wrong]
+
+
 @given(corpora(), st.integers(0, 15))
 def test_reachable_learned(corpus: list[bytes], merges: int) -> None:
     rules = spec.train(corpus, merges)
