@@ -373,6 +373,14 @@ def _cell(verdict: Verdict | None, control: bool) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Run the matrix: exit 1 if a mutant survives a gate or a control run fails, 2 if a patch does not apply."""
     args = sys.argv[1:] if argv is None else argv
+    if "-h" in args or "--help" in args:
+        print(__doc__.split("\n\n")[1])
+        return 0
+    flags = {a for a in args if a.startswith("-")} - {"--all", "--markdown", "--list", "--no-control"}
+    if flags:
+        print(f"unknown options: {', '.join(sorted(flags))} (known: --all, --markdown, --list, --no-control)",
+              file=sys.stderr)
+        return 2
     # A termination unwinds like Ctrl-C, so that each gate's processes are killed on the way out.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     gates = ALL_GATES if "--all" in args else FAST_GATES

@@ -45,6 +45,13 @@ def test_catalogue_covers_every_kind_and_names_are_unique() -> None:
             assert all((patch.path in mutants.C_SOURCES) == (m.kind == "c") for patch in choice), m.name
 
 
+def test_help_and_unknown_options_run_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    assert mutants.main(["--help"]) == 0
+    assert "python -m bpeproof.proofs_tests.mutants" in capsys.readouterr().out
+    assert mutants.main(["--al"]) == 2
+    assert "unknown options: --al" in capsys.readouterr().err
+
+
 def test_a_stale_patch_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "spec").mkdir()
     (tmp_path / "spec" / "bpe.py").write_text("nothing to patch\n", encoding="utf-8")
