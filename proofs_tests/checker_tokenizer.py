@@ -685,6 +685,40 @@ class Analysis:
 CONTESTED_SPACES = frozenset("\x1c\x1d\x1e\x1f\x85\u180e\u200b\ufeff")
 
 
+#: ECMAScript's ``\s`` as the inside of a character class: WhiteSpace and LineTerminator (U+FEFF in; U+0085 and
+#: U+001C–U+001F, which Python's regex counts, out).  A port to JavaScript that keeps the pattern splits by this.
+JS_SPACE = r"\t\n\x0b\x0c\r \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+
+
+def with_js_whitespace(pattern: str) -> str | None:
+    r"""``pattern`` with ``\s`` and ``\S`` read as JavaScript reads them; None when that cannot be written
+    (``\S`` inside a character class)."""
+    out: list[str] = []
+    depth = 0  # 1 inside a character class
+    index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\" and index + 1 < len(pattern):
+            escape = pattern[index : index + 2]
+            if escape == "\\s":
+                out.append(JS_SPACE if depth else f"[{JS_SPACE}]")
+            elif escape == "\\S":
+                if depth:
+                    return None
+                out.append(f"[^{JS_SPACE}]")
+            else:
+                out.append(escape)
+            index += 2
+            continue
+        if char == "[" and not depth:  # a "[" inside a class is a literal (the regex module's version 0)
+            depth = 1
+        elif char == "]" and depth:
+            depth = 0
+        out.append(char)
+        index += 1
+    return "".join(out)
+
+
 def _char_class(char: str) -> str:
     if char in CONTESTED_SPACES:
         return f"contested {ord(char):04X}"
@@ -725,6 +759,34 @@ def _cut_inside(reference: Any, piece: str, spans: Sequence[tuple[int, int, int,
     if any(_char_class(left[-1]) == _char_class(right[0]) for left, right in itertools.pairwise(pieces)):
         return None
     return pieces
+
+
+def _js_whitespace_split(reference: Any, text: str, actual: list[int]) -> list[str] | None:
+    """The pieces of ``text`` under the reference's pattern with JavaScript's ``\\s``, when the implementation's
+    ids are the reference's merges of exactly those pieces (and they differ from the reference's own); else None."""
+    if reference.pretokenizer is not None or not any(c in CONTESTED_SPACES for c in text):
+        return None
+    variant = with_js_whitespace(reference.pattern) if isinstance(reference.pattern, str) else None
+    if variant is None or variant == reference.pattern:
+        return None
+    try:
+        from bpeproof.impl.patterns import compile_pinned
+
+        pieces = [match.group() for match in compile_pinned(variant).finditer(text)]
+        variants = Variants(reference)
+    except Exception:
+        return None
+    if "".join(pieces) != text or pieces == reference.pre_tokenize(text):
+        return None
+    tiktoken = (getattr(reference, "semantics", None) or "sequential") == "tiktoken"
+    ids: list[int] = []
+    for piece in pieces:
+        data = piece.encode("utf-8")
+        merged = variants.whole(data, variants.bytes_rank_parts) if tiktoken else variants.rule_rank(data)
+        if merged is None:
+            return None
+        ids += merged
+    return pieces if ids == actual else None
 
 
 def analyse(reference: Any, text: str, expected: list[int], actual: list[int], special: bool,
@@ -789,6 +851,13 @@ def analyse(reference: Any, text: str, expected: list[int], actual: list[int], s
                 analysis.detail = (f"pre-tokenization differs at piece {index} {piece!r}: the reference cuts this"
                                    f" word out ({alt_text}); {how}. def-bpe encodes each word on its own, so the"
                                    f" split decides which merges can happen")
+            elif (js := _js_whitespace_split(reference, text, actual)) is not None:
+                analysis.layer = "split"
+                analysis.detail = (f"pre-tokenization differs at piece {index} {piece!r}: the implementation's ids are"
+                                   f" the reference's merges of the pieces {js!r}, which the pattern gives when \\s"
+                                   " is JavaScript's (U+0085 and U+001C–U+001F not white space, U+FEFF white space)."
+                                   " def-bpe encodes each word on its own, so the split decides which merges can"
+                                   " happen")
             else:
                 agreeing = Variants(reference).agreeing(piece.encode("utf-8"), theirs)
                 analysis.variants = agreeing

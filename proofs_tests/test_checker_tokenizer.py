@@ -119,6 +119,30 @@ def test_pattern_alternatives() -> None:
     assert matched_alternative(PATTERNS["cl100k"], "  a", 0) == (7, r"\s+(?!\S)", " ")
 
 
+def test_javascript_whitespace_is_named_as_a_split(vocab: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """'  \\x85' under JavaScript's \\s is ' ' and ' \\x85' (U+0085 is no space there): the cut falls between two
+    spaces, where no kind of character changes, and was once reported as a merge difference."""
+    from bpeproof.commands._vocab import load_tokenizer
+    from bpeproof.proofs_tests.buggy import ports
+    from bpeproof.proofs_tests.checker_tokenizer import analyse, with_js_whitespace
+
+    monkeypatch.setenv("BPEPROOF_CHECK_VOCAB", vocab)
+    monkeypatch.delenv("BPEPROOF_CHECK_PATTERN", raising=False)
+    assert with_js_whitespace(ports.PATTERNS["cl100k"]) == ports.PATTERN_BUGS["js_whitespace"]
+    assert with_js_whitespace(r"[^\S\n]") is None and with_js_whitespace(r"\\s") == r"\\s"
+    reference = load_tokenizer(vocab, "cl100k")
+    for text in ["  \x85", "\x85 ", "a \x85b"]:
+        expected, actual = list(reference.encode(text)), ports.encode_js_whitespace(text)
+        if actual == expected:
+            continue
+        analysis = analyse(reference, text, expected, actual, False, None)
+        assert analysis.layer == "split", (text, analysis)
+    actual = ports.encode_js_whitespace("  \x85")
+    assert actual != list(reference.encode("  \x85"))
+    assert "JavaScript" in (analyse(reference, "  \x85", list(reference.encode("  \x85")), actual, False, None).detail
+                            or "")
+
+
 def test_variants_agree_with_the_spec(vocab: str) -> None:
     """The table-driven variants used in reports give the spec's own answers (spec.variants) on a small file."""
     from bpeproof.commands._vocab import load_tokenizer
