@@ -123,12 +123,13 @@ def test_javascript_whitespace_is_named_as_a_split(vocab: str, monkeypatch: pyte
     """'  \\x85' under JavaScript's \\s is ' ' and ' \\x85' (U+0085 is no space there): the cut falls between two
     spaces, where no kind of character changes, and was once reported as a merge difference."""
     from bpeproof.commands._vocab import load_tokenizer
+    from bpeproof.impl.patterns import PATTERNS
     from bpeproof.proofs_tests.buggy import ports
     from bpeproof.proofs_tests.checker_tokenizer import analyse, with_js_whitespace
 
     monkeypatch.setenv("BPEPROOF_CHECK_VOCAB", vocab)
     monkeypatch.delenv("BPEPROOF_CHECK_PATTERN", raising=False)
-    assert with_js_whitespace(ports.PATTERNS["cl100k"]) == ports.PATTERN_BUGS["js_whitespace"]
+    assert with_js_whitespace(PATTERNS["cl100k"]) == ports.PATTERN_BUGS["js_whitespace"]
     assert with_js_whitespace(r"[^\S\n]") is None and with_js_whitespace(r"\\s") == r"\\s"
     reference = load_tokenizer(vocab, "cl100k")
     for text in ["  \x85", "\x85 ", "a \x85b"]:
