@@ -694,26 +694,26 @@ def with_js_whitespace(pattern: str) -> str | None:
     r"""``pattern`` with ``\s`` and ``\S`` read as JavaScript reads them; None when that cannot be written
     (``\S`` inside a character class)."""
     out: list[str] = []
-    depth = 0  # 1 inside a character class
+    in_class = False
     index = 0
     while index < len(pattern):
         char = pattern[index]
         if char == "\\" and index + 1 < len(pattern):
             escape = pattern[index : index + 2]
             if escape == "\\s":
-                out.append(JS_SPACE if depth else f"[{JS_SPACE}]")
+                out.append(JS_SPACE if in_class else f"[{JS_SPACE}]")
             elif escape == "\\S":
-                if depth:
+                if in_class:
                     return None
                 out.append(f"[^{JS_SPACE}]")
             else:
                 out.append(escape)
             index += 2
             continue
-        if char == "[" and not depth:  # a "[" inside a class is a literal (the regex module's version 0)
-            depth = 1
-        elif char == "]" and depth:
-            depth = 0
+        if char == "[":  # inside a class a "[" is a literal (the regex module's version 0)
+            in_class = True
+        elif char == "]":
+            in_class = False
         out.append(char)
         index += 1
     return "".join(out)
@@ -729,12 +729,9 @@ def _cut_inside(reference: Any, piece: str, spans: Sequence[tuple[int, int, int,
     """Where the implementation's tokens inside one reference piece are the reference's own merges of smaller
     pieces, cut only where the kind of character changes (letter, digit, space, punctuation…): those pieces, as
     a pre-tokenizer would cut them; None when no such cut explains the tokens (a merge difference)."""
-    try:
-        variants = Variants(reference)
-    except Exception:
+    merge = _word_merge(reference)
+    if merge is None:
         return None
-    semantics = getattr(reference, "semantics", None) or "sequential"
-    merge = (lambda d: variants.whole(d, variants.bytes_rank_parts)) if semantics == "tiktoken" else variants.rule_rank
     data = piece.encode("utf-8")
     base = spans[0][0] if spans else 0
     cuts = [s[0] - base for s in spans] + [len(data)]
@@ -761,32 +758,56 @@ def _cut_inside(reference: Any, piece: str, spans: Sequence[tuple[int, int, int,
     return pieces
 
 
-def _js_whitespace_split(reference: Any, text: str, actual: list[int]) -> list[str] | None:
-    """The pieces of ``text`` under the reference's pattern with JavaScript's ``\\s``, when the implementation's
-    ids are the reference's merges of exactly those pieces (and they differ from the reference's own); else None."""
-    if reference.pretokenizer is not None or not any(c in CONTESTED_SPACES for c in text):
-        return None
-    variant = with_js_whitespace(reference.pattern) if isinstance(reference.pattern, str) else None
-    if variant is None or variant == reference.pattern:
-        return None
-    try:
-        from bpeproof.impl.patterns import compile_pinned
+#: Ways a port reads the reference's pattern otherwise: what the change does, and the pattern it gives (None when
+#: it cannot be written).  A split difference they explain is reported with the variant's pieces.
+PATTERN_VARIANTS: dict[str, Callable[[str], str | None]] = {
+    "\\s is JavaScript's (U+0085 and U+001C–U+001F not white space, U+FEFF white space)": with_js_whitespace,
+}
 
-        pieces = [match.group() for match in compile_pinned(variant).finditer(text)]
+
+def _pattern_variant_split(reference: Any, text: str, actual: list[int]) -> tuple[str, list[str]] | None:
+    """The first of ``PATTERN_VARIANTS`` whose pieces of ``text`` differ from the reference's and whose pieces,
+    each merged as the reference merges it, are the implementation's ids: its description and those pieces."""
+    if reference.pretokenizer is not None or not isinstance(reference.pattern, str):
+        return None
+    own = reference.pre_tokenize(text)
+    for description, transform in PATTERN_VARIANTS.items():
+        variant = transform(reference.pattern)
+        if variant is None or variant == reference.pattern:
+            continue
+        try:
+            from bpeproof.impl.patterns import compile_pinned
+
+            pieces = [match.group() for match in compile_pinned(variant).finditer(text)]
+        except Exception:
+            continue
+        if "".join(pieces) == text and pieces != own and _merged_pieces(reference, pieces) == actual:
+            return description, pieces
+    return None
+
+
+def _word_merge(reference: Any) -> Callable[[bytes], list[int] | None] | None:
+    """How the reference merges one word's bytes (its semantics, from ``spec/variants.py``'s tables); None when
+    the tables cannot be built."""
+    try:
         variants = Variants(reference)
     except Exception:
         return None
-    if "".join(pieces) != text or pieces == reference.pre_tokenize(text):
-        return None
-    tiktoken = (getattr(reference, "semantics", None) or "sequential") == "tiktoken"
+    if (getattr(reference, "semantics", None) or "sequential") == "tiktoken":
+        return lambda data: variants.whole(data, variants.bytes_rank_parts)
+    return variants.rule_rank
+
+
+def _merged_pieces(reference: Any, pieces: Sequence[str]) -> list[int] | None:
+    """The ids of ``pieces``, each merged on its own as the reference merges a word (None: not possible)."""
+    merge = _word_merge(reference)
     ids: list[int] = []
     for piece in pieces:
-        data = piece.encode("utf-8")
-        merged = variants.whole(data, variants.bytes_rank_parts) if tiktoken else variants.rule_rank(data)
+        merged = None if merge is None else merge(piece.encode("utf-8"))
         if merged is None:
             return None
         ids += merged
-    return pieces if ids == actual else None
+    return ids
 
 
 def analyse(reference: Any, text: str, expected: list[int], actual: list[int], special: bool,
@@ -851,13 +872,12 @@ def analyse(reference: Any, text: str, expected: list[int], actual: list[int], s
                 analysis.detail = (f"pre-tokenization differs at piece {index} {piece!r}: the reference cuts this"
                                    f" word out ({alt_text}); {how}. def-bpe encodes each word on its own, so the"
                                    f" split decides which merges can happen")
-            elif (js := _js_whitespace_split(reference, text, actual)) is not None:
+            elif (variant := _pattern_variant_split(reference, text, actual)) is not None:
                 analysis.layer = "split"
                 analysis.detail = (f"pre-tokenization differs at piece {index} {piece!r}: the implementation's ids are"
-                                   f" the reference's merges of the pieces {js!r}, which the pattern gives when \\s"
-                                   " is JavaScript's (U+0085 and U+001C–U+001F not white space, U+FEFF white space)."
-                                   " def-bpe encodes each word on its own, so the split decides which merges can"
-                                   " happen")
+                                   f" the reference's merges of the pieces {variant[1]!r}, which the pattern gives"
+                                   f" when {variant[0]}. def-bpe encodes each word on its own, so the split"
+                                   " decides which merges can happen")
             else:
                 agreeing = Variants(reference).agreeing(piece.encode("utf-8"), theirs)
                 analysis.variants = agreeing
@@ -1265,18 +1285,19 @@ def _search(checker: _Checker, generator: TextGenerator, counts: Counter[str], b
     """Batches of texts, pipelined: the next batch is drawn and judged by the reference while the
     implementation answers the current one.  At most ``examples`` texts are drawn (None: no limit)."""
     impl = checker.impl
-    left = [examples]  # texts still to draw
+    left = examples  # texts still to draw (None: no limit)
 
     def more() -> bool:
-        return time.monotonic() < deadline and (left[0] is None or left[0] > 0)
+        return time.monotonic() < deadline and (left is None or left > 0)
 
     def draw() -> tuple[list[str], list[str], list[list[int]], str | None]:
         allowed = "all" if special and generator.rng.random() < 0.15 else None
         texts: list[str] = []
         sources: list[str] = []
-        size = batch if left[0] is None else min(batch, left[0])
-        if left[0] is not None:
-            left[0] -= size
+        nonlocal left
+        size = batch if left is None else min(batch, left)
+        if left is not None:
+            left -= size
         for _ in range(size):
             if allowed:
                 texts.append(generator.special())

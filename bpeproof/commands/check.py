@@ -59,8 +59,8 @@ def run(args: argparse.Namespace) -> int:
     from bpeproof.proofs_tests.checker_process import install_signal_handlers
 
     install_signal_handlers()
-    if args.examples is not None and args.examples <= 0:
-        raise UsageError(f"--examples must be positive, not {args.examples}")
+    if args.examples is not None:
+        _positive(args.examples, "--examples")
     if args.tokenizer or args.cmd or args.vocab:
         return _run_tokenizer(args)
     if args.examples is not None:
