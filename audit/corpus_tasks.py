@@ -1,6 +1,7 @@
 """The audit's corpus statistics as tasks of an engine (``audit --corpus ... --engine dask``).
 
-With an engine (``bpeproof.impl.parallel.TaskEngine``, e.g. ``bpeproof.impl.dask_engine.DaskEngine``) the audit
+With an engine (``bpeproof.impl.parallel.TaskEngine``, e.g. ``bpeproof.impl.parallel.dask_cluster.DaskEngine``) the
+audit
 does not read the corpora into memory: each corpus is cut into byte ranges (``parallel.plan_engine_ranges``), and
 for each range a task on the engine's workers measures what the one-process audit measures on the whole text
 (``stats_task``): its bytes, its characters, whether it holds a byte the file has no token for, and its token
@@ -37,7 +38,7 @@ from bpeproof.impl.parallel import (
     plan_engine_ranges,
     words_stop_at_line_cuts,
 )
-from bpeproof.impl.patterns import PATTERNS
+from bpeproof.impl.pre_tokenizers.patterns import PATTERNS
 
 if TYPE_CHECKING:
     import random

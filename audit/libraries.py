@@ -16,10 +16,10 @@ from typing import Protocol
 import regex
 
 from bpeproof.impl.formats import GPT2_PATTERN, Vocab, bytes_to_unicode
-from bpeproof.impl.formats._io import read_bytes
-from bpeproof.impl.patterns import PATTERNS
+from bpeproof.impl.io.files import read_bytes
+from bpeproof.impl.pre_tokenizers.patterns import PATTERNS
+from bpeproof.impl.pre_tokenizers.unicode_classes import stand_ins
 from bpeproof.impl.tokenizer import Tokenizer
-from bpeproof.impl.unicode_classes import stand_ins
 from bpeproof.spec.types import ALPHABET_SIZE
 
 __all__ = [
@@ -91,7 +91,7 @@ class TiktokenLibrary:
         return len(self._encoding.encode_ordinary(text))
 
     def pretokenize(self, text: str) -> list[bytes]:
-        pinned = stand_ins(text)  # tiktoken's engine classifies by Unicode 16.0 (bpeproof.impl.unicode_classes)
+        pinned = stand_ins(text)  # tiktoken's engine classifies by Unicode 16.0 (pre_tokenizers.unicode_classes)
         return [text[match.start() : match.end()].encode("utf-8") for match in self._regex.finditer(pinned)]
 
 

@@ -67,7 +67,8 @@ siblings, never change meaning.
   ``variant``}]}}, ``verdict`` (the variants agreeing on every word), ``follows_declared`` (null when nothing
   was compared), ``spec_checked`` (words also run through ``bpeproof.spec.variants``: small rule lists only),
   ``spec_mismatches`` [{``word``, ``variant``, ``ids``}] (a fast variant ≠ the specification; expected empty).
-- ``project``: the project's tokenizer for the file (``bpeproof.impl.load``, the file's own library's semantics) against
+- ``project``: the project's tokenizer for the file (``bpeproof.impl.pipelines.registry``, the file's own library's
+semantics) against
   the library: ``compared``, ``reason`` (how, or why not), ``semantics``, ``bytes``, ``library_tokens``,
   ``project_tokens`` (on sample text), ``token_texts``, ``token_texts_differing`` (the vocabulary's own tokens
   as texts, tokens no merge makes first), ``lines_left_out`` (sample lines with a byte the vocabulary has no
@@ -101,14 +102,14 @@ from typing import TYPE_CHECKING, Any
 from bpeproof.audit.corpus_tasks import EngineCorpus, engine_corpora
 from bpeproof.audit.libraries import Library, SentencepieceLibrary, open_library
 from bpeproof.audit.variants import VARIANT_NAMES, MergeTable, fast_variants, shortest_length, variant_functions
-from bpeproof.impl import patterns
-from bpeproof.impl.corpus import read_text
 from bpeproof.impl.encoder import Encoder
 from bpeproof.impl.formats import Conversion, Vocab, convert, load
 from bpeproof.impl.formats.errors import FormatError
-from bpeproof.impl.load import load_tokenizer
-from bpeproof.impl.patterns import PATTERNS, compile_pattern, pattern_name, resolve_pattern
-from bpeproof.impl.wording import count
+from bpeproof.impl.io.corpus import read_text
+from bpeproof.impl.io.wording import count
+from bpeproof.impl.pipelines.registry import load_tokenizer
+from bpeproof.impl.pre_tokenizers import patterns
+from bpeproof.impl.pre_tokenizers.patterns import PATTERNS, compile_pattern, pattern_name, resolve_pattern
 from bpeproof.spec.types import ALPHABET_SIZE
 
 if TYPE_CHECKING:
@@ -205,7 +206,7 @@ def guess_pattern(vocab: Vocab) -> str | None:
 
 
 def read_corpus(path: str) -> str:
-    """A UTF-8 text file, plain or gzip (``bpeproof.impl.corpus.read_text``: ``FormatError`` naming the file)."""
+    """A UTF-8 text file, plain or gzip (``bpeproof.impl.io.corpus.read_text``: ``FormatError`` naming the file)."""
     return read_text(path)
 
 
@@ -613,7 +614,7 @@ def _token_texts(vocab: Vocab, limit: int = TOKEN_TEXTS) -> list[str]:
 def _project_section(
     view: FileView, library: Library, texts: Sequence[str], pattern: str | None
 ) -> dict[str, Any]:
-    """The project's tokenizer for the file (``impl.load``: the file's own semantics) against the library, on the
+    """The project's tokenizer for the file (``registry``: its own semantics) against the library, on the
     sample text and on the vocabulary's own tokens as texts (whole-piece-only tokens among them)."""
     try:
         tokenizer = load_tokenizer(view.vocab.source, pattern)
@@ -668,7 +669,8 @@ def audit(
 ) -> dict[str, Any]:
     """Audit a tokenizer file; returns the JSON report described in the module docstring.
 
-    ``pattern``: a name of ``bpeproof.impl.patterns.PATTERNS`` or a regex (rank files hold none; by default it is
+    ``pattern``: a name of ``bpeproof.impl.pre_tokenizers.patterns.PATTERNS`` or a regex (rank files hold none; by
+    default it is
     guessed from the name).  ``corpora``: UTF-8 text files (``.gz`` allowed); none = the built-in sample.
     ``samples``: distinct corpus words compared.  Bad files raise ``FormatError`` / ``OSError``.  ``engine``: the
     corpora are measured by its tasks, range by range, never read whole here (``bpeproof.audit.corpus_tasks``);

@@ -3,7 +3,7 @@
 The specification's variants recurse and are for small inputs; the audit runs the same five over the tables of
 real files (in the file's own ids) on thousands of words:
 
-- ``rule-rank`` (ii) and ``bytes-rank`` (iii) are the engine's one merge loop (``bpeproof.impl.engine.merge``:
+- ``rule-rank`` (ii) and ``bytes-rank`` (iii) are the engine's one merge loop (``bpeproof.impl.merge_loop.merge``:
   the adjacent pair of lowest rank first, leftmost among equals), each with its own pair table: the rank of a
   pair is its first merge's position in the file's list (ii), or the rank of the earliest token whose bytes are
   the two parts joined (iii);
@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from bpeproof.impl.encoder import Encoder
-from bpeproof.impl.engine import merge
+from bpeproof.impl.merge_loop import merge
 from bpeproof.spec.types import ALPHABET_SIZE, RuleTriple
 
 __all__ = ["VARIANT_NAMES", "MergeTable", "fast_variants", "shortest_length", "variant_functions"]

@@ -6,7 +6,7 @@
 
 Throughput counts examples (one call of the code under test, judged against the specification or the reference)
 per second of wall time on this machine (2 cores).  The vocabulary is trained on the spot
-(``bpeproof.proofs_tests.buggy.vocab``); with ``../shared/vocabs/cl100k_base.tiktoken.gz`` present the tokenizer
+(``bpeproof.proofs_tests.planted.vocab``); with ``../shared/vocabs/cl100k_base.tiktoken.gz`` present the tokenizer
 checks also run on cl100k.
 """
 
@@ -21,22 +21,22 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bpeproof.proofs_tests.buggy.ports import CORRECT_PORTS, PORTS  # noqa: E402
-from bpeproof.proofs_tests.buggy.vocab import write_rank_file  # noqa: E402
-from bpeproof.proofs_tests.checker import check  # noqa: E402
-from bpeproof.proofs_tests.checker_tokenizer import check_tokenizer  # noqa: E402
+from bpeproof.proofs_tests.checker.functions import check  # noqa: E402
+from bpeproof.proofs_tests.checker.tokenizers import check_tokenizer  # noqa: E402
+from bpeproof.proofs_tests.planted.ports import CORRECT_PORTS, PORTS  # noqa: E402
+from bpeproof.proofs_tests.planted.vocab import write_rank_file  # noqa: E402
 
 CL100K = ROOT.parent / "shared" / "vocabs" / "cl100k_base.tiktoken.gz"
 
 
 def throughput(seconds: float, vocab: str) -> None:
     print(f"throughput, {seconds:g} s each (examples per second)")
-    for target in ("bpeproof.impl.encoder:enc", "bpeproof.proofs_tests.buggy.correct:enc_rank_order"):
+    for target in ("bpeproof.impl.encoder:enc", "bpeproof.proofs_tests.planted.correct:enc_rank_order"):
         result = check({"enc": target}, seconds=seconds, seed=1)
         print(f"  enc   {target:<48} {result.examples_per_second:8.0f}/s  {result.per_property}", flush=True)
     runs = [(target, vocab) for target in CORRECT_PORTS]
     if CL100K.exists():
-        runs.append(("bpeproof.proofs_tests.buggy.ports:encode_tiktoken", str(CL100K)))
+        runs.append(("bpeproof.proofs_tests.planted.ports:encode_tiktoken", str(CL100K)))
     for target, path in runs:
         text_result = check_tokenizer(target, vocab=path, pattern="cl100k", seconds=seconds, seed=1)
         name = f"{target.split(':')[1]} on {Path(path).name}"
@@ -60,7 +60,7 @@ def proofs(vocab: str, unreachable: str, catch: float, clean: float) -> int:
     for target in CORRECT_PORTS:
         for path in (vocab, unreachable):
             result = check_tokenizer(target, vocab=path, pattern="cl100k", seconds=clean, seed=2,
-                                     decode="bpeproof.proofs_tests.buggy.ports:decode")
+                                     decode="bpeproof.proofs_tests.planted.ports:decode")
             ok = not result.found and result.ran
             failures += not ok
             print(f"  {target.split(':')[1]:<30} {Path(path).name:<22} {'clean' if ok else 'FLAGGED'}"

@@ -24,7 +24,7 @@ in ``bench/``.  impl is measured twice in one process: the first
 pass starts with an empty word cache (every distinct word is a miss); the
 second pass re-encodes the same text with the cache filled, which is what a
 long-running process that keeps its tokenizer sees for recurring words.
-``impl`` uses the C loops of ``impl/_fastenc.c`` when they are built (the
+``impl`` uses the C loops of ``impl/_c/_fastenc.c`` when they are built (the
 word loop, and for cl100k the hand-written pre-tokenizer); ``impl-python`` is
 the same Tokenizer with ``bpeproof.impl.encoder.USE_C_LOOP = False``: the regex module
 and the pure-Python merge loops.  The table says which engine ran.
@@ -167,7 +167,7 @@ def improper_ranks(ranks: dict[bytes, int]) -> dict[bytes, int]:
 
 def _child(system: str, text_path: str, vocab: str, ids_path: str) -> dict[str, Any]:
     from bpeproof.impl.formats.tiktoken_file import load_tiktoken_ranks
-    from bpeproof.impl.patterns import PATTERNS
+    from bpeproof.impl.pre_tokenizers.patterns import PATTERNS
     from bpeproof.impl.tokenizer import Tokenizer
 
     text = Path(text_path).read_text(encoding="utf-8")

@@ -4,7 +4,8 @@
 
 For each file: seconds for the library to read it and be ready to encode (tiktoken: the rank file read as
 tiktoken reads it, then ``tiktoken.Encoding``; Hugging Face: ``Tokenizer.from_str``), seconds for
-``bpeproof.impl.load.load_tokenizer`` to do the same, and ``impl x``: the project's speed ÷ the library's (the
+``bpeproof.impl.pipelines.registry.load_tokenizer`` to do the same, and ``impl x``: the project's speed ÷ the library's
+(the
 library's seconds ÷ the project's), how many times faster bpeproof is, as in every script of ``bench/`` (above 1
 faster, below 1 slower); then whether the ids of both on one line of text are equal.
 """
@@ -26,7 +27,7 @@ path, sample = sys.argv[1], sys.argv[2]
 start = time.perf_counter()
 if ".tiktoken" in path:
     import tiktoken
-    from bpeproof.impl.patterns import PATTERNS
+    from bpeproof.impl.pre_tokenizers.patterns import PATTERNS
     name = next(n for n in ("r50k", "cl100k", "o200k") if n in path)
     data = gzip.open(path).read() if path.endswith(".gz") else open(path, "rb").read()
     ranks = {base64.b64decode(t): int(r) for t, r in (line.split() for line in data.splitlines() if line)}
@@ -43,7 +44,7 @@ print(json.dumps({"seconds": time.perf_counter() - start, "ids": ids}))
 PROJECT = r"""
 import json, sys, time
 start = time.perf_counter()
-from bpeproof.impl.load import load_tokenizer
+from bpeproof.impl.pipelines.registry import load_tokenizer
 tokenizer = load_tokenizer(sys.argv[1])
 ids = tokenizer.encode(sys.argv[2])
 print(json.dumps({"seconds": time.perf_counter() - start, "ids": ids, "semantics": tokenizer.semantics}))

@@ -16,7 +16,8 @@ Training (the text in the file, the rules out):
   worker processes, then ``train_counts`` (the C merge loop); counting and merging are timed apart.  The rules of
   the two runs must be equal (they are compared by digest);
 * ``dask w=2``: the same counting as tasks of a ``distributed.LocalCluster`` of 2 worker processes
-  (``bpeproof.impl.dask_engine``, what ``--engine dask --workers 2`` does), then the same ``train_counts`` here.
+  (``bpeproof.impl.parallel.dask_cluster``, what ``--engine dask --workers 2`` does), then the same ``train_counts``
+  here.
   Its time counts starting and closing the cluster (as the command does); the line after the table splits it
   into the start, the work alone (what a cluster that is already up costs) and the close.  The rules must be
   those of w=1;
@@ -140,8 +141,8 @@ def child(task: str, system: str, corpus: str, extra: str) -> dict[str, Any]:
                       distinct=len(counts), words=sum(counts.values()), merges=len(rules),
                       digest=hashlib.sha256(repr([tuple(rule) for rule in rules]).encode()).hexdigest()[:16])
     elif task == "train" and system.startswith("dask"):
-        from bpeproof.impl.dask_engine import dask_engine
         from bpeproof.impl.parallel import count_files
+        from bpeproof.impl.parallel.dask_cluster import dask_engine
         from bpeproof.impl.trainer import train_counts
 
         cpu, start = _cpu(), time.perf_counter()
@@ -168,8 +169,8 @@ def child(task: str, system: str, corpus: str, extra: str) -> dict[str, Any]:
         result.update(seconds=time.perf_counter() - start, cpu=_cpu() - cpu,
                       merges=tokenizer.get_vocab_size() - 256, threads=os.environ.get("RAYON_NUM_THREADS", "default"))
     elif task == "encode" and system.startswith("impl"):
-        from bpeproof.impl.load import load_tokenizer
         from bpeproof.impl.parallel import encode_files
+        from bpeproof.impl.pipelines.registry import load_tokenizer
 
         workers = int(system.split("=")[1])
         vocabulary = load_tokenizer(extra, "cl100k")
@@ -181,9 +182,9 @@ def child(task: str, system: str, corpus: str, extra: str) -> dict[str, Any]:
                       digest=_npy_digest(output))
         output.unlink()
     elif task == "encode" and system.startswith("dask"):
-        from bpeproof.impl.dask_engine import dask_engine
-        from bpeproof.impl.load import load_tokenizer
         from bpeproof.impl.parallel import encode_files
+        from bpeproof.impl.parallel.dask_cluster import dask_engine
+        from bpeproof.impl.pipelines.registry import load_tokenizer
 
         vocabulary = load_tokenizer(extra, "cl100k")
         output = Path(corpus).with_suffix(".dask.npy")
@@ -205,7 +206,7 @@ def child(task: str, system: str, corpus: str, extra: str) -> dict[str, Any]:
 
         from bpeproof.impl.formats.tiktoken_file import load_tiktoken_ranks
         from bpeproof.impl.parallel import line_cut_positions
-        from bpeproof.impl.patterns import PATTERNS
+        from bpeproof.impl.pre_tokenizers.patterns import PATTERNS
 
         threads = int(system.split("=")[1])
         encoding = tiktoken.Encoding(name="cl100k", pat_str=PATTERNS["cl100k"], mergeable_ranks=load_tiktoken_ranks(

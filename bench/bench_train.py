@@ -11,7 +11,7 @@ What is compared (def-bpe computed as rem-faster-training describes):
   splitter below cuts it into the same words: maximal runs of non-space
   characters;
 * ``impl``: ``bpeproof.impl.trainer.train_iter(lines, m, pretokenize=str.split)``, with the
-  C merge loop when ``impl/_fastbpe.c`` is built; ``impl-py``: the same counting with
+  C merge loop when ``impl/_c/_fastbpe.c`` is built; ``impl-py``: the same counting with
   the pure-Python merge loop;
 * ``hf``: tokenizers' ``BpeTrainer`` on one thread (``RAYON_NUM_THREADS=1``,
   ``TOKENIZERS_PARALLELISM=false``) with the pre-tokenizer

@@ -13,7 +13,7 @@ gzip-compressed, as ``proofs_tests/fixtures/llama_cpp`` keeps them).  Point the 
 ``BPEPROOF_LLAMA_CPP_MODELS=DEST`` to check every vocabulary there.
 
 ``--unicode-table FILE`` also writes, from the same source's ``src/unicode-data.cpp``, the code point classes
-that llama.cpp's pre-tokenizer uses (the module ``impl/_llama_cpp_unicode.py``).
+that llama.cpp's pre-tokenizer uses (the module ``impl/pre_tokenizers/llama_cpp_unicode.py``).
 """
 
 from __future__ import annotations

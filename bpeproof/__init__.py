@@ -28,24 +28,24 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from bpeproof.impl.encoder import dec, enc
-    from bpeproof.impl.load import load_tokenizer as load
+    from bpeproof.impl.pipelines.registry import load_tokenizer as load
     from bpeproof.impl.tokenizer import Tokenizer
     from bpeproof.impl.trainer import train, train_counts
-    from bpeproof.proofs_tests.checker import CheckResult, check, check_all
-    from bpeproof.proofs_tests.checker_tokenizer import check_tokenizer
+    from bpeproof.proofs_tests.checker.functions import CheckResult, check, check_all
+    from bpeproof.proofs_tests.checker.tokenizers import check_tokenizer
 
 #: Each public name: the module that defines it and its name there.
 _API: dict[str, tuple[str, str]] = {
-    "load": ("bpeproof.impl.load", "load_tokenizer"),
+    "load": ("bpeproof.impl.pipelines.registry", "load_tokenizer"),
     "Tokenizer": ("bpeproof.impl.tokenizer", "Tokenizer"),
     "train": ("bpeproof.impl.trainer", "train"),
     "train_counts": ("bpeproof.impl.trainer", "train_counts"),
     "enc": ("bpeproof.impl.encoder", "enc"),
     "dec": ("bpeproof.impl.encoder", "dec"),
-    "check": ("bpeproof.proofs_tests.checker", "check"),
-    "check_all": ("bpeproof.proofs_tests.checker", "check_all"),
-    "CheckResult": ("bpeproof.proofs_tests.checker", "CheckResult"),
-    "check_tokenizer": ("bpeproof.proofs_tests.checker_tokenizer", "check_tokenizer"),
+    "check": ("bpeproof.proofs_tests.checker.functions", "check"),
+    "check_all": ("bpeproof.proofs_tests.checker.functions", "check_all"),
+    "CheckResult": ("bpeproof.proofs_tests.checker.functions", "CheckResult"),
+    "check_tokenizer": ("bpeproof.proofs_tests.checker.tokenizers", "check_tokenizer"),
 }
 
 __all__ = [

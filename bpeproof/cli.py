@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from bpeproof import __version__
 from bpeproof.commands import EXIT_OK, EXIT_USAGE, Handler, UsageError
-from bpeproof.impl.errors import os_problem
+from bpeproof.impl.io.errors import os_problem
 
 #: One module per subcommand, each with ``register(commands)``; the order is the order of ``--help``.
 COMMAND_MODULES = [

@@ -20,7 +20,7 @@ one among equal ranks.  The two agree for every valid rule list:
   so no new rank-k pair appears; with a = b, (a a a) gives (c a), as the
   recursion of def-merge does.
 
-The merging itself is the engine's one loop (``bpeproof.impl.engine``): a flat list for
+The merging itself is the engine's one loop (``bpeproof.impl.merge_loop``): a flat list for
 short words, a heap of (rank, position) over a linked list for long ones,
 O(n log n) for any rule list, including long runs a a a a … under (a, a ↦ c).
 
@@ -28,7 +28,7 @@ A *whole-token shortcut* returns (t) directly for a word whose bytes are ⟨⟨t
 but only after proving enc_R(⟨⟨t⟩⟩) = (t) for that token (see
 ``Encoder.is_reachable``); the verdict is computed once and cached.
 
-When the optional C extension ``impl/_fastenc.c`` is built, words are merged
+When the optional C extension ``impl/_c/_fastenc.c`` is built, words are merged
 there instead, by the same rank-order method over *dense* ids (byte b is b,
 the token of rule k is 256 + k; a table maps them back to the rule ids, which
 may be of any size).  The pure-Python loops above stay the reference and the
@@ -46,17 +46,17 @@ from collections.abc import Iterable, Sequence
 from itertools import islice
 from typing import Any
 
-from bpeproof.impl.engine import SHORT_WORD, merge_long, merge_short
+from bpeproof.impl.merge_loop import SHORT_WORD, merge_long, merge_short
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, InvalidRuleError, InvalidTokenError, Rule, RuleTriple
 
 try:
-    from bpeproof.impl import _fastenc  # type: ignore[attr-defined]
+    from bpeproof.impl._c import _fastenc  # type: ignore[attr-defined]
 except ImportError:  # the C extension is optional: the pure-Python loops give the same ids
     _fastenc = None
 
 __all__ = ["HAVE_C_LOOP", "SHORT_WORD", "USE_C_LOOP", "Encoder", "check_rules", "dec", "enc"]
 
-#: Whether the C merge loop (``impl/_fastenc.c``) is built.
+#: Whether the C merge loop (``impl/_c/_fastenc.c``) is built.
 HAVE_C_LOOP: bool = _fastenc is not None
 
 #: Whether encoders built from now on use the C merge loop when it is built (False: always pure Python).
@@ -166,7 +166,7 @@ class Encoder:
         self._fast: Any = None  # the C merger, built on first use
 
     def _c_merger(self, byte_ids: Sequence[int] | None = None) -> Any:
-        """The rules compiled for ``impl/_fastenc.c``, reporting byte b as ``byte_ids[b]``; None without the C loop.
+        """The rules compiled for ``impl/_c/_fastenc.c``, reporting byte b as ``byte_ids[b]``; None without the C loop.
 
         Dense ids: byte b is b and the token of rule k is 256 + k; the merger
         maps them back to the rule ids (and the byte ids) when it reports them.
@@ -326,11 +326,11 @@ class Encoder:
         return code % self._stride
 
     def _merge_short(self, ids: list[int]) -> list[int]:
-        """Rank-order merging of a short word by the engine's flat-list loop (``bpeproof.impl.engine.merge_short``)."""
+        """Rank-order merging of a short word by the engine's flat-list loop (``merge_loop.merge_short``)."""
         return merge_short(ids, self._code, self._join)
 
     def _merge_long(self, ids: list[int]) -> list[int]:
-        """Rank-order merging of a long word by the engine's heap loop (``impl.engine.merge_long``): O(n log n)."""
+        """Rank-order merging of a long word by the engine's heap loop (``impl.merge_loop.merge_long``): O(n log n)."""
         return merge_long(ids, self._code, self._join)
 
     # -- the whole-token shortcut: which tokens are their own encoding ---------------------------------------

@@ -1,7 +1,7 @@
 """The user-facing tokenizer: pre-tokenization, byte-level BPE per word, special tokens, decoding, files.
 
 A ``Tokenizer`` is a rule list R (def-merge, def-bpe), a pre-tokenization
-pattern (``bpeproof.impl.patterns``) and special tokens (def-utf8).  Encoding a text
+pattern (``bpeproof.impl.pre_tokenizers.patterns``) and special tokens (def-utf8).  Encoding a text
 cuts it into words with the pattern, takes each word's UTF-8 bytes (def-utf8)
 and encodes each word on its own with enc_R (def-bpe) — the composition
 ``bpeproof.spec.text.encode_text`` describes.  Decoding joins the bytes of all tokens
@@ -16,7 +16,7 @@ DeepSeek's ``tokenizer.json`` puts the bytes at 3..258.  Merged tokens keep
 their rule ids c, which are ≥ 256 in every valid rule list.
 
 Pre-tokenization.  Either one regular expression (``pattern``), whose matches
-are the words, or a ``bpeproof.impl.pretokenizers.PreTokenizer`` (``pretokenizer``): a
+are the words, or a ``bpeproof.impl.pre_tokenizers.hf_splits.PreTokenizer`` (``pretokenizer``): a
 sequence of Hugging Face ``Split`` steps, each cutting the pieces of the step
 before, as a ``tokenizer.json`` file's own pre-tokenizer does.
 
@@ -26,7 +26,7 @@ File format (``save`` / ``load``), one UTF-8 JSON object::
       "format": "bpeproof-tokenizer",   # always this string
       "version": 1 | 2,                  # 2 exactly when the file has "pretokenizer"
       "pattern": "<regular expression>", # the regex-module source used for pre-tokenization
-      "pattern_name": "cl100k" | null,   # its name in bpeproof.impl.patterns.PATTERNS, if it has one
+      "pattern_name": "cl100k" | null,   # its name in bpeproof.impl.pre_tokenizers.patterns.PATTERNS, if it has one
       "rules": [[a, b, c], ...],         # r_1..r_m in order, each over V_{j-1}
       "special_tokens": {"<name>": id},  # ids outside V_m, distinct, names non-empty
       "byte_ids": null | [256 ints]      # external id of each byte 0..255 (distinct, apart from the rules'
@@ -42,12 +42,12 @@ raises ``FormatError`` naming the file and the key for anything else.  A
 tokenizer without a pre-tokenizer is written as version 1, so files that
 could be read before are written exactly as before.
 
-Speed.  When the optional C extension ``impl/_fastenc.c`` is built (and
+Speed.  When the optional C extension ``impl/_c/_fastenc.c`` is built (and
 ``bpeproof.impl.encoder.USE_C_LOOP`` is true when the tokenizer is made), the loop over
 the words runs in C: cache look-up, UTF-8 bytes, rank-order merging, the list
 of ids.  For tiktoken's patterns (cl100k, o200k, r50k) the pre-tokenizer is
 written out by hand in C as well, from a table of code point classes of
-Unicode 16.0 (``_char_table``, ``bpeproof.impl.unicode_classes``); the tests check it
+Unicode 16.0 (``_char_table``, ``bpeproof.impl.pre_tokenizers.unicode_classes``); the tests check it
 against ``regex.findall`` on the same classes.  A tokenizer with split steps cuts its words with the
 ``regex`` module and merges them in C.  Without the
 extension the same ids come from the ``regex`` module and ``bpeproof.impl.encoder``'s
@@ -66,7 +66,6 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from bpeproof.impl import encoder as _encoder
-from bpeproof.impl.atomic import FormatError, atomic_write_bytes, atomic_write_text
 from bpeproof.impl.encoder import Encoder
 from bpeproof.impl.formats.project_file import (
     FORMAT_NAME,
@@ -77,8 +76,10 @@ from bpeproof.impl.formats.project_file import (
     parse_document,
 )
 from bpeproof.impl.ids import check_byte_ids, check_special_tokens
+from bpeproof.impl.io.atomic import FormatError, atomic_write_bytes, atomic_write_text
 from bpeproof.impl.models import SEMANTICS, MergeModel, SequentialModel, TiktokenModel
-from bpeproof.impl.patterns import (
+from bpeproof.impl.pre_tokenizers.hf_splits import PreTokenizer, SplitStep
+from bpeproof.impl.pre_tokenizers.patterns import (
     PATTERNS,
     PatternTimeoutError,
     backtracks,
@@ -87,9 +88,8 @@ from bpeproof.impl.patterns import (
     resolve_pattern,
     time_limit,
 )
-from bpeproof.impl.pretokenizers import PreTokenizer, SplitStep
+from bpeproof.impl.pre_tokenizers.unicode_classes import UNICODE_VERSION, pin_pattern, stand_ins
 from bpeproof.impl.stream import StreamDecoder
-from bpeproof.impl.unicode_classes import UNICODE_VERSION, pin_pattern, stand_ins
 from bpeproof.spec.types import (
     ALPHABET_SIZE,
     BPETypeError,
@@ -122,7 +122,8 @@ AllowedSpecial = Literal["all"] | Collection[str] | None
 
 def regex_pieces(compiled: Any, text: str) -> list[str]:
     """The matches of a compiled pattern in ``text`` (whole matches, also when it has groups), classified by
-    ``UNICODE_VERSION`` (``bpeproof.impl.unicode_classes.stand_ins``); a pattern that ``backtracks`` runs under
+    ``UNICODE_VERSION`` (``bpeproof.impl.pre_tokenizers.unicode_classes.stand_ins``); a pattern that ``backtracks``
+    runs under
     ``time_limit`` (``PatternTimeoutError`` past it)."""
     pinned = stand_ins(text)
     if not backtracks(compiled.pattern):
@@ -140,7 +141,7 @@ def regex_pieces(compiled: Any, text: str) -> list[str]:
 
 
 def _c_scanner(source: str) -> int:
-    """The number of ``source`` in ``impl/_fastenc_scan.h`` when its C scanner runs here, else -1."""
+    """The number of ``source`` in ``impl/_c/_fastenc_scan.h`` when its C scanner runs here, else -1."""
     which = _HAND_WRITTEN.get(source, -1)
     return which if which >= 0 and _encoder.HAVE_C_LOOP and _encoder.USE_C_LOOP else -1
 
@@ -154,7 +155,7 @@ def pattern_splitter(pattern: str) -> Callable[[str], list[str]]:
     compiled = compile_pattern(source)
     which = _c_scanner(source)
     if which >= 0:
-        from bpeproof.impl import _fastenc  # type: ignore[attr-defined]
+        from bpeproof.impl._c import _fastenc  # type: ignore[attr-defined]
 
         split, table = _fastenc.split_pattern, _char_table()
 
@@ -190,7 +191,7 @@ class WordCounts:
         which = _c_scanner(self._source)
         self._c: Any = None
         if which >= 0:
-            from bpeproof.impl import _fastenc  # type: ignore[attr-defined]
+            from bpeproof.impl._c import _fastenc  # type: ignore[attr-defined]
 
             self._c, self._which, self._table = _fastenc.WordCounter(), which, _char_table()
         self._counts: Counter[bytes] = Counter()
@@ -238,18 +239,20 @@ def _is_int(value: object) -> bool:
 
 _CHAR_TABLE: bytes | None = None
 
-#: The patterns that ``impl/_fastenc_scan.h`` (part of ``impl/_fastenc.c``) writes out by hand, and its number for each.
+#: The patterns that ``impl/_c/_fastenc_scan.h`` (part of ``impl/_c/_fastenc.c``) writes out by hand, and its number
+# for each.
 _HAND_WRITTEN = {PATTERNS["cl100k"]: 0, PATTERNS["o200k"]: 1, PATTERNS["r50k"]: 2}
 
 
 def _char_table() -> bytes:
-    """For every code point, its classes in Unicode 16.0, as ``split_pattern`` in ``impl/_fastenc_scan.h`` reads them.
+    """For every code point, its classes in Unicode 16.0, as ``split_pattern`` in ``_c/_fastenc_scan.h`` reads them.
 
     Two planes of 0x110000 bytes.  First plane: bit 0 ``\\p{L}``, bit 1 ``\\p{N}``, bit 2 ``\\s``,
     bits 3–6 which letter of "sdmtlver" (1–8) the code point matches under ``(?i:…)``, 0 for none.
     Second plane: bit 0 ``[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]``, bit 1 ``[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]``
     (o200k's classes).  Computed with the regex module on the classes written out as code point ranges of
-    ``UNICODE_VERSION`` (``bpeproof.impl.unicode_classes.pin_pattern``), so that the hand-written pre-tokenizers
+    ``UNICODE_VERSION`` (``bpeproof.impl.pre_tokenizers.unicode_classes.pin_pattern``), so that the hand-written
+    pre-tokenizers
     classify exactly as the patterns do under ``stand_ins``.  Built once per process, kept on disk.
     """
     global _CHAR_TABLE
@@ -350,7 +353,7 @@ class Tokenizer:
     """Byte-level BPE on text: pre-tokenize, enc_R each word, join (def-bpe, def-utf8).
 
     ``rules``: a valid rule list (def-merge).  ``pattern``: a name of
-    ``bpeproof.impl.patterns.PATTERNS`` ("r50k", "cl100k", "o200k", "words") or a raw
+    ``bpeproof.impl.pre_tokenizers.patterns.PATTERNS`` ("r50k", "cl100k", "o200k", "words") or a raw
     regular expression for the ``regex`` module.  ``special_tokens``: name →
     id, ids outside V_m and distinct (def-utf8); plain encoding never produces
     them.  ``byte_ids``: the external id of each byte: 256 distinct
@@ -358,7 +361,7 @@ class Tokenizer:
     (a permutation of 0..255 always qualifies); None for the identity.
     ``cache_size`` bounds the word cache.
 
-    ``pretokenizer``: a ``bpeproof.impl.pretokenizers.PreTokenizer`` or a sequence of
+    ``pretokenizer``: a ``bpeproof.impl.pre_tokenizers.hf_splits.PreTokenizer`` or a sequence of
     ``SplitStep`` (Hugging Face ``Split`` steps applied in turn, as a
     ``tokenizer.json`` file's ``Sequence`` pre-tokenizer does); when given it
     cuts the text into words instead of ``pattern``, which is then only kept
@@ -397,7 +400,8 @@ class Tokenizer:
 
         ``pipeline``: what turns a text into the model's words and the ids of the special tokens in it, instead
         of the pattern or split steps and ``allowed_special`` (a ``tokenizer.json`` file's added tokens,
-        normalizer and pre-tokenizer, ``impl.hf_pipeline``; CLIP's text cleaning, ``impl.clip``); ``pattern`` and
+        normalizer and pre-tokenizer, ``impl.pipelines.tokenizer_json``; CLIP's text cleaning,
+        ``impl.pipelines.clip``); ``pattern`` and
         ``pretokenizer`` are then only kept."""
         tokenizer = cls.__new__(cls)
         tokenizer._setup(model, pattern, special_tokens, cache_size, pretokenizer)
@@ -429,7 +433,7 @@ class Tokenizer:
         self._table = table
         self._cache = _PieceCache(self._encode_piece, cache_size)
         self._cache_size = cache_size
-        # The C word loop (impl/_fastenc.c) reports the model's ids itself and fills the same cache.
+        # The C word loop (impl/_c/_fastenc.c) reports the model's ids itself and fills the same cache.
         self._fast: Any = model.c_merger()
         # tiktoken's patterns are also written out by hand in C (split_pattern), with a code point table from regex.
         self._split_table: bytes | None = None
@@ -520,7 +524,7 @@ class Tokenizer:
 
     @property
     def pattern_name(self) -> str | None:
-        """The name of the pattern in ``bpeproof.impl.patterns.PATTERNS``, or None for a raw expression."""
+        """The name of the pattern in ``patterns.PATTERNS``, or None for a raw expression."""
         return pattern_name(self._pattern_source)
 
     @property
@@ -796,12 +800,13 @@ class Tokenizer:
         """Any vocabulary file the project reads, with its own library's semantics (``bpeproof.load``).
 
         A file written by ``save`` (plain or gzip), a tiktoken rank file, a ``tokenizer.json``, GPT-2's or CLIP's
-        merges, a sentencepiece model, a tekken file or a GGUF file: ``bpeproof.impl.load.load_tokenizer``, which
+        merges, a sentencepiece model, a tekken file or a GGUF file:
+        ``bpeproof.impl.pipelines.registry.load_tokenizer``, which
         names what each format means.  ``pattern`` is needed only by a rank file whose name does not say it.
         Malformed content raises ``FormatError`` naming the file and the key ("(file)" for the document as a
         whole); so does a file that cannot be read.
         """
-        from bpeproof.impl.load import load_tokenizer
+        from bpeproof.impl.pipelines.registry import load_tokenizer
 
         return load_tokenizer(os.fspath(path), pattern)
 

@@ -32,7 +32,7 @@ not depend on ``PYTHONHASHSEED``.  Training stops after at most N − K merges
 The same algorithm is written three times, and the tests check all three against
 the specification:
 
-* ``impl/_fastbpe.c`` (``_train_c``), the merge loop in C, used whenever the
+* ``impl/_c/_fastbpe.c`` (``_train_c``), the merge loop in C, used whenever the
   extension is built.  It works one level finer: words are linked lists of
   positions, a pair lists the positions where it starts, and a merge visits
   those in increasing order (the left-to-right order of M_r); each position
@@ -59,11 +59,11 @@ from typing import Protocol
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, InvalidCorpusError, InvalidTextError, Rule, RuleTriple
 
 try:
-    from bpeproof.impl import _fastbpe  # type: ignore[attr-defined]
+    from bpeproof.impl._c import _fastbpe  # type: ignore[attr-defined]
 except ImportError:  # the C extension is optional: the pure-Python trainer gives the same rules
     _fastbpe = None
 
-#: Whether the C merge loop (``impl/_fastbpe.c``) is built and used.
+#: Whether the C merge loop (``impl/_c/_fastbpe.c``) is built and used.
 HAVE_C_LOOP: bool = _fastbpe is not None
 
 __all__ = [
@@ -482,7 +482,7 @@ def _train_lists(words: list[bytes], freqs: list[int], merges: int, bar: _Bar | 
 
 
 def _train_c(words: list[bytes], freqs: list[int], merges: int, bar: _Bar | None) -> list[Rule]:
-    """rem-faster-training with the merge loop of ``impl/_fastbpe.c``."""
+    """rem-faster-training with the merge loop of ``impl/_c/_fastbpe.c``."""
     assert _fastbpe is not None
     rules = [Rule(a, b, c) for a, b, c in _fastbpe.train(words, freqs, merges)]
     if bar is not None:

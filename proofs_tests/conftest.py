@@ -22,7 +22,7 @@ settings.load_profile("bpeproof")
 
 
 def _crosshair_files(files: set[str]) -> list[str]:
-    from bpeproof.proofs_tests import crosshair_runs
+    from bpeproof.proofs_tests.proofs import crosshair_runs
 
     return crosshair_runs.groups_for(files)  # the runs kept out of CI ("extra") start only on demand
 
@@ -63,7 +63,7 @@ def pytest_configure(config: pytest.Config) -> None:
     (``_cache_bytecode``)."""
     _cache_bytecode()
     if getattr(config.option, "dist", "no") != "no" and not hasattr(config, "workerinput"):
-        from bpeproof.proofs_tests import crosshair_runs
+        from bpeproof.proofs_tests.proofs import crosshair_runs
 
         directory = tempfile.mkdtemp(prefix="bpeproof-crosshair-")
         os.environ[crosshair_runs.RESULTS_VARIABLE] = directory
@@ -81,7 +81,7 @@ def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
     if directory is None or config.stash.get(_SERVING, False):
         return
     config.stash[_SERVING] = True
-    from bpeproof.proofs_tests import crosshair_runs
+    from bpeproof.proofs_tests.proofs import crosshair_runs
 
     crosshair_runs.serve(_crosshair_files({item.split("::")[0].rsplit("/", 1)[-1] for item in ids}), directory)
 
@@ -96,7 +96,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if hasattr(session.config, "workerinput"):
         return
     files = {Path(str(item.fspath)).name for item in session.items}
-    from bpeproof.proofs_tests import crosshair_runs
+    from bpeproof.proofs_tests.proofs import crosshair_runs
 
     for group in _crosshair_files(files):
         crosshair_runs.start(group)
@@ -105,7 +105,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """End the CrossHair runs nobody waits for any more (``pytest -x`` stopped at a failure, or a test was
     deselected), instead of waiting for them at exit."""
-    runs = sys.modules.get("bpeproof.proofs_tests.crosshair_runs")
+    runs = sys.modules.get("bpeproof.proofs_tests.proofs.crosshair_runs")
     if runs is not None:
         runs.stop()
 

@@ -19,7 +19,7 @@ file's reference tokenizer the same way (``bpeproof check --tokenizer``)::
     pytest --pyargs bpeproof.proofs_tests --bpe-tokenizer mymod:encode --bpe-vocab cl100k_base.tiktoken
            [--bpe-pattern cl100k] [--bpe-decode mymod:decode] [--bpe-seconds 20] [--bpe-examples N]
 
-which runs only ``test_bpe_tokenizer`` (``proofs_tests/test_checker_tokenizer.py``).
+which runs only ``test_bpe_tokenizer`` (``proofs_tests/tests/checker/test_checker_tokenizer.py``).
 """
 
 from __future__ import annotations

@@ -3,13 +3,14 @@
 The library's normalizers and pre-tokenizers classify characters by tables compiled into it, each of another
 Unicode version: Rust's ``char::is_numeric``, ``is_whitespace`` and ``to_lowercase``, the ``regex`` crate's
 ``\\w``, ``unicode_categories``' punctuation, ``unicode-normalization-alignments``' combining marks and
-decompositions (Unicode 9.0).  ``bpeproof.impl.hf_chars`` reads this file so that the engine classifies as the library
+decompositions (Unicode 9.0).  ``bpeproof.impl.pre_tokenizers.hf_chars`` reads this file so that the engine classifies
+as the library
 does, whatever the Unicode version of Python or of the ``regex`` module.  The tables are read off the installed
-library itself (``bpeproof.proofs_tests.tokenizers_probes``)::
+library itself (``bpeproof.proofs_tests.checker.tokenizers_probes``)::
 
     python scripts/make_tokenizers_tables.py
 
-``proofs_tests/test_hf_pipelines.py`` checks the file against the installed library again.
+``proofs_tests/tests/impl/test_hf_pipelines.py`` checks the file against the installed library again.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import unicodedata
 from pathlib import Path
 
-from bpeproof.proofs_tests import tokenizers_probes as probes
+from bpeproof.proofs_tests.checker import tokenizers_probes as probes
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET = ROOT / "impl" / "data" / "tokenizers-classes.txt"

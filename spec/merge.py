@@ -9,7 +9,7 @@ Each recursive definition is written "open": its recursive call goes through the
 keyword argument ``rec``, which is the function itself unless one is given.  So
 ``merge(rule, x)`` is literally ``merge(rule, x, rec=merge)``, and
 ``merge(rule, x, rec=h)`` is one unfolding of def-merge with the recursive call
-answered by ``h``.  ``bpeproof.spec.induction`` passes the induction hypothesis as ``h`` and
+answered by ``h``.  ``bpeproof.proofs_tests.proofs.induction`` passes the induction hypothesis as ``h`` and
 proves the article's lemmas for every length on this very code.
 """
 
@@ -158,7 +158,7 @@ def symbols(rules: Sequence[Rule], token: int, before: int | None = None, *, rec
 
 
 class Concatenable(Protocol):
-    """A value of a monoid under ``+``: bytes (Σ*), or tuples of atoms (the free monoid ``spec.induction`` uses)."""
+    """A value of a monoid under ``+``: bytes (Σ*), or tuples of atoms (the free monoid of the induction proofs)."""
 
     def __add__(self: S, other: S, /) -> S: ...
 

@@ -18,7 +18,7 @@ The same semantics over the tables the libraries read, which need not be valid r
       the initial units: the word prefix of continuing characters (part of a merge's right string, not of the
       result), the end-of-word suffix, byte fallback, unknown tokens.
 
-Where they agree and where they do not (``proofs_tests/test_variants.py``):
+Where they agree and where they do not (``proofs_tests/tests/spec/test_variants.py``):
 (i) = (ii) on every valid rule list: a rule's pair involves only ids made before it, and after rule j no
 (a_j, b_j) pair is left, so merging the earliest rule first replays the rules in order.  (iii) can differ, by
 reaching tokens whose bytes (i) never encodes to them ("unreachable" tokens): with r1 = (b, c), r2 = (a, b),

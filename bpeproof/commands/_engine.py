@@ -1,5 +1,6 @@
 """``--engine processes|dask`` and ``--scheduler ADDRESS``: where ``train``, ``count``, ``encode -o`` and ``audit
---corpus`` run their tasks (worker processes of this machine, or a Dask cluster: ``bpeproof.impl.dask_engine``)."""
+--corpus`` run their tasks (worker processes of this machine, or a Dask cluster:
+``bpeproof.impl.parallel.dask_cluster``)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import contextlib
 from collections.abc import Iterator, Sequence
 
 from bpeproof.commands import UsageError
-from bpeproof.impl.corpus import probe
+from bpeproof.impl.io.corpus import probe
 from bpeproof.impl.parallel import TaskEngine
 
 
@@ -36,7 +37,7 @@ def open_engine(args: argparse.Namespace, files: Sequence[str] = ()) -> Iterator
         if name == "-":
             raise UsageError("standard input (-) cannot be read by Dask workers; give files")
         probe(name)
-    from bpeproof.impl.dask_engine import DaskUnavailableError, dask_engine
+    from bpeproof.impl.parallel.dask_cluster import DaskUnavailableError, dask_engine
 
     with contextlib.ExitStack() as stack:
         try:

@@ -1,11 +1,11 @@
-"""The command line's vocabulary loader (``bpeproof.impl.load``) and its parser of token ids."""
+"""The command line's vocabulary loader (``bpeproof.impl.pipelines.registry``) and its parser of token ids."""
 
 from __future__ import annotations
 
 import re
 
 from bpeproof.commands import UsageError
-from bpeproof.impl.load import guess_pattern, load_tokenizer
+from bpeproof.impl.pipelines.registry import guess_pattern, load_tokenizer
 
 __all__ = ["guess_pattern", "load_tokenizer", "parse_ids"]
 

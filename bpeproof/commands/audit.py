@@ -18,9 +18,9 @@ from bpeproof.audit.report import DEFAULT_SAMPLES, SUBPHASES, audit
 from bpeproof.commands import EXIT_FOUND, EXIT_OK, UsageError
 from bpeproof.commands._engine import add_engine_options, open_engine
 from bpeproof.commands.count import workers_option
-from bpeproof.impl.atomic import atomic_write_text
 from bpeproof.impl.formats import GPT2_PATTERN
-from bpeproof.impl.wording import count, token_count
+from bpeproof.impl.io.atomic import atomic_write_text
+from bpeproof.impl.io.wording import count, token_count
 
 #: How the report's ``pattern_source`` reads after the pattern's name.
 PATTERN_SOURCES = {"option": "--pattern", "file": "from the file", "guessed": "guessed"}

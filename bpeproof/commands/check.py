@@ -13,7 +13,7 @@ import path that does not resolve, not callable, a wrong signature, a program th
 does not speak the protocol, a file that is not a vocabulary) or a run in which no
 example ran, as one line.  The code under test is imported only in the worker process.  The current directory is
 importable, so ``--enc mymod:enc`` finds ``./mymod.py``; a path works too
-(``--enc src/mybpe.py:enc``).  The search itself lives in ``bpeproof.proofs_tests.checker``.
+(``--enc src/mybpe.py:enc``).  The search itself lives in ``bpeproof.proofs_tests.checker.functions``.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     _positive(args.call_timeout, "--call-timeout")
     if args.memory_mb is not None and args.memory_mb <= 0:
         raise UsageError(f"--memory-mb must be positive, not {args.memory_mb}")
-    from bpeproof.proofs_tests.checker_process import install_signal_handlers
+    from bpeproof.proofs_tests.checker.sandbox import install_signal_handlers
 
     install_signal_handlers()
     if args.examples is not None:
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--examples counts the texts of a --tokenizer/--cmd check; --enc, --dec, --train and"
                          " --impl run on --seconds")
     targets, optional = _targets(args)
-    from bpeproof.proofs_tests.checker import TargetError, check
+    from bpeproof.proofs_tests.checker.functions import TargetError, check
 
     try:
         result = check(
@@ -103,7 +103,7 @@ def _run_tokenizer(args: argparse.Namespace) -> int:
     if any(getattr(args, kind) for kind in KINDS) or args.impl:
         raise UsageError("--tokenizer/--cmd check text -> ids functions; --enc, --dec, --train, --impl check"
                          " the specification's signatures: give one kind")
-    from bpeproof.proofs_tests.checker_tokenizer import TargetError, check_tokenizer
+    from bpeproof.proofs_tests.checker.tokenizers import TargetError, check_tokenizer
 
     try:
         result = check_tokenizer(
@@ -142,7 +142,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser.add_argument("--seed", type=int, default=None, help="seed for the search (default: random, printed)")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON document")
     parser.add_argument("--backend", choices=["hypothesis", "crosshair"], default="hypothesis",
-                        help="search backend (crosshair: symbolic, much slower; see proofs_tests/checker.py)")
+                        help="search backend (crosshair: symbolic, much slower; see proofs_tests/checker/functions.py)")
     parser.add_argument("--call-timeout", type=float, default=2.0, metavar="SECONDS",
                         help="a call that takes longer counts as not returning (default 2)")
     parser.add_argument("--memory-mb", type=int, default=4096, metavar="MIB",

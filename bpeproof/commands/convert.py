@@ -30,8 +30,8 @@ from pathlib import Path
 from bpeproof.commands import EXIT_OK, UsageError
 from bpeproof.commands._vocab import guess_pattern
 from bpeproof.impl import formats
-from bpeproof.impl.patterns import PATTERNS, compile_pattern, pattern_name, resolve_pattern
-from bpeproof.impl.wording import count, token_count
+from bpeproof.impl.io.wording import count, token_count
+from bpeproof.impl.pre_tokenizers.patterns import PATTERNS, compile_pattern, pattern_name, resolve_pattern
 
 #: The values of ``--to``.
 TARGETS = ("tiktoken", "hf", "gpt2", "bpeproof")

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from bpeproof.commands import EXIT_OK, UsageError
 from bpeproof.commands._engine import add_engine_options, engine_phrase, open_engine
-from bpeproof.impl.counts import is_parquet_name, require_pyarrow, write_counts
+from bpeproof.impl.io.counts import is_parquet_name, require_pyarrow, write_counts
 from bpeproof.impl.parallel import count_files, default_workers
-from bpeproof.impl.patterns import compile_pattern, resolve_pattern
+from bpeproof.impl.pre_tokenizers.patterns import compile_pattern, resolve_pattern
 
 
 def workers_option(text: str) -> int:

@@ -12,12 +12,12 @@ from bpeproof.commands import EXIT_OK, UsageError
 from bpeproof.commands._engine import add_engine_options, engine_phrase, open_engine
 from bpeproof.commands._vocab import load_tokenizer, parse_ids
 from bpeproof.commands.count import workers_option
-from bpeproof.impl.atomic import atomic_write_text
-from bpeproof.impl.corpus import read_text
 from bpeproof.impl.explain import Explanation, explain, render_svg, render_text
+from bpeproof.impl.io.atomic import atomic_write_text
+from bpeproof.impl.io.corpus import read_text
+from bpeproof.impl.io.token_arrays import INDEX_NAME
+from bpeproof.impl.io.wording import count
 from bpeproof.impl.parallel import default_workers, encode_files
-from bpeproof.impl.token_arrays import INDEX_NAME
-from bpeproof.impl.wording import count
 
 #: What ``encode`` says when it is about to read a terminal.
 STDIN_HINT = "bpeproof encode: reading text from standard input; end with Ctrl-D (Ctrl-Z Enter on Windows)"

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 from bpeproof import spec
 from bpeproof.commands import EXIT_OK, UsageError
-from bpeproof.impl.corpus import read_text
-from bpeproof.impl.wording import count
+from bpeproof.impl.io.corpus import read_text
+from bpeproof.impl.io.wording import count
 
 #: The specification is recursive and slow: the trace is for small corpora.
 MAX_TRACE_SYMBOLS = 20_000
@@ -25,7 +25,7 @@ def show(data: bytes) -> str:
 def read_corpus(paths: Sequence[str], words: Sequence[str]) -> list[bytes]:
     corpus: list[bytes] = [word.encode("utf-8") for word in words]
     for name in paths:
-        corpus += spec.corpus_from_text(read_text(name))  # plain or gzip (bpeproof.impl.corpus)
+        corpus += spec.corpus_from_text(read_text(name))  # plain or gzip (bpeproof.impl.io.corpus)
     if not corpus and not paths and not words:
         return list(ARTICLE_CORPUS)
     if not corpus:

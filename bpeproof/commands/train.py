@@ -11,16 +11,16 @@ from pathlib import Path
 from bpeproof.commands import EXIT_OK, UsageError
 from bpeproof.commands._engine import open_engine
 from bpeproof.commands.count import add_parallel_options, checked_pattern
-from bpeproof.impl.corpus import iter_lines
-from bpeproof.impl.counts import read_counts
+from bpeproof.impl.io.corpus import iter_lines
+from bpeproof.impl.io.counts import read_counts
 from bpeproof.impl.parallel import count_files, default_workers
-from bpeproof.impl.patterns import resolve_pattern
+from bpeproof.impl.pre_tokenizers.patterns import resolve_pattern
 from bpeproof.impl.tokenizer import Tokenizer
 from bpeproof.impl.trainer import train_counts
 
 
 def read_lines(paths: list[str]) -> Iterator[str]:
-    """The lines of UTF-8 text files (``.gz`` read as gzip; ``-`` is standard input), streamed (``impl.corpus``)."""
+    """The lines of UTF-8 text files (``.gz`` read as gzip; ``-`` is standard input), streamed (``impl.io.corpus``)."""
     return iter_lines(paths)
 
 

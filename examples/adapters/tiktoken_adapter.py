@@ -22,7 +22,7 @@ from typing import Any
 def make_encoding(path: str, pattern: str) -> Any:
     import tiktoken
 
-    from bpeproof.impl.patterns import PATTERNS  # the regexes of r50k, cl100k and o200k, by name
+    from bpeproof.impl.pre_tokenizers.patterns import PATTERNS  # the regexes of r50k, cl100k and o200k, by name
 
     raw = open(path, "rb").read()  # noqa: SIM115 - read once
     if path.endswith(".gz"):

@@ -14,7 +14,11 @@ from bpeproof.impl.formats.errors import FormatError
 from bpeproof.impl.formats.gpt2 import gpt2_bytes, load_gpt2, write_gpt2
 from bpeproof.impl.formats.hf_json import hf_json_bytes, read_hf_json, write_hf_json
 from bpeproof.impl.formats.loader import load, sniff
-from bpeproof.impl.formats.model import (
+from bpeproof.impl.formats.project_file import project_bytes, read_project, write_project
+from bpeproof.impl.formats.sentencepiece_model import read_sentencepiece
+from bpeproof.impl.formats.tekken import read_tekken
+from bpeproof.impl.formats.tiktoken_file import read_tiktoken, tiktoken_bytes, write_tiktoken
+from bpeproof.impl.formats.vocab import (
     GPT2_PATTERN,
     KINDS,
     PROBLEM_KINDS,
@@ -27,10 +31,6 @@ from bpeproof.impl.formats.model import (
     to_rules,
     unicode_to_bytes,
 )
-from bpeproof.impl.formats.project_file import project_bytes, read_project, write_project
-from bpeproof.impl.formats.sentencepiece_model import read_sentencepiece
-from bpeproof.impl.formats.tekken import read_tekken
-from bpeproof.impl.formats.tiktoken_file import read_tiktoken, tiktoken_bytes, write_tiktoken
 
 __all__ = [
     "GPT2_PATTERN",

@@ -13,12 +13,10 @@ import os
 import re
 from pathlib import Path
 
-from bpeproof.impl.atomic import atomic_write_files
-from bpeproof.impl.formats._io import compress_if_gz, decode_utf8, parse_json, read_bytes
 from bpeproof.impl.formats._json_access import JsonReader
 from bpeproof.impl.formats.errors import FormatError
 from bpeproof.impl.formats.hf_json import resolve_merges, unmerged_tokens
-from bpeproof.impl.formats.model import (
+from bpeproof.impl.formats.vocab import (
     GPT2_PATTERN,
     U32_ID_LIMIT,
     Vocab,
@@ -26,6 +24,8 @@ from bpeproof.impl.formats.model import (
     refuse_ids_above,
     token_string_to_bytes,
 )
+from bpeproof.impl.io.atomic import atomic_write_files
+from bpeproof.impl.io.files import compress_if_gz, decode_utf8, parse_json, read_bytes
 
 _SPECIAL = re.compile(r"<\|[^|]+\|>")
 

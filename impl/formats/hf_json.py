@@ -25,10 +25,9 @@ import os
 import re
 from collections.abc import Sequence
 
-from bpeproof.impl.formats._io import _atomic_write, compress_if_gz, parse_json, read_bytes
 from bpeproof.impl.formats._json_access import JsonReader
 from bpeproof.impl.formats.errors import FormatError
-from bpeproof.impl.formats.model import (
+from bpeproof.impl.formats.vocab import (
     GPT2_PATTERN,
     U32_ID_LIMIT,
     AddedToken,
@@ -39,7 +38,8 @@ from bpeproof.impl.formats.model import (
     refuse_ids_above,
     token_string_to_bytes,
 )
-from bpeproof.impl.pretokenizers import to_oniguruma
+from bpeproof.impl.io.files import _atomic_write, compress_if_gz, parse_json, read_bytes
+from bpeproof.impl.pre_tokenizers.hf_splits import to_oniguruma
 
 _BYTE_TOKEN = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 
@@ -347,13 +347,13 @@ def _library_ids(tokens: Sequence[AddedToken], ids: dict[str, int]) -> tuple[Add
     return tuple(by_id[token_id] for token_id in sorted(by_id))
 
 
-#: The normalizer types the engine executes (``bpeproof.impl.normalizers``).
+#: The normalizer types the engine executes (``bpeproof.impl.normalizers.hf``).
 NORMALIZER_TYPES = frozenset(
     {"NFC", "NFD", "NFKC", "NFKD", "Lowercase", "Replace", "Prepend", "Strip", "StripAccents", "Nmt", "ByteLevel",
      "Sequence"}
 )
 
-#: The pre-tokenizer types the engine executes (``bpeproof.impl.hf_pipeline``).
+#: The pre-tokenizer types the engine executes (``bpeproof.impl.pipelines.tokenizer_json``).
 PRE_TOKENIZER_TYPES = frozenset(
     {"ByteLevel", "Split", "Digits", "Metaspace", "Whitespace", "WhitespaceSplit", "Punctuation", "Sequence"}
 )

@@ -3,7 +3,7 @@ its one writer, used by ``Tokenizer.load``/``save`` and by every command.
 
 One UTF-8 JSON object with exactly the keys ``format`` (the string
 "bpeproof-tokenizer"), ``version`` (1 or 2), ``pattern`` (the pre-tokenization
-regex), ``pattern_name`` (its name in ``bpeproof.impl.patterns.PATTERNS`` or null),
+regex), ``pattern_name`` (its name in ``bpeproof.impl.pre_tokenizers.patterns.PATTERNS`` or null),
 ``rules`` (``[[a, b, c], ...]``: r_1..r_m in order, each over V_{j-1}, the
 bytes being the ids 0..255), ``special_tokens`` (name → id, ids outside V_m)
 and ``byte_ids`` (null, or the external id of each byte 0..255: 256 distinct
@@ -32,12 +32,12 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from bpeproof.impl.encoder import check_rules
-from bpeproof.impl.formats._io import _atomic_write, compress_if_gz, read_bytes
 from bpeproof.impl.formats.errors import FormatError
-from bpeproof.impl.formats.model import PreTokenizerStep, Vocab, convert, refuse_ids_above
+from bpeproof.impl.formats.vocab import PreTokenizerStep, Vocab, convert, refuse_ids_above
 from bpeproof.impl.ids import check_byte_ids, check_special_tokens
-from bpeproof.impl.patterns import PATTERNS, compile_pattern, pattern_name
-from bpeproof.impl.pretokenizers import PreTokenizer, SplitStep, steps_from_hf
+from bpeproof.impl.io.files import _atomic_write, compress_if_gz, read_bytes
+from bpeproof.impl.pre_tokenizers.hf_splits import PreTokenizer, SplitStep, steps_from_hf
+from bpeproof.impl.pre_tokenizers.patterns import PATTERNS, compile_pattern, pattern_name
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, Rule
 
 __all__ = [

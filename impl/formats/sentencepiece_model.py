@@ -40,10 +40,10 @@ import re
 import struct
 from dataclasses import dataclass
 
-from bpeproof.impl.formats._io import read_bytes
 from bpeproof.impl.formats.derive import derive_merges
 from bpeproof.impl.formats.errors import FormatError
-from bpeproof.impl.formats.model import Vocab
+from bpeproof.impl.formats.vocab import Vocab
+from bpeproof.impl.io.files import read_bytes
 
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 _PIECE_TYPES = {NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE}

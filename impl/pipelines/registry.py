@@ -1,0 +1,260 @@
+"""``load_tokenizer``: any supported vocabulary file as a ``Tokenizer`` that runs its own library's semantics."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+from bpeproof.impl import formats
+from bpeproof.impl.formats.errors import FormatError
+from bpeproof.impl.formats.hf_json import parse_hf_json
+from bpeproof.impl.formats.sentencepiece_model import MODEL_TYPES, parse_charsmap, parse_model_proto
+from bpeproof.impl.formats.tekken import parse_tekken
+from bpeproof.impl.formats.tiktoken_file import parse_tiktoken
+from bpeproof.impl.formats.vocab import PreTokenizerStep, TextModel, token_string_to_bytes
+from bpeproof.impl.io.files import read_bytes
+from bpeproof.impl.models import HuggingFaceModel, HuggingFaceTextModel, SentencePieceModel, TiktokenModel
+from bpeproof.impl.normalizers.hf import Normalizer
+from bpeproof.impl.pre_tokenizers import patterns
+from bpeproof.impl.pre_tokenizers.hf_splits import PreTokenizer, steps_from_hf
+from bpeproof.impl.pre_tokenizers.patterns import PATTERNS, compile_pattern, resolve_pattern
+from bpeproof.impl.tokenizer import FORMAT_NAME, Tokenizer
+from bpeproof.spec.types import BPETypeError, BPEValueError
+
+__all__ = ["guess_pattern", "load_tokenizer"]
+
+
+def _is_project_file(path: Path) -> bool:
+    try:
+        opener = gzip.open if path.name.endswith(".gz") else open
+        with opener(path, "rb") as handle:
+            head = handle.read(4096)
+    except (OSError, EOFError):
+        return False
+    return b'"format"' in head and FORMAT_NAME.encode() in head
+
+
+def guess_pattern(vocab: formats.Vocab) -> str | None:
+    """A rank file's pattern by its name (r50k/gpt2, cl100k, o200k) or its size; None when neither tells."""
+    return patterns.guess_pattern(vocab.source, len(vocab.tokens))
+
+
+def load_tokenizer(path: str, pattern: str | None = None, *, decode_only: bool = False) -> Tokenizer:
+    """Any supported vocabulary file as a ``Tokenizer`` that encodes exactly as the file's own library does.
+
+    - the project's file: the article's sequential semantics (its rules);
+    - a tiktoken rank file: tiktoken's semantics on the ranks as they are (``bpeproof.impl.models.TiktokenModel``), for
+      any file, proper or not; the pattern is ``pattern``, else guessed from the name or size;
+    - Mistral's tekken JSON: tiktoken's semantics on its live ranks, each id shifted by the number of special
+      tokens, with the file's pattern (or ``pattern``) and its special tokens, as ``mistral-common`` encodes;
+    - a ``tokenizer.json`` with a BPE model: the ``tokenizers`` library's pipeline
+    (``bpeproof.impl.pipelines.tokenizer_json``): its
+      added tokens with their flags, its normalizer, its pre-tokenizer (or ``pattern``), then its BPE model
+      (``bpeproof.impl.models.HuggingFaceModel`` on the words' bytes, ``HuggingFaceTextModel`` on their strings when the
+      model has a word prefix or suffix, byte fallback, or a vocabulary of characters); its added tokens are the
+      special tokens;
+    - CLIP's merges file: CLIP's own tokenizer (``bpeproof.impl.pipelines.clip``);
+    - GPT-2's ``encoder.json`` + ``vocab.bpe``: the Hugging Face BPE model with GPT-2's pattern or ``pattern``;
+    - a sentencepiece model of type BPE: ``bpeproof.impl.models.SentencePieceModel`` on the whole text (no
+      pre-tokenization, no special tokens: ``SentencePieceProcessor.encode`` parses none), with the model's
+      normalization rules, whatever they are.
+
+    ``decode_only``: the tokenizer is only used to decode, so a file that states no pattern needs none (the
+    pre-tokenization of such a tokenizer is the ``words`` pattern, never to be used for encoding).
+
+    - a GGUF file (``*.gguf``, ``*.gguf.gz`` or the magic ``GGUF``) of a byte-level BPE tokenizer
+      (``tokenizer.ggml.model`` = ``gpt2``): llama.cpp's semantics (``bpeproof.impl.pipelines.llama_cpp``): its
+      special-token
+      partition, the pre-tokenizer its ``tokenizer.ggml.pre`` names, its merges; no BOS/EOS added.
+
+    Ids are the file's own.  Whatever the engine cannot execute exactly as the library does (a Hugging Face
+    normalizer or pre-tokenizer it does not have, BPE dropout, a unigram model, …) is refused with
+    ``FormatError`` naming it: the engine never gives other ids than the library would.
+    """
+    file = Path(path)
+    if not file.exists():
+        raise FormatError(path, None, "no such file")
+    from bpeproof.impl.formats.gguf_file import is_gguf
+
+    if file.is_file() and is_gguf(file):
+        # A GGUF file (llama.cpp): llama.cpp's byte-level BPE with the file's own pre-tokenizer
+        # (impl.pipelines.llama_cpp).
+        from bpeproof.impl.pipelines.llama_cpp import load_gguf_tokenizer
+
+        if pattern is not None:
+            raise FormatError(path, None, "a GGUF file names its own pre-tokenizer (tokenizer.ggml.pre); --pattern"
+                              " does not apply to it")
+        return load_gguf_tokenizer(str(file))
+    if _is_project_file(file):
+        tokenizer = Tokenizer.from_json(read_bytes(file), file)
+        return tokenizer if pattern is None else Tokenizer(tokenizer.rules, pattern, tokenizer.special_tokens,
+                                                           byte_ids=tokenizer.byte_ids)
+    kind, data = formats.sniff(file) if file.is_file() else ("directory", b"")
+    if kind == "hf-bpe" and b'"format"' in data and b'"model"' not in data:
+        # No tokenizer.json (it has a model) but a file that states a format: the project's reader says what is wrong.
+        return Tokenizer.from_json(data, file)
+    try:
+        if kind == "tiktoken":
+            ranks = parse_tiktoken(file, data)
+            chosen = pattern or patterns.guess_pattern(str(file), len(ranks)) or ("words" if decode_only else None)
+            if chosen is None:
+                raise FormatError(path, None, f"a rank file states no pre-tokenization pattern; pass --pattern"
+                                 f" ({', '.join(PATTERNS)} or a regex)")
+            return Tokenizer.from_tiktoken_ranks(ranks, chosen)
+        if kind == "tekken":
+            tekken = parse_tekken(file, data)
+            try:
+                compile_pattern(resolve_pattern(pattern or tekken.pattern))
+            except ValueError as error:
+                raise FormatError(path, None if pattern else "config.pattern", str(error)) from None
+            return Tokenizer.from_model(TiktokenModel(tekken.ranks), pattern or tekken.pattern, tekken.specials)
+        if kind == "sentencepiece-bpe":
+            return _sentencepiece(path, file, data, pattern)
+        # A tokenizer.json already read by ``sniff``: parsed from those bytes, not read and decompressed again.
+        vocab = parse_hf_json(file, data) if kind == "hf-bpe" else formats.load(file, pattern=pattern)
+        if vocab.kind == "sentencepiece-bpe" and vocab.source != path:  # a directory's tokenizer.model
+            return load_tokenizer(vocab.source, pattern)
+        if vocab.unsupported:
+            raise FormatError(path, None, f"the engine does not execute {'; '.join(vocab.unsupported)}, so its ids"
+                             " could differ from the file's own library")
+        if vocab.text_model is not None:
+            return _text_model_tokenizer(path, vocab, vocab.text_model, pattern)
+        pretokenizer: PreTokenizer | None = None
+        chosen = pattern or vocab.pattern
+        if chosen is None and vocab.pre_tokenizers:
+            try:
+                pretokenizer = steps_from_hf(vocab.pre_tokenizers)
+            except ValueError as error:
+                raise FormatError(path, None, f"{error}; pass --pattern ({', '.join(PATTERNS)} or a regex)") from None
+        elif chosen is None:
+            chosen = guess_pattern(vocab) or ("words" if decode_only else None)
+            if chosen is None:
+                raise FormatError(path, None, f"it states no pre-tokenization pattern; pass --pattern"
+                                 f" ({', '.join(PATTERNS)} or a regex)")
+        specials = dict(vocab.specials)
+        special_ids = set(specials.values())
+        tokens = {token: data for token, data in vocab.tokens.items() if token not in special_ids}
+        model = HuggingFaceModel(tokens, vocab.merges, ignore_merges=vocab.ignore_merges, unk=vocab.unk,
+                                 fuse_unk=vocab.fuse_unk)
+        return Tokenizer.from_model(model, chosen or "words", specials, pretokenizer=pretokenizer)
+    except (BPEValueError, BPETypeError) as error:
+        raise FormatError(path, None, str(error)) from None
+
+
+def _sentencepiece(path: str, file: Path, data: bytes, pattern: str | None) -> Tokenizer:
+    """A sentencepiece BPE model as a ``Tokenizer``: the whole text goes to ``SentencePieceModel``."""
+    if pattern is not None:
+        raise FormatError(path, None, "a sentencepiece model does not pre-tokenize: --pattern does not apply")
+    proto = parse_model_proto(file, data)
+    if proto.model_type != 2:
+        name = MODEL_TYPES.get(proto.model_type, str(proto.model_type))
+        raise FormatError(path, "trainer_spec.model_type", f"the model type is {name!r}: the engine runs"
+                          " sentencepiece's BPE models only")
+    charsmap = parse_charsmap(file, proto.precompiled_charsmap) if proto.precompiled_charsmap else None
+    model = SentencePieceModel(
+        [(piece.text, piece.score, piece.type) for piece in proto.pieces],
+        byte_fallback=proto.byte_fallback,
+        add_dummy_prefix=proto.add_dummy_prefix,
+        remove_extra_whitespaces=proto.remove_extra_whitespaces,
+        escape_whitespaces=proto.escape_whitespaces,
+        treat_whitespace_as_suffix=proto.treat_whitespace_as_suffix,
+        charsmap_units=charsmap.units if charsmap is not None else (),
+        charsmap_replacements=charsmap.replacements if charsmap is not None else None,
+        unk_surface=proto.unk_surface,
+    )
+    return Tokenizer.from_model(model, "words", None, cache_size=0, pretokenizer=PreTokenizer([]))
+
+
+def _decoded_bytes(text_model: TextModel, token: int, data: bytes) -> bytes:
+    """What a token decodes to: its bytes, without the word prefix before them and with a space for the word
+    suffix after them (as the files' decoders spell words)."""
+    string = text_model.strings.get(token)
+    if string is None or not (text_model.prefix or text_model.suffix):
+        return data
+    prefix, suffix = text_model.prefix or "", text_model.suffix or ""
+    space = string.endswith(suffix) and len(string) > len(suffix) if suffix else False
+    if space:
+        string = string[: -len(suffix)]
+    if prefix and string.startswith(prefix) and len(string) > len(prefix):
+        string = string[len(prefix):]
+    core = token_string_to_bytes(string) if text_model.byte_level else None
+    return (core if core is not None else string.encode("utf-8")) + (b" " if space else b"")
+
+
+def _text_model_tokenizer(path: str, vocab: formats.Vocab, text_model: TextModel, pattern: str | None) -> Tokenizer:
+    """A Hugging Face ``tokenizer.json`` (or CLIP's merges file) as the library runs it: its added tokens,
+    normalizer and pre-tokenizer (``bpeproof.impl.pipelines.tokenizer_json``), then its BPE model on the words.
+
+    The words go to ``HuggingFaceModel`` (with the C loop) when the model only needs their bytes: a byte-level
+    vocabulary whose last pre-tokenizer step is its only ``ByteLevel`` one, no word prefix, suffix or byte
+    fallback, an unknown token that is in the vocabulary; to ``HuggingFaceTextModel`` otherwise."""
+    import json
+
+    from bpeproof.impl.normalizers.hf import byte_level_piece
+    from bpeproof.impl.pipelines.tokenizer_json import HFPipeline, needs_alignment, pattern_step, steps_from_file
+
+    if vocab.kind == "clip":
+        from bpeproof.impl.pipelines.clip import clip_tokenizer
+
+        return clip_tokenizer(path, vocab, text_model, pattern)
+    try:
+        normalizer = Normalizer.from_json(None if text_model.normalizer is None else json.loads(text_model.normalizer))
+    except ValueError as error:
+        raise FormatError(path, "normalizer", str(error)) from None
+    steps = vocab.pre_tokenizers
+    kinds = [step.type for step in steps]
+    specials = {token.content: token.id for token in text_model.added_tokens}
+    special_ids = set(specials.values())
+    byte_model = (
+        text_model.byte_level and bool(kinds) and kinds[-1] == "ByteLevel" and kinds.count("ByteLevel") == 1
+        and text_model.prefix is None and text_model.suffix is None and not vocab.byte_fallback
+        and (text_model.unk_token is None or (vocab.unk is not None and vocab.unk not in special_ids))
+        and "ByteLevel" not in normalizer.kinds
+        and token_string_to_bytes("".join(text_model.strings[token] for token in vocab.tokens
+                                          if token not in special_ids)) is not None
+    )
+    try:
+        if pattern is not None:
+            from bpeproof.impl.pre_tokenizers.patterns import compile_pattern
+
+            executable = [pattern_step(compile_pattern(pattern))]
+            if text_model.byte_level and not byte_model:
+                executable.append(lambda piece: [byte_level_piece(piece)])
+        else:
+            executable = steps_from_file(steps, map_bytes=not byte_model)
+    except ValueError as error:
+        raise FormatError(path, "pre_tokenizer", f"{error}; pass --pattern ({', '.join(PATTERNS)} or a regex)"
+                          ) from None
+    try:
+        pipeline = HFPipeline(normalizer, text_model.added_tokens, executable,
+                              track=pattern is None and needs_alignment(steps),
+                              description=_describe(normalizer, steps, pattern))
+    except ValueError as error:
+        raise FormatError(path, "added_tokens", str(error)) from None
+    tokens = {token: data for token, data in vocab.tokens.items() if token not in special_ids}
+    if byte_model:
+        model: HuggingFaceModel | HuggingFaceTextModel = HuggingFaceModel(
+            tokens, vocab.merges, ignore_merges=vocab.ignore_merges, unk=vocab.unk, fuse_unk=vocab.fuse_unk)
+    else:
+        model = HuggingFaceTextModel(
+            text_model.strings, vocab.merges,
+            {token: _decoded_bytes(text_model, token, data) for token, data in tokens.items()},
+            prefix=text_model.prefix, suffix=text_model.suffix, unk_token=text_model.unk_token,
+            fuse_unk=vocab.fuse_unk, byte_fallback=vocab.byte_fallback, ignore_merges=vocab.ignore_merges)
+    pretokenizer: PreTokenizer | None = None
+    if pattern is None and not normalizer and set(kinds) <= {"Split", "ByteLevel"}:
+        try:
+            pretokenizer = steps_from_hf(steps)  # the same cuts, as split steps (``Tokenizer.pretokenizer``)
+        except ValueError:
+            pretokenizer = None
+    return Tokenizer.from_model(model, pattern or vocab.pattern or "words", specials, pretokenizer=pretokenizer,
+                                pipeline=pipeline)
+
+
+def _describe(normalizer: Normalizer, steps: tuple[PreTokenizerStep, ...], pattern: str | None) -> str:
+    parts = [f"normalizer {', '.join(normalizer.kinds)}"] if normalizer else []
+    if pattern is not None:
+        parts.append(f"pattern {pattern!r}")
+    elif steps:
+        parts.append(f"pre-tokenizer {', '.join(step.type for step in steps)}")
+    return "; ".join(parts) or "no normalizer or pre-tokenizer"

@@ -1,0 +1,318 @@
+"""A ``tokenizer.json`` pipeline as the ``tokenizers`` library runs it: added tokens, normalizer, pre-tokenizer.
+
+``Tokenizer.encode(text, add_special_tokens=False)`` in the library does, and ``HFPipeline.pieces`` does alike:
+
+1. the added tokens with ``normalized: false`` are found in the original text (leftmost, longest first; with
+   ``single_word`` only between non-word characters, ``lstrip``/``rstrip`` taking the white space around them);
+2. each stretch between them is normalized (``impl.normalizers.hf``), and the added tokens with ``normalized: true``
+   (their contents normalized too) are found in it;
+3. each remaining stretch is cut by the pre-tokenizer steps, each step on every piece of the one before:
+   ``Split`` (an Oniguruma regex or a string, five behaviours, ``invert``), ``ByteLevel`` (a space before a piece
+   that does not start with one when ``add_prefix_space``; GPT-2's split when ``use_regex``; then every byte as
+   GPT-2's character for it), ``Metaspace`` (spaces to the replacement character, the replacement before the
+   piece as ``prepend_scheme`` says: ``always``, ``first`` — only the piece that starts the original text — or
+   ``never``; pieces beginning at each replacement when ``split``), ``Digits``, ``Whitespace``,
+   ``WhitespaceSplit``, ``Punctuation``; ``Sequence`` is its steps in turn.
+
+The result is the model's words (strings) and the added tokens' ids, in order.  Special added tokens are
+found only when ``allowed`` names them: otherwise they stay text, as the library's ``encode_special_tokens``
+leaves them.  Classes of characters are the library's own (``bpeproof.impl.pre_tokenizers.hf_chars``); regular
+expressions are run as
+Oniguruma runs them (``bpeproof.impl.pre_tokenizers.hf_splits.SplitStep``).
+
+``map_bytes=False`` leaves out the last ``ByteLevel`` step's byte mapping, for a model that takes the bytes of
+the words itself (``bpeproof.impl.models.HuggingFaceModel``); every other step runs as written.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from functools import cache
+from typing import Any
+
+import regex
+
+from bpeproof.impl.formats.vocab import AddedToken, PreTokenizerStep
+from bpeproof.impl.normalizers.hf import Normalizer, Piece, byte_level_piece, prepend, replace
+from bpeproof.impl.pre_tokenizers import hf_chars
+from bpeproof.impl.pre_tokenizers.hf_splits import GPT2_SPLIT, SplitStep, split_spans
+
+__all__ = ["HFPipeline", "Step", "needs_alignment", "pattern_step", "steps_from_file"]
+
+#: A pre-tokenizer step: one piece to the pieces it is cut into.
+Step = Callable[[Piece], list[Piece]]
+
+
+@cache
+def _single(name: str) -> Any:
+    """A regex matching one character of a table of ``bpeproof.impl.pre_tokenizers.hf_chars``."""
+    return regex.compile(f"[{hf_chars.class_body(name)}]")
+
+
+@cache
+def _whitespace_runs() -> Any:
+    """The ``Whitespace`` pre-tokenizer's ``\\w+|[^\\w\\s]+`` with the regex crate's classes."""
+    word, space = hf_chars.class_body("word"), hf_chars.class_body("whitespace")
+    return regex.compile(f"[{word}]+|[^{word}{space}]+")
+
+
+def _cut(piece: Piece, spans: Iterable[tuple[int, int]]) -> list[Piece]:
+    return [piece.cut(start, end) for start, end in spans if end > start]
+
+
+def _char_spans(finder: Any, text: str) -> list[tuple[int, int]]:
+    return [match.span() for match in finder.finditer(text)]
+
+
+def _split_step(step: SplitStep) -> Step:
+    def run(piece: Piece) -> list[Piece]:
+        text = piece.text
+        return _cut(piece, split_spans(len(text), step.matches(text), step.behavior, step.invert))
+
+    return run
+
+
+def _class_step(name: str, behavior: str) -> Step:
+    finder = _single(name)
+
+    def run(piece: Piece) -> list[Piece]:
+        text = piece.text
+        return _cut(piece, split_spans(len(text), _char_spans(finder, text), behavior))
+
+    return run
+
+
+def _whitespace(piece: Piece) -> list[Piece]:
+    return _cut(piece, _char_spans(_whitespace_runs(), piece.text))
+
+
+def _byte_level_step(add_prefix_space: bool, use_regex: bool, map_bytes: bool) -> Step:
+    splitter = SplitStep(GPT2_SPLIT) if use_regex else None
+
+    def run(piece: Piece) -> list[Piece]:
+        if add_prefix_space and not piece.text.startswith(" "):
+            piece = prepend(piece, " ")
+        pieces = _split_step(splitter)(piece) if splitter is not None else [piece]
+        if not map_bytes:  # the model maps the bytes; the library's mapping could still fail on the piece
+            for part in pieces:
+                part.check_transformable("ByteLevel")
+            return pieces
+        return [byte_level_piece(part) for part in pieces]
+
+    return run
+
+
+def _metaspace_step(replacement: str, scheme: str, split: bool) -> Step:
+    def run(piece: Piece) -> list[Piece]:
+        text = piece.text
+        piece = replace(piece, [(index, index + 1) for index, char in enumerate(text) if char == " "], replacement)
+        if not piece.text.startswith(replacement) and (scheme == "always" or (scheme == "first" and piece.shift == 0)):
+            piece = prepend(piece, replacement)
+        if not split:
+            return [piece]
+        text = piece.text
+        places = [(index, index + 1) for index, char in enumerate(text) if char == replacement]
+        return _cut(piece, split_spans(len(text), places, "merged_with_next"))
+
+    return run
+
+
+_BEHAVIORS = {"Isolated", "Removed", "MergedWithPrevious", "MergedWithNext", "Contiguous"}
+
+
+def _flag(step: Mapping[str, Any], key: str, default: bool, where: str) -> bool:
+    value = step.get(key, default)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise ValueError(f"{where}: {key!r} must be true or false, not {value!r}")
+    return value
+
+
+def _behavior(step: Mapping[str, Any], where: str) -> str:
+    value = step.get("behavior", "Isolated")
+    if value not in _BEHAVIORS:
+        raise ValueError(f"{where}: unknown behavior {value!r}")
+    return str(value)
+
+
+def _step(step: PreTokenizerStep, index: int, map_bytes: bool) -> Step:
+    """The executable form of one (flattened) pre-tokenizer step of a tokenizer.json file."""
+    value = json.loads(step.raw)
+    where = f"pre-tokenizer step {index} ({step.type})"
+    kind = step.type
+    if kind == "Split":
+        if step.pattern is None or step.behavior is None:
+            raise ValueError(f"{where}: a Split step needs a pattern and a behavior")
+        return _split_step(SplitStep(step.pattern, step.behavior, step.invert))
+    if kind == "ByteLevel":
+        return _byte_level_step(_flag(value, "add_prefix_space", True, where), _flag(value, "use_regex", True, where),
+                                map_bytes)
+    if kind == "Metaspace":
+        replacement = value.get("replacement")
+        if not isinstance(replacement, str) or len(replacement) != 1:
+            raise ValueError(f"{where}: the replacement must be one character, not {replacement!r}")
+        scheme = value.get("prepend_scheme", "always")
+        if scheme not in ("always", "first", "never"):
+            raise ValueError(f"{where}: unknown prepend_scheme {scheme!r}")
+        if value.get("add_prefix_space") is False:
+            if "prepend_scheme" in value and scheme != "never":
+                raise ValueError(f"{where}: add_prefix_space false does not match the prepend_scheme {scheme!r}")
+            scheme = "never"
+        return _metaspace_step(replacement, str(scheme), _flag(value, "split", True, where))
+    if kind == "Digits":
+        individual = _flag(value, "individual_digits", False, where)
+        return _class_step("numeric", "isolated" if individual else "contiguous")
+    if kind == "Whitespace":
+        return _whitespace
+    if kind == "WhitespaceSplit":
+        return _class_step("whitespace", "removed")
+    if kind == "Punctuation":
+        return _class_step("punctuation", _behavior(value, where))
+    raise ValueError(f"{where} is not supported")
+
+
+def steps_from_file(steps: Sequence[PreTokenizerStep], map_bytes: bool = True) -> list[Step]:
+    """The executable steps of a file's flattened pre-tokenizer (``Vocab.pre_tokenizers``); ``ValueError`` names
+    the first one the engine does not execute.  ``map_bytes=False``: the last step, a ``ByteLevel``, leaves the
+    bytes to the model."""
+    last = len(steps) - 1
+    return [_step(step, index, map_bytes or index != last) for index, step in enumerate(steps)]
+
+
+def needs_alignment(steps: Sequence[PreTokenizerStep]) -> bool:
+    """Whether a step reads where its pieces start in the original text (``Metaspace``, ``prepend_scheme:
+    first``): only then are the alignments followed."""
+    for step in steps:
+        if step.type == "Metaspace":
+            value = json.loads(step.raw)
+            if value.get("prepend_scheme", "always") == "first" and value.get("add_prefix_space") is not False:
+                return True
+    return False
+
+
+def pattern_step(finder: Any) -> Step:
+    """A step cutting at a compiled ``regex`` pattern's matches (isolated), classified as the other splits."""
+    from bpeproof.impl.pre_tokenizers.unicode_classes import stand_ins
+
+    def run(piece: Piece) -> list[Piece]:
+        text = piece.text
+        spans = [match.span() for match in finder.finditer(stand_ins(text))]
+        return _cut(piece, split_spans(len(text), spans, "isolated"))
+
+    return run
+
+
+# -- added tokens --------------------------------------------------------------------------------------------
+
+
+class _Matcher:
+    """The library's ``find_matches`` for one set of added tokens (patterns → the token)."""
+
+    def __init__(self, patterns: Mapping[str, AddedToken]) -> None:
+        self._tokens = dict(patterns)
+        ordered = sorted(patterns, key=lambda text: (-len(text), text))
+        self._finder = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+
+    def __bool__(self) -> bool:
+        return self._finder is not None
+
+    def find(self, text: str, allowed: Collection[str] | None) -> list[tuple[AddedToken | None, int, int]]:
+        """The stretches of ``text``: (token, start, end) for an added token, (None, start, end) between."""
+        if self._finder is None or not text:
+            return [(None, 0, len(text))]
+        word = hf_chars.code_points("word")
+        space = hf_chars.code_points("whitespace")
+        out: list[tuple[AddedToken | None, int, int]] = []
+        offset = 0
+        for match in self._finder.finditer(text):
+            start, stop = match.span()
+            token = self._tokens[match.group()]
+            if token.special and (allowed is None or token.content not in allowed):
+                continue
+            if token.single_word:
+                before = start == 0 or ord(text[start - 1]) not in word
+                after = stop == len(text) or ord(text[stop]) not in word
+                if not (before and after):
+                    continue
+            if token.lstrip:
+                begin = start
+                while begin > 0 and ord(text[begin - 1]) in space:
+                    begin -= 1
+                start = max(begin, offset)
+            if token.rstrip:
+                while stop < len(text) and ord(text[stop]) in space:
+                    stop += 1
+            if offset < start:
+                out.append((None, offset, start))
+            out.append((token, start, stop))
+            offset = stop
+        if offset != len(text):
+            out.append((None, offset, len(text)))
+        return out
+
+
+def _normalized_patterns(tokens: Iterable[AddedToken], normalizer: Normalizer) -> dict[str, AddedToken]:
+    patterns: dict[str, AddedToken] = {}
+    for token in tokens:
+        pattern = normalizer.normalize_str(token.content)
+        if not pattern:
+            raise ValueError(f"the added token {token.content!r} normalizes to nothing, which the library cannot"
+                             " match")
+        if pattern in patterns:
+            raise ValueError(f"the added tokens {patterns[pattern].content!r} and {token.content!r} normalize to the"
+                             " same text; which of them the library finds depends on its hash order")
+        patterns[pattern] = token
+    return patterns
+
+
+class HFPipeline:
+    """Added tokens, a normalizer and pre-tokenizer steps, run on a text as the library runs them."""
+
+    def __init__(
+        self,
+        normalizer: Normalizer,
+        added_tokens: Sequence[AddedToken],
+        steps: Sequence[Step],
+        *,
+        track: bool = False,
+        description: str = "",
+    ) -> None:
+        self._normalizer = normalizer
+        self._raw = _Matcher({token.content: token for token in added_tokens if not token.normalized})
+        self._normalized = _Matcher(_normalized_patterns((t for t in added_tokens if t.normalized), normalizer))
+        self._steps = tuple(steps)
+        self._track = track
+        self.description = description
+
+    def _split(self, matcher: _Matcher, piece: Piece, allowed: Collection[str] | None) -> list[Piece | int]:
+        out: list[Piece | int] = []
+        for token, start, end in matcher.find(piece.text, allowed):
+            if end <= start:
+                continue
+            out.append(piece.cut(start, end) if token is None else token.id)
+        return out
+
+    def pieces(self, text: str, allowed: Collection[str] | None = None) -> list[str | int]:
+        """The model's words of ``text`` and the ids of its added tokens, in order (see the module docstring)."""
+        if not text:
+            return []
+        items: list[Piece | int] = self._split(self._raw, Piece.original(text, 0, self._track), allowed)
+        normalized: list[Piece | int] = []
+        for item in items:
+            if isinstance(item, int):
+                normalized.append(item)
+            else:
+                normalized.extend(self._split(self._normalized, self._normalizer.normalize(item), allowed))
+        items = normalized
+        for step in self._steps:
+            cut: list[Piece | int] = []
+            for item in items:
+                if isinstance(item, int):
+                    cut.append(item)
+                else:
+                    cut.extend(step(item))
+            items = cut
+        return [item if isinstance(item, int) else item.text for item in items]

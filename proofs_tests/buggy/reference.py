@@ -1,9 +1,0 @@
-"""A correct implementation under the names the pytest plugin looks for: ``--bpe-impl proofs_tests.buggy.reference``."""
-
-from __future__ import annotations
-
-from bpeproof.proofs_tests.buggy.correct import dec_table as dec
-from bpeproof.proofs_tests.buggy.correct import enc_rank_order as enc
-from bpeproof.proofs_tests.buggy.correct import train_word_counts as train
-
-__all__ = ["dec", "enc", "train"]

@@ -1,0 +1,218 @@
+"""Texts that stress a tokenizer's two layers: pre-tokenization (the split) and merging (inside a piece).
+
+Plain seeded generators (``random.Random``), not Hypothesis: a text → ids check
+needs thousands of texts a second, and its shrinking is done by the checker on the
+text itself (``tokenizers.shrink``).  ``TextGenerator.draw()`` returns one
+text and the name of the source it came from:
+
+* ``pretok``: fragments of every Unicode general category and the main scripts
+  (Latin, Cyrillic, Greek, Arabic, Hebrew, Devanagari, Thai, CJK, Hangul, kana),
+  combining marks, digits of other scripts and runs of 1–10 digits, contractions
+  in every case variant and with U+2019 (alone or followed by letters), whitespace
+  runs mixing ' ', '\\t', '\\n', '\\r\\n', U+00A0, U+3000, U+2028 (leading and
+  trailing too), punctuation runs followed by newlines, NUL and the first and last
+  code point of each UTF-8 length, emoji with ZWJ, skin-tone modifiers, flags and keycaps;
+* ``tokens``: concatenations of the vocabulary's own tokens (near ties, tokens
+  reached only by the whole-piece lookup), sometimes one token alone;
+* ``runs``: long runs (``"a" * n``, ``" " * n``, ``"\\n" * n``, digit and pair runs);
+* ``corpus``: lines of real text from ``../shared/corpora/*.txt.gz`` when that folder exists;
+* ``special``: special-token names inside text (only when the implementation takes ``allowed_special``).
+"""
+
+from __future__ import annotations
+
+import gzip
+import random
+import unicodedata
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from pathlib import Path
+
+#: Where real text may be found (skipped when absent).
+CORPORA = Path(__file__).resolve().parents[3] / "shared" / "corpora"
+
+SCRIPTS: dict[str, str] = {
+    "latin": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZàéîõüçñßÆøÅŁžİıſǅ",
+    "cyrillic": "абвгдежзийклмнопрстуфхцчшщъыьэюяАБВГДЕЖЗИЙЁё",
+    "greek": "αβγδεζηθικλμνξοπρστυφχψωΑΒΓΔΣΩάέήίϊΐς",
+    "arabic": "ابتثجحخدذرزسشصضطظعغفقكلمنهوي",
+    "hebrew": "אבגדהוזחטיכלמנסעפצקרשת",
+    "devanagari": "अआइईउऊएऐओऔकखगघचछजझटठडढणतथदधनपफबभमयरलवशषसह",
+    "thai": "กขคงจฉชซญดตถทนบปผพฟภมยรลวศษสหอฮ",
+    "cjk": "的一是不了人我在有他这中大来上国个到说们为子和你地出道也时年漢字",
+    "hangul": "가나다라마바사아자차카타파하한국어글",
+    "kana": "あいうえおかきくけこさしすせそアイウエオカキクケコー",
+}
+COMBINING = "\u0300\u0301\u0302\u0303\u0308\u0327\u0328\u030a\u0651\u093c\u094d\u0e31\u0e48\u05b7\u20dd\u3099"
+DIGITS = ["0123456789", "٠١٢٣٤٥٦٧٨٩", "۰۱۲۳۴۵۶۷۸۹", "०१२३४५६७८९", "๐๑๒๓๔๕๖๗๘๙", "０１２３４５６７８９", "²³¹¼½¾ⅠⅡⅫ①⑩"]
+CONTRACTIONS = ["s", "t", "re", "ve", "m", "ll", "d"]
+SPACES = [" ", " ", " ", "\t", "\n", "\r\n", "\r", "\u00a0", "\u3000", "\u2028", "\u2029", "\x0b", "\x0c", "\u2009",
+          "\u0085", "\u200b", "\x1c"]
+PUNCTUATION = "!?.,;:-_()[]{}\"'/\\@#$%^&*+=<>|~`…—–“”‘’«»¿¡。、「」・"
+EMOJI = ["😀", "👍", "👨", "👩", "👧", "❤", "🏳", "🌈", "🤷", "🧑", "💻", "🔥", "✨", "☕"]
+SKIN = [chr(c) for c in range(0x1F3FB, 0x1F400)]
+FLAGS = ["🇯🇵", "🇺🇸", "🇫🇷", "🇩🇪", "🇺🇦", "🇧🇷"]
+KEYCAPS = ["1\ufe0f\u20e3", "#\ufe0f\u20e3", "*\u20e3"]
+#: The first and last code point of each UTF-8 length, and other controls: where byte tables go wrong.
+EDGES = ["\x00", "\x01", "\x1b", "\x7f", "\x80", "\x9f", "\xff", "\u07ff", "\u0800", "\ufeff", "\uffff",
+         "\U00010000", "\U0010ffff"]
+WORDS = ["the", "The", "THE", "hello", "world", "I", "you", "don", "can", "It", "we", "x", "ab", "abc", "aaaa",
+         "naïve", "café", "Straße", "日本", "Привет", "print", "def", "return", "self", "0x1F", "1,000", "3.14"]
+
+
+@lru_cache(maxsize=1)
+def category_samples() -> dict[str, list[str]]:
+    """Up to 400 assigned code points of each general category (surrogates left out: they are not text)."""
+    found: dict[str, list[str]] = {}
+    rng = random.Random(0)
+    for code in [*range(0, 0x3400), *range(0xA000, 0x10000), *rng.sample(range(0x10000, 0x30000), 6000),
+                 0xE0001, 0xE0041, 0xF0000]:
+        char = chr(code)
+        category = unicodedata.category(char)
+        if category == "Cs":
+            continue
+        bucket = found.setdefault(category, [])
+        if len(bucket) < 400:
+            bucket.append(char)
+    return found
+
+
+@lru_cache(maxsize=1)
+def corpus_lines(limit_per_file: int = 4000) -> tuple[str, ...]:
+    """Lines of real text (``CORPORA``), a seeded sample of each file; empty when the folder is absent."""
+    if not CORPORA.is_dir():
+        return ()
+    rng = random.Random(1)
+    lines: list[str] = []
+    for path in sorted(CORPORA.glob("*.txt.gz")):
+        try:
+            with gzip.open(path, "rt", encoding="utf-8", errors="replace", newline="") as handle:
+                head = handle.read(1_500_000)
+        except (OSError, EOFError):
+            continue
+        chosen = [line for line in head.splitlines(keepends=True) if line.strip()]
+        lines += rng.sample(chosen, min(limit_per_file, len(chosen)))
+    return tuple(lines)
+
+
+class TextGenerator:
+    """Seeded texts for a text → ids check (see the module docstring)."""
+
+    def __init__(self, seed: int, token_texts: Sequence[str] = (), specials: Sequence[str] = (),
+                 weights: dict[str, float] | None = None, whole_only: Sequence[str] = ()) -> None:
+        self.rng = random.Random(seed)
+        self.token_texts = list(token_texts)
+        self.whole_only = list(whole_only)  # tokens that only the whole-piece lookup reaches
+        self.specials = list(specials)
+        self.lines = corpus_lines()
+        self.categories = category_samples()
+        self.category_names = sorted(self.categories)
+        sources: dict[str, float] = {"pretok": 5.0, "tokens": 3.0, "runs": 1.0}
+        if self.lines:
+            sources["corpus"] = 1.5
+        if not self.token_texts:
+            sources.pop("tokens")
+        if weights:
+            sources.update({k: v for k, v in weights.items() if k in sources})
+        self.sources = list(sources)
+        self.weights = [sources[name] for name in self.sources]
+        self._fragments: list[Callable[[], str]] = [
+            self.word, self.word, self.script, self.category, self.combining, self.digits, self.digits,
+            self.contraction, self.contraction, self.spaces, self.spaces, self.spaces, self.punctuation,
+            self.emoji, self.edge,
+        ]
+
+    # -- fragments --------------------------------------------------------------------------------------
+
+    def word(self) -> str:
+        word = self.rng.choice(WORDS)
+        return word if self.rng.random() < 0.6 else " " + word
+
+    def script(self) -> str:
+        letters = SCRIPTS[self.rng.choice(sorted(SCRIPTS))]
+        return "".join(self.rng.choice(letters) for _ in range(self.rng.randint(1, 8)))
+
+    def category(self) -> str:
+        name = self.rng.choice(self.category_names)
+        return "".join(self.rng.choice(self.categories[name]) for _ in range(self.rng.randint(1, 3)))
+
+    def combining(self) -> str:
+        base = self.rng.choice(SCRIPTS["latin"] + SCRIPTS["devanagari"] + SCRIPTS["thai"] + " 1")
+        return base + "".join(self.rng.choice(COMBINING) for _ in range(self.rng.randint(1, 3)))
+
+    def digits(self) -> str:
+        digits = self.rng.choice(DIGITS) if self.rng.random() < 0.4 else DIGITS[0]
+        run = "".join(self.rng.choice(digits) for _ in range(self.rng.randint(1, 10)))
+        return run if self.rng.random() < 0.7 else self.rng.choice(["", " ", "x", "$"]) + run
+
+    def contraction(self) -> str:
+        apostrophe = "'" if self.rng.random() < 0.7 else "\u2019"
+        ending = "".join(c.upper() if self.rng.random() < 0.5 else c for c in self.rng.choice(CONTRACTIONS))
+        before = self.rng.choice(["", "I", "you", "he", "don", "It", "THEY", " we", "1", " "])
+        # Letters right after the ending decide whether the contraction is a piece of its own.
+        after = self.rng.choice(["", "", "", "he", "x", "S", "é", "的"])
+        return before + apostrophe + ending + after
+
+    def edge(self) -> str:
+        return "".join(self.rng.choice(EDGES) for _ in range(self.rng.randint(1, 2)))
+
+    def spaces(self) -> str:
+        return "".join(self.rng.choice(SPACES) for _ in range(self.rng.randint(1, 6)))
+
+    def punctuation(self) -> str:
+        run = "".join(self.rng.choice(PUNCTUATION) for _ in range(self.rng.randint(1, 4)))
+        if self.rng.random() < 0.5:
+            run += self.rng.choice(["\n", "\r\n", "\n\n", " \n", "\r"])
+        return run
+
+    def emoji(self) -> str:
+        kind = self.rng.randint(0, 4)
+        if kind == 0:
+            return self.rng.choice(EMOJI) + self.rng.choice(SKIN)
+        if kind == 1:
+            return "\u200d".join(self.rng.choice(EMOJI) for _ in range(self.rng.randint(2, 4)))
+        if kind == 2:
+            return self.rng.choice(FLAGS) * self.rng.randint(1, 2)
+        if kind == 3:
+            return self.rng.choice(KEYCAPS)
+        return self.rng.choice(EMOJI) + "\ufe0f"
+
+    # -- sources ----------------------------------------------------------------------------------------
+
+    def pretok(self) -> str:
+        parts = [self.rng.choice(self._fragments)() for _ in range(self.rng.randint(1, 8))]
+        if self.rng.random() < 0.2:
+            parts.insert(0, self.spaces())
+        if self.rng.random() < 0.2:
+            parts.append(self.spaces())
+        return "".join(parts)
+
+    def tokens(self) -> str:
+        count = 1 if self.rng.random() < 0.2 else self.rng.randint(2, 6)
+        pool = self.whole_only if self.whole_only and self.rng.random() < 0.3 else self.token_texts
+        parts = [self.rng.choice(pool) for _ in range(count)]
+        if self.rng.random() < 0.3:
+            parts.insert(self.rng.randint(0, len(parts)), self.rng.choice([" ", "  ", "\n", "'s", "1"]))
+        return "".join(parts)
+
+    def runs(self) -> str:
+        unit = self.rng.choice(["a", " ", "\n", "ab", "1", "\t", "aa ", " a", "é", "的", "!", "\u00a0"])
+        n = self.rng.choice([self.rng.randint(1, 20), self.rng.randint(20, 300)])
+        text = unit * n
+        if self.rng.random() < 0.4:
+            text = self.rng.choice(["", "x", " "]) + text + self.rng.choice(["", "b", " x", "\n"])
+        return text
+
+    def corpus(self) -> str:
+        index = self.rng.randrange(len(self.lines))
+        text = "".join(self.lines[index : index + self.rng.randint(1, 3)])
+        return text[:2000]
+
+    def special(self) -> str:
+        name = self.rng.choice(self.specials)
+        return self.pretok()[:10] + name + self.pretok()[:10]
+
+    def draw(self) -> tuple[str, str]:
+        """One text and the name of its source."""
+        source = self.rng.choices(self.sources, self.weights)[0]
+        return getattr(self, source)(), source

@@ -1,0 +1,1 @@
+"""proofs_tests/tests/audit"""
