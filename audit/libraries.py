@@ -17,6 +17,7 @@ import regex
 
 from bpeproof.impl.formats import GPT2_PATTERN, Vocab, bytes_to_unicode
 from bpeproof.impl.io.files import read_bytes
+from bpeproof.impl.optional_libraries import require
 from bpeproof.impl.pre_tokenizers.patterns import PATTERNS
 from bpeproof.impl.pre_tokenizers.unicode_classes import stand_ins
 from bpeproof.impl.tokenizer import Tokenizer
@@ -72,7 +73,7 @@ class TiktokenLibrary:
     name = "tiktoken"
 
     def __init__(self, vocab: Vocab, pattern: str) -> None:
-        import tiktoken
+        tiktoken = require("tiktoken", "the audit of a tiktoken file")
 
         self.version = _version("tiktoken")
         ranks = {data: token for token, data in vocab.tokens.items()}
@@ -102,7 +103,7 @@ class TokenizersLibrary:
     name = "tokenizers"
 
     def __init__(self, vocab: Vocab, pattern: str | None = None) -> None:
-        import tokenizers
+        tokenizers = require("tokenizers", "the audit of a tokenizer.json or GPT-2 file")
 
         self.version = _version("tokenizers")
         table = bytes_to_unicode()
@@ -185,7 +186,7 @@ class SentencepieceLibrary:
     name = "sentencepiece"
 
     def __init__(self, vocab: Vocab) -> None:
-        import sentencepiece
+        sentencepiece = require("sentencepiece", "the audit of a sentencepiece model")
 
         self.version = _version("sentencepiece")
         # The model as bytes (a gzip file decompressed), which the library takes as well as a path.
@@ -258,7 +259,8 @@ def line_chunks(text: str, size: int) -> list[str]:
 
 
 def open_library(vocab: Vocab, pattern: str | None) -> Library:
-    """The file's reference library; ImportError when it is not installed."""
+    """The file's reference library; ``LibraryMissingError`` (an ImportError naming the extra) when it is not
+    installed."""
     if vocab.kind == "tiktoken":
         return TiktokenLibrary(vocab, pattern or PATTERNS["o200k"])
     if vocab.kind in ("hf-bpe", "gpt2"):

@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from bpeproof.impl.io.wording import count
+from bpeproof.impl.optional_libraries import LibraryMissingError, require
 from bpeproof.proofs_tests.checker.sandbox import (
     DEFAULT_MEMORY_MB,
     Channel,
@@ -402,9 +403,9 @@ class Library:
         kind = formats.load(Path(vocab)).kind
         if kind == "tiktoken":
             try:
-                import tiktoken
-            except ImportError:
-                self.note = "tiktoken is not installed"
+                tiktoken = require("tiktoken", "comparing with the file's own library")
+            except LibraryMissingError as error:
+                self.note = str(error)
                 return
             from bpeproof.impl.formats.tiktoken_file import load_tiktoken_ranks
 
@@ -421,9 +422,9 @@ class Library:
             self._encode = encode_tiktoken
         elif kind == "hf-bpe":
             try:
-                import tokenizers
-            except ImportError:
-                self.note = "tokenizers is not installed"
+                tokenizers = require("tokenizers", "comparing with the file's own library")
+            except LibraryMissingError as error:
+                self.note = str(error)
                 return
             raw = Path(vocab).read_bytes()
             if vocab.endswith(".gz"):
@@ -437,9 +438,9 @@ class Library:
             self._encode = encode_hf
         elif kind == "sentencepiece-bpe":
             try:
-                import sentencepiece
-            except ImportError:
-                self.note = "sentencepiece is not installed"
+                sentencepiece = require("sentencepiece", "comparing with the file's own library")
+            except LibraryMissingError as error:
+                self.note = str(error)
                 return
             from bpeproof.impl.io.files import read_bytes
 
