@@ -7,6 +7,10 @@ in the same run.  A gate that confirmed these would be confirming nothing.
 
 from __future__ import annotations
 
+from bpeproof.spec.bpe import train_trace
+from bpeproof.spec.merge import cnt_tokens, rep_tokens
+from bpeproof.spec.types import ALPHABET_SIZE, Rule
+
 
 def planted_rep_equals_cnt(a: int, b: int, x: list[int]) -> None:
     """lem-merge-step (4) without its premise a ≠ b: false for (a, a ↦ c) on a a a (rep 1, cnt 2).

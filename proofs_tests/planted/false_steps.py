@@ -16,10 +16,19 @@ from bpeproof.proofs_tests.proofs.induction import (
     Recursion,
     Segment,
     as_list,
+    base_empty,
+    base_single,
+    corpus_holds,
+    corpus_step,
+    keeps_bytes,
+    lemma_holds,
     merge_call,
     spelling,
+    step_match,
+    step_skip,
     tail,
     unfold,
+    word_facts,
 )
 from bpeproof.spec.merge import MergeCall
 from bpeproof.spec.types import Rule

@@ -197,9 +197,9 @@ FAST_GATES = ("hypothesis",)
 #: The C sources and the extension each one builds (its path in the tree, without the platform suffix).
 #: ``impl/_c/_fastenc_scan.h`` (the hand-written pre-tokenizers) and ``impl/_c/_fastenc_count.h`` (the word counter) are
 #: included by ``impl/_c/_fastenc.c``: the same extension.
-C_SOURCES = {"impl/_c/_fastenc.c": "impl/_fastenc", "impl/_c/_fastenc_scan.h": "impl/_fastenc",
-             "impl/_c/_fastenc_count.h": "impl/_fastenc",
-             "impl/_c/_fastbpe.c": "impl/_fastbpe"}
+C_SOURCES = {"impl/_c/_fastenc.c": "impl/_c/_fastenc", "impl/_c/_fastenc_scan.h": "impl/_c/_fastenc",
+             "impl/_c/_fastenc_count.h": "impl/_c/_fastenc",
+             "impl/_c/_fastbpe.c": "impl/_c/_fastbpe"}
 
 
 def mutant(name: str) -> Mutant:
