@@ -514,6 +514,17 @@ class Tokenizer:
         """The split steps that cut the text into words, or None when ``pattern`` does."""
         return self._pretokenizer
 
+    @property
+    def pipeline(self) -> TextPipeline | None:
+        """The text pipeline that turns a text into words (a ``tokenizer.json`` file's, CLIP's, …), or None when
+        ``pattern`` or ``pretokenizer`` does."""
+        return self._pipeline
+
+    @property
+    def cache_size(self) -> int:
+        """How many words the cache of word → ids keeps."""
+        return self._cache_size
+
     def pre_tokenize(self, text: str) -> list[str]:
         """The words ``encode`` cuts ``text`` into (before special tokens are considered: none are cut out)."""
         if not isinstance(text, str):
