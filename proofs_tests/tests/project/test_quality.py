@@ -246,6 +246,41 @@ def test_no_import_cycles() -> None:
     assert not cycles, "import cycles:\n" + "\n".join(cycles)
 
 
+def private_imports(path: Path, root: Path = ROOT) -> list[str]:
+    """The private names (``_x``, not ``__x__``) that ``path`` imports from another module of the package, other than
+    private modules (``from bpeproof.impl._c import _fastenc``)."""
+    package = _module_parts(path, root)[:-1]
+    files = [source for folder in (*FOLDERS, "bpeproof") for source in (root / folder).rglob("*.py")]
+    modules = {module_name(source, root) for source in files}
+    found: list[str] = []
+    for node in _run_time_imports(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        base = ".".join(package[: len(package) - node.level + 1]) if node.level else ""
+        module = ".".join(part for part in (base, node.module or "") if part)
+        for alias in node.names:
+            private = alias.name.startswith("_") and not alias.name.startswith("__")
+            if private and module.startswith("bpeproof") and f"{module}.{alias.name}" not in modules:
+                found.append(f"{module}.{alias.name}")
+    return found
+
+
+def test_parallel_modules_use_only_public_names() -> None:
+    """Each module of impl/parallel uses only the public names of the others: what one needs of another is part of
+    that module's interface, and named so."""
+    offenders = {str(path.relative_to(ROOT)): bad for path in sorted((ROOT / "impl" / "parallel").glob("*.py"))
+                 for bad in [private_imports(path)] if bad}
+    assert not offenders, offenders
+
+
+def test_private_import_check_catches(tmp_path: Path) -> None:
+    module = tmp_path / "impl" / "parallel" / "x.py"
+    module.parent.mkdir(parents=True)
+    module.write_text("from .errors import _payload, WorkerError\nfrom bpeproof.impl.y import __version__\n",
+                      encoding="utf-8")
+    assert private_imports(module, tmp_path) == ["bpeproof.impl.parallel.errors._payload"]
+
+
 def _scratch_tree(tmp_path: Path, files: Mapping[str, str]) -> list[Path]:
     for name, source in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
