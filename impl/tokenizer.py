@@ -52,6 +52,11 @@ against ``regex.findall`` on the same classes.  A tokenizer with split steps cut
 ``regex`` module and merges them in C.  Without the
 extension the same ids come from the ``regex`` module and ``bpeproof.impl.encoder``'s
 Python loops.
+
+Files and processes.  ``load`` and ``encode_batch`` are done by the file loaders
+(``bpeproof.impl.pipelines.registry``) and the worker pools (``bpeproof.impl.parallel``), which build on this
+class and return it; it reaches them only through ``bpeproof.impl.tokenizer_hooks``, by name on first use, so
+that the imports between them point one way and this module stays free of both.
 """
 
 from __future__ import annotations
@@ -66,6 +71,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from bpeproof.impl import encoder as _encoder
+from bpeproof.impl import tokenizer_hooks
 from bpeproof.impl.encoder import Encoder
 from bpeproof.impl.formats.project_file import (
     FORMAT_NAME,
@@ -508,6 +514,17 @@ class Tokenizer:
         """The split steps that cut the text into words, or None when ``pattern`` does."""
         return self._pretokenizer
 
+    @property
+    def pipeline(self) -> TextPipeline | None:
+        """The text pipeline that turns a text into words (a ``tokenizer.json`` file's, CLIP's, …), or None when
+        ``pattern`` or ``pretokenizer`` does."""
+        return self._pipeline
+
+    @property
+    def cache_size(self) -> int:
+        """How many words the cache of word → ids keeps."""
+        return self._cache_size
+
     def pre_tokenize(self, text: str) -> list[str]:
         """The words ``encode`` cuts ``text`` into (before special tokens are considered: none are cut out)."""
         if not isinstance(text, str):
@@ -721,10 +738,9 @@ class Tokenizer:
         self, texts: Sequence[str], *, num_workers: int | None = None, allowed_special: AllowedSpecial = None
     ) -> list[list[int]]:
         """``encode`` of each text, in ``num_workers`` processes (default: all cores), like tiktoken's
-        ``encode_batch``: the same ids whatever the number (``bpeproof.impl.parallel.encode_batch``)."""
-        from bpeproof.impl.parallel import encode_batch
-
-        return encode_batch(self, texts, num_workers=num_workers, allowed_special=allowed_special)
+        ``encode_batch``: the same ids whatever the number (``bpeproof.impl.parallel.encode_batch``, reached through
+        ``bpeproof.impl.tokenizer_hooks`` because the worker pools build on this class)."""
+        return tokenizer_hooks.encode_batch(self, texts, num_workers=num_workers, allowed_special=allowed_special)
 
     def encode_bytes(self, data: bytes, *, allowed_special: AllowedSpecial = None) -> list[int]:
         """Encode arbitrary bytes (def-utf8: byte-level BPE is total on Σ*, thm-bpe-roundtrip).
@@ -801,14 +817,13 @@ class Tokenizer:
 
         A file written by ``save`` (plain or gzip), a tiktoken rank file, a ``tokenizer.json``, GPT-2's or CLIP's
         merges, a sentencepiece model, a tekken file or a GGUF file:
-        ``bpeproof.impl.pipelines.registry.load_tokenizer``, which
-        names what each format means.  ``pattern`` is needed only by a rank file whose name does not say it.
+        ``bpeproof.impl.pipelines.registry.load_tokenizer`` (reached through ``bpeproof.impl.tokenizer_hooks``
+        because the loaders build on this class), which names what each format means.  ``pattern`` is needed only
+        by a rank file whose name does not say it.
         Malformed content raises ``FormatError`` naming the file and the key ("(file)" for the document as a
         whole); so does a file that cannot be read.
         """
-        from bpeproof.impl.pipelines.registry import load_tokenizer
-
-        return load_tokenizer(os.fspath(path), pattern)
+        return tokenizer_hooks.load_tokenizer(os.fspath(path), pattern)
 
     @classmethod
     def from_json(cls, data: bytes | str, path: str | os.PathLike[str] = "<string>") -> Tokenizer:

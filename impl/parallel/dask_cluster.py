@@ -3,7 +3,7 @@
 ``DaskEngine`` is a ``parallel.TaskEngine``: it schedules the very functions the worker processes of
 ``impl.parallel`` run (``count_task``: one byte range counted; ``encode_task``: one range encoded; the audit's
 corpus statistics), with Dask's futures, on the workers of a ``distributed`` cluster.  Nothing is computed
-here that is not computed there: the ranges are planned by ``parallel._plan_ranges`` on the client, the count
+here that is not computed there: the ranges are planned by ``parallel.plans.plan_ranges`` on the client, the count
 tables are added by ``parallel.merge_counts`` in a tree of tasks (``FAN_IN`` tables at a time, each sum a task on a
 worker; only the root comes back), the ids are written in order by ``token_arrays.NpyWriter`` on the client, and the
 merge loop of training runs on the client on the summed table.  So the results are those of one process: the
@@ -37,7 +37,8 @@ from types import ModuleType
 from typing import Any
 
 from bpeproof.impl.io.errors import FormatError
-from bpeproof.impl.parallel import WorkerError, _payload, _rebuild, default_workers
+from bpeproof.impl.parallel.errors import WorkerError, error_payload, rebuild_error
+from bpeproof.impl.parallel.pool import default_workers
 
 __all__ = [
     "FAN_IN",
@@ -65,7 +66,8 @@ class DaskUnavailableError(ImportError):
 
 
 class TaskFailedError(Exception):
-    """A task's error as plain data (``parallel._payload``): every error pickles this way, ``FormatError`` too."""
+    """A task's error as plain data (``parallel.errors.error_payload``): every error pickles this way,
+    ``FormatError`` too."""
 
     def __init__(self, payload: Any) -> None:
         super().__init__(payload)
@@ -86,14 +88,14 @@ def _call(function: Callable[[Any, Any], Any], setup: Any, task: Any) -> Any:
     try:
         return function(setup, task)
     except Exception as error:
-        raise TaskFailedError(_payload(error)) from None
+        raise TaskFailedError(error_payload(error)) from None
 
 
 def _combine(combine: Callable[[list[Any]], Any], *parts: Any) -> Any:
     try:
         return combine(list(parts))
     except Exception as error:
-        raise TaskFailedError(_payload(error)) from None
+        raise TaskFailedError(error_payload(error)) from None
 
 
 class DaskEngine:
@@ -118,7 +120,7 @@ class DaskEngine:
         try:
             return future.result()
         except TaskFailedError as failure:
-            raise _rebuild(failure.payload, label) from None
+            raise rebuild_error(failure.payload, label) from None
         except self._distributed.KilledWorker:
             why = "(KilledWorker: each worker that ran the task died)"
             if not file:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -112,6 +113,207 @@ def test_layer_check_allows_the_engine_its_types(tmp_path: Path) -> None:
     module.parent.mkdir()
     module.write_text("from bpeproof.spec.types import Rule\nfrom .encoder import enc\n", encoding="utf-8")
     assert layer_violations(module, tmp_path) == []
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    """``TYPE_CHECKING`` or ``typing.TYPE_CHECKING``: a condition true only for the type checker."""
+    name = test.attr if isinstance(test, ast.Attribute) else test.id if isinstance(test, ast.Name) else None
+    return name == "TYPE_CHECKING"
+
+
+def _run_time_imports(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import statement that runs (inside functions too), not those under ``if TYPE_CHECKING:``."""
+    pending = [tree]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node
+        elif isinstance(node, ast.If) and _is_type_checking(node.test):
+            pending += node.orelse
+        elif (isinstance(node, ast.If) and isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not)
+              and _is_type_checking(node.test.operand)):
+            pending += node.body
+        else:
+            pending += ast.iter_child_nodes(node)
+
+
+def module_name(path: Path, root: Path) -> str:
+    """The installed name of a file of the package; a package's ``__init__.py`` is the package itself."""
+    parts = _module_parts(path, root)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _known(name: str, modules: Container[str]) -> str | None:
+    """The module of the project that importing ``name`` runs: the longest of its prefixes that is one."""
+    parts = name.split(".")
+    for end in range(len(parts), 0, -1):
+        if ".".join(parts[:end]) in modules:
+            return ".".join(parts[:end])
+    return None
+
+
+def import_graph(paths: Iterable[Path], root: Path = ROOT) -> dict[str, set[str]]:
+    """Each module of the package and the modules of the package it imports when it runs.
+
+    Imports inside functions count (they run when called); imports under ``if TYPE_CHECKING:`` do not (they never
+    run).  ``from pkg import name`` imports the module ``pkg.name`` when there is one, else ``pkg``.  A package is
+    the node of its ``__init__.py``; importing ``pkg.mod`` is an edge to ``pkg.mod`` only, not to ``pkg``, so that a
+    package whose ``__init__`` re-exports its modules' names is not a cycle with each of them.
+    """
+    files = {module_name(path, root): path for path in paths}
+    graph: dict[str, set[str]] = {name: set() for name in files}
+    for name, path in files.items():
+        parts = _module_parts(path, root)
+        package = parts[:-1]
+        for node in _run_time_imports(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            else:
+                base = ".".join(package[: len(package) - node.level + 1]) if node.level else ""
+                module = ".".join(part for part in (base, node.module or "") if part)
+                targets = [f"{module}.{alias.name}" if f"{module}.{alias.name}" in files else module
+                           for alias in node.names]
+            for target in targets:
+                known = _known(target, files)
+                if known is not None and known != name:
+                    graph[name].add(known)
+    return graph
+
+
+def strongly_connected(graph: Mapping[str, Iterable[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for successor in sorted(graph.get(node, ())):
+            if successor not in index:
+                visit(successor)
+                low[node] = min(low[node], low[successor])
+            elif successor in on_stack:
+                low[node] = min(low[node], index[successor])
+        if low[node] == index[node]:
+            component: list[str] = []
+            while not component or component[-1] != node:
+                component.append(stack.pop())
+                on_stack.discard(component[-1])
+            if len(component) > 1:
+                components.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(components)
+
+
+def _a_cycle(graph: Mapping[str, Iterable[str]], component: Sequence[str]) -> list[str]:
+    """One cycle through the first module of a component, found breadth-first within the component."""
+    start, members = component[0], set(component)
+    came_from: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        following: list[str] = []
+        for node in frontier:
+            for successor in sorted(graph[node]):
+                if successor == start:
+                    path = [node]
+                    while path[-1] != start:
+                        path.append(came_from[path[-1]])
+                    return [*reversed(path), start]
+                if successor in members and successor not in came_from:
+                    came_from[successor] = node
+                    following.append(successor)
+        frontier = following
+    return list(component)
+
+
+def import_cycles(paths: Iterable[Path], root: Path = ROOT) -> list[str]:
+    """Each cycle of imports among the modules: its component's modules and one cycle through them."""
+    graph = import_graph(paths, root)
+    return [f"{{{', '.join(component)}}}: {' -> '.join(_a_cycle(graph, component))}"
+            for component in strongly_connected(graph)]
+
+
+def test_no_import_cycles() -> None:
+    """No module imports, even inside a function, a module that imports it back (directly or through others)."""
+    cycles = import_cycles(_sources())
+    assert not cycles, "import cycles:\n" + "\n".join(cycles)
+
+
+def private_imports(path: Path, root: Path = ROOT) -> list[str]:
+    """The private names (``_x``, not ``__x__``) that ``path`` imports from another module of the package, other than
+    private modules (``from bpeproof.impl._c import _fastenc``)."""
+    package = _module_parts(path, root)[:-1]
+    files = [source for folder in (*FOLDERS, "bpeproof") for source in (root / folder).rglob("*.py")]
+    modules = {module_name(source, root) for source in files}
+    found: list[str] = []
+    for node in _run_time_imports(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        base = ".".join(package[: len(package) - node.level + 1]) if node.level else ""
+        module = ".".join(part for part in (base, node.module or "") if part)
+        for alias in node.names:
+            private = alias.name.startswith("_") and not alias.name.startswith("__")
+            if private and module.startswith("bpeproof") and f"{module}.{alias.name}" not in modules:
+                found.append(f"{module}.{alias.name}")
+    return found
+
+
+def test_parallel_modules_use_only_public_names() -> None:
+    """Each module of impl/parallel uses only the public names of the others: what one needs of another is part of
+    that module's interface, and named so."""
+    offenders = {str(path.relative_to(ROOT)): bad for path in sorted((ROOT / "impl" / "parallel").glob("*.py"))
+                 for bad in [private_imports(path)] if bad}
+    assert not offenders, offenders
+
+
+def test_private_import_check_catches(tmp_path: Path) -> None:
+    module = tmp_path / "impl" / "parallel" / "x.py"
+    module.parent.mkdir(parents=True)
+    module.write_text("from .errors import _payload, WorkerError\nfrom bpeproof.impl.y import __version__\n",
+                      encoding="utf-8")
+    assert private_imports(module, tmp_path) == ["bpeproof.impl.parallel.errors._payload"]
+
+
+def _scratch_tree(tmp_path: Path, files: Mapping[str, str]) -> list[Path]:
+    for name, source in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(source, encoding="utf-8")
+    return sorted(tmp_path.rglob("*.py"))
+
+
+def test_cycle_check_catches(tmp_path: Path) -> None:
+    """Two modules importing each other, one of them inside a function and relatively, are a cycle."""
+    paths = _scratch_tree(tmp_path, {
+        "impl/__init__.py": "",
+        "impl/a.py": "from bpeproof.impl.b import g\n\ndef f() -> None:\n    g()\n",
+        "impl/b.py": "def g() -> None:\n    from . import a\n    a.f()\n",
+        "impl/c.py": "from bpeproof.impl import a\n",
+    })
+    assert import_cycles(paths, tmp_path) == [
+        "{bpeproof.impl.a, bpeproof.impl.b}: bpeproof.impl.a -> bpeproof.impl.b -> bpeproof.impl.a"
+    ]
+
+
+def test_cycle_check_ignores_type_checking(tmp_path: Path) -> None:
+    """An import only the type checker runs (``if TYPE_CHECKING:``) is no cycle; the ``else`` branch still counts."""
+    paths = _scratch_tree(tmp_path, {
+        "impl/a.py": "from bpeproof.impl.b import g\n",
+        "impl/b.py": "import typing\n\nif typing.TYPE_CHECKING:\n    from bpeproof.impl.a import f\n",
+        "impl/c.py": "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    pass\nelse:\n"
+                     "    from bpeproof.impl import d\n",
+        "impl/d.py": "from bpeproof.impl import c\n",
+    })
+    assert import_cycles(paths, tmp_path) == [
+        "{bpeproof.impl.c, bpeproof.impl.d}: bpeproof.impl.c -> bpeproof.impl.d -> bpeproof.impl.c"
+    ]
+    assert import_graph(paths, tmp_path)["bpeproof.impl.b"] == set()
 
 
 def _run(*command: str) -> subprocess.CompletedProcess[str]:

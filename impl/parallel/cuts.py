@@ -1,0 +1,195 @@
+r"""Line cuts and the texts of byte ranges: where a text may be cut so that the encodings of its parts joined are
+the encoding of the whole (the package docstring says why), and the text of a range read in pieces cut there."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO
+
+from bpeproof.impl.io.corpus import read_text
+from bpeproof.impl.io.errors import FormatError
+from bpeproof.impl.parallel.progress import Progress
+
+if TYPE_CHECKING:
+    from bpeproof.impl.tokenizer import AllowedSpecial, Tokenizer
+
+__all__ = ["Range", "iter_range_texts", "line_cut_positions", "line_cuts_are_exact", "words_stop_at_line_cuts"]
+
+
+#: Bytes read at a time when encoding, and the size of the pieces a range is encoded in (unless told otherwise).
+BLOCK = 1 << 20
+
+
+#: A line cut: a newline between two printable ASCII characters, the second not "/" (see the package docstring).
+_CUT = re.compile(rb"[\x21-\x7e]\n(?=[\x21-\x2e\x30-\x7e])")
+
+
+#: The patterns whose words never cross a line cut.
+_CUT_PATTERNS = frozenset({"r50k", "cl100k", "o200k", "words"})
+
+
+#: Semantics whose ids are the concatenation of each word's ids.
+_WORD_SEMANTICS = frozenset({"sequential", "tiktoken", "hf-bpe"})
+
+
+@dataclass(frozen=True)
+class Range:
+    """Bytes [start, stop) of a file (a gzip file is always read whole)."""
+
+    name: str
+    start: int
+    stop: int
+    gzipped: bool
+
+
+def words_stop_at_line_cuts(pattern: str) -> bool:
+    """Whether no word of ``pattern`` (a name or an expression) crosses a line cut, so that a text may be cut there
+    (the package docstring): the named patterns r50k, cl100k, o200k and words."""
+    from bpeproof.impl.pre_tokenizers.patterns import pattern_name, resolve_pattern
+
+    return pattern_name(resolve_pattern(pattern)) in _CUT_PATTERNS
+
+
+def line_cuts_are_exact(tokenizer: Tokenizer, allowed_special: AllowedSpecial = None) -> bool:
+    """Whether ``tokenizer.encode`` of a text is the encodings of its parts joined, for parts cut at line cuts
+    (see the package docstring): a word semantics, no pipeline or split steps, a named pattern, and no allowed
+    special token whose name holds a newline."""
+    if tokenizer.semantics not in _WORD_SEMANTICS or tokenizer.pretokenizer is not None:
+        return False
+    if tokenizer.pipeline is not None or tokenizer.pattern_name not in _CUT_PATTERNS:
+        return False
+    if allowed_special is None:
+        return True
+    names = tokenizer.special_tokens if allowed_special == "all" else allowed_special
+    return not any("\n" in name for name in names)
+
+
+def line_cut_positions(data: bytes) -> list[int]:
+    """Every line cut of a UTF-8 text: the positions p (in bytes) right after a newline whose neighbours are
+    printable ASCII characters, the one after it not ``/``.  Encoding the parts cut there gives the ids of the
+    whole when ``line_cuts_are_exact``."""
+    return [match.end() for match in _CUT.finditer(data)]
+
+
+def _last_cut(data: bytes | bytearray, low: int) -> int:
+    """The last line cut p in ``data`` with p - 2 >= ``low`` (0: none)."""
+    index = data.rfind(b"\n", low + 1)
+    while index > low:
+        if index + 1 < len(data) and _CUT.match(data, index - 1):
+            return index + 1
+        index = data.rfind(b"\n", low + 1, index)
+    return 0
+
+
+def _first_cut(handle: BinaryIO, start: int, stop: int, size: int) -> int | None:
+    """The first line cut p in [start, stop) of a file (0 when ``start`` is 0), or None, reading ``size`` bytes at
+    a time."""
+    if start == 0:
+        return 0
+    position = max(start - 2, 0)
+    handle.seek(position)
+    tail = b""
+    while position < stop:
+        block = handle.read(min(size, stop - position))
+        if not block:
+            return None
+        data = tail + block
+        offset = position - len(tail)
+        for match in _CUT.finditer(data):
+            if offset + match.end() >= start:
+                return offset + match.end()
+        tail = data[-2:]
+        position += len(block)
+    return None
+
+
+def _decode(name: str, data: bytes | bytearray, offset: int) -> str:
+    try:
+        return bytes(data).decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise FormatError(name, None, f"not valid UTF-8 at byte {offset + error.start}") from None
+
+
+def _cut_texts(name: str, handle: BinaryIO, base: int, stop: int | None, size: int) -> Iterator[tuple[str, int]]:
+    """The text from ``base`` (a line cut) to the first line cut at or after ``stop`` (None: the end), in pieces
+    of about ``size`` bytes cut at line cuts, each with its length in bytes."""
+    buffer = bytearray()
+    end_scan = 0  # where the search for the cut that ends the range resumes (relative to base)
+    inner_scan = 0  # where the search for an inner cut resumes
+    while True:
+        block = handle.read(size)
+        buffer += block
+        end: int | None = None
+        if stop is not None and base + len(buffer) > stop:
+            match = _CUT.search(buffer, max(stop - base - 2, end_scan, 0))
+            if match is not None:
+                end = match.end()
+            end_scan = max(len(buffer) - 2, 0)
+        if end is not None or not block:
+            piece = buffer if end is None else buffer[:end]
+            if piece:
+                yield _decode(name, piece, base), len(piece)
+            return
+        if len(buffer) >= size:
+            cut = _last_cut(buffer, max(inner_scan - 2, 0))
+            if cut:
+                yield _decode(name, buffer[:cut], base), cut
+                del buffer[:cut]
+                base += cut
+                end_scan = max(end_scan - cut, 0)
+            inner_scan = max(len(buffer) - 1, 0)
+
+
+def iter_range_texts(task: Range, *, cut: bool, on_bytes: Progress = None,
+                     block: int = BLOCK) -> Iterator[tuple[str, int]]:
+    """The text of a range, in pieces (each with its length in bytes) whose encodings joined are the encoding of the
+    range: with ``cut``, pieces end at line cuts; otherwise the range is a whole file, read as one text.  A range of
+    a plain file starts at its first line cut at or after ``start`` and ends at the first at or after ``stop``, so
+    consecutive ranges that cover a file give its text exactly once.  ``on_bytes`` as
+    ``impl.io.corpus.iter_range_lines`` calls it: the bytes of [start, stop) read so far (of the compressed file for
+    gzip), adding up to stop - start."""
+    size = task.stop - task.start
+    reported = 0
+
+    def report(done: int) -> None:
+        nonlocal reported
+        done = min(done, size)
+        if on_bytes is not None and done > reported:
+            on_bytes(done - reported)
+            reported = done
+
+    if task.name == "-" or not cut:
+        text = read_text(task.name)
+        report(size)
+        if text:
+            yield text, len(text.encode("utf-8"))
+        return
+    import gzip
+    import zlib
+
+    try:
+        with Path(task.name).open("rb") as raw:
+            if task.gzipped:
+                with gzip.GzipFile(fileobj=raw, mode="rb") as unpacked:
+                    for piece in _cut_texts(task.name, unpacked, 0, None, block):  # type: ignore[arg-type]
+                        report(raw.tell())
+                        yield piece
+            else:
+                first = _first_cut(raw, task.start, task.stop, block)
+                if first is not None:
+                    raw.seek(first)
+                    for piece in _cut_texts(task.name, raw, first, task.stop, block):
+                        report(raw.tell() - task.start)
+                        yield piece
+            report(size)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as error:
+        raise FormatError(task.name, None, f"corrupt or truncated gzip data: {error}") from None
+    except FileNotFoundError:
+        raise FormatError(task.name, None, "no such file") from None
+    except IsADirectoryError:
+        raise FormatError(task.name, None, "is a directory, not a file") from None
+    except OSError as error:
+        raise FormatError(task.name, None, f"cannot be read: {error.strerror or error}") from None
