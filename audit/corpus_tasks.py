@@ -5,7 +5,7 @@ audit
 does not read the corpora into memory: each corpus is cut into byte ranges (``parallel.plan_engine_ranges``), and
 for each range a task on the engine's workers measures what the one-process audit measures on the whole text
 (``stats_task``): its bytes, its characters, whether it holds a byte the file has no token for, and its token
-count by the file's library (``report.count_tokens``, the one-process audit's own count).  The sums are the
+count by the file's library (``file_view.count_tokens``, the one-process audit's own count).  The sums are the
 one-process numbers, because a range is cut only where the count of the whole is the sum of the counts of the
 parts: at line cuts (``parallel.line_cut_positions``) for the libraries that cut text into words with a named
 pattern and encode each word alone (tiktoken, the project's own tokenizer with ``line_cuts_are_exact``, and
@@ -14,7 +14,7 @@ text).  A corpus with a byte the file has no token for is counted again, range b
 encoder, as the one-process audit counts it.
 
 The word sample and the project's comparison take the same characters as ``report.sample_text`` takes from the
-whole text: the same random starts (``report.sample_starts``, drawn from the same generator, knowing the
+whole text: the same random starts (``file_view.sample_starts``, drawn from the same generator, knowing the
 corpus's length in characters from the statistics), the chunks fetched from the ranges that hold them
 (``sample_task``).  So the whole report is the one-process report, timings aside.
 
@@ -43,8 +43,8 @@ from bpeproof.impl.pre_tokenizers.patterns import PATTERNS
 if TYPE_CHECKING:
     import random
 
+    from bpeproof.audit.file_view import FileView
     from bpeproof.audit.libraries import Library
-    from bpeproof.audit.report import FileView
 
 __all__ = ["EngineCorpus", "RangeStats", "StatsSetup", "engine_corpora", "ranges_are_exact"]
 
@@ -89,7 +89,7 @@ class _Worker:
         self._view: FileView | None = None
 
     def project_tokens(self, text: str) -> int:
-        from bpeproof.audit.report import FileView, count_tokens
+        from bpeproof.audit.file_view import FileView, count_tokens
         from bpeproof.impl.formats import convert
 
         if self._view is None:
@@ -110,7 +110,7 @@ def _worker(setup: StatsSetup) -> _Worker:
 
 def stats_task(setup: StatsSetup, task: Range) -> RangeStats:
     """The statistics of one range (a task of the engine): the numbers the one-process audit takes of a text."""
-    from bpeproof.audit.report import count_tokens
+    from bpeproof.audit.file_view import count_tokens
 
     worker = _worker(setup)
     size = chars = 0
@@ -210,7 +210,7 @@ class EngineCorpus:
 
     def sample(self, limit: int, rng: random.Random) -> str:
         """``report.sample_text`` of the corpus's text: the same characters, from the same draws of ``rng``."""
-        from bpeproof.audit.report import sample_starts
+        from bpeproof.audit.file_view import sample_starts
 
         drawn = sample_starts(self.chars, limit, rng)
         if drawn is None:

@@ -47,7 +47,15 @@ from itertools import islice
 from typing import Any
 
 from bpeproof.impl.merge_loop import SHORT_WORD, merge_long, merge_short
-from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, InvalidRuleError, InvalidTokenError, Rule, RuleTriple
+from bpeproof.spec.types import (
+    ALPHABET_SIZE,
+    BPETypeError,
+    InvalidRuleError,
+    InvalidTokenError,
+    Rule,
+    RuleTriple,
+    is_int,
+)
 
 try:
     from bpeproof.impl._c import _fastenc  # type: ignore[attr-defined]
@@ -67,9 +75,6 @@ C_RULE_LIMIT = 2**31 - 512
 C_WORD_LIMIT = 2**31 - 1
 
 
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
 
 def check_rules(rules: Sequence[RuleTriple]) -> list[Rule]:
     """Check that ``rules`` is a valid rule list r_1..r_m, r_j over V_{j-1} (def-merge, def-bpe).
@@ -88,7 +93,7 @@ def check_rules(rules: Sequence[RuleTriple]) -> list[Rule]:
     for index, rule in enumerate(rules):
         if not isinstance(rule, tuple) or len(rule) != 3:
             raise BPETypeError(f"rule {index} must be an (a, b, c) triple of ints, not {rule!r}")
-        if not (_is_int(rule[0]) and _is_int(rule[1]) and _is_int(rule[2])):
+        if not (is_int(rule[0]) and is_int(rule[1]) and is_int(rule[2])):
             raise BPETypeError(f"rule {index} {tuple(rule)!r} must hold three ints")
         a, b, c = int(rule[0]), int(rule[1]), int(rule[2])
         if a not in known:
@@ -133,7 +138,7 @@ class Encoder:
 
     def __init__(self, rules: Sequence[RuleTriple], *, cache_size: int = 1 << 16) -> None:
         """Check and compile ``rules``; ``cache_size`` bounds the number of cached words (0 disables the cache)."""
-        if not _is_int(cache_size) or cache_size < 0:
+        if not is_int(cache_size) or cache_size < 0:
             raise BPETypeError(f"cache_size must be a non-negative int, not {cache_size!r}")
         checked = check_rules(rules)
         self._rules: tuple[Rule, ...] = tuple(checked)
@@ -197,11 +202,11 @@ class Encoder:
         return ALPHABET_SIZE + len(self._rules)
 
     def __contains__(self, token: object) -> bool:
-        return _is_int(token) and token in self._bytes
+        return is_int(token) and token in self._bytes
 
     def token_bytes(self, token: int) -> bytes:
         """⟨⟨t⟩⟩ (def-alphabet-vocab): the bytes a token stands for."""
-        if not _is_int(token):
+        if not is_int(token):
             raise BPETypeError(f"token must be an int, not {type(token).__name__}")
         try:
             return self._bytes[token]
@@ -230,7 +235,7 @@ class Encoder:
         items = tokens if isinstance(tokens, (list, tuple)) else list(tokens)
         if not set(map(type, items)) <= {int}:
             for index, token in enumerate(items):
-                if not _is_int(token):
+                if not is_int(token):
                     raise BPETypeError(f"tokens[{index}] must be an int, not {type(token).__name__}")
             items = [int(token) for token in items]
         try:

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Container, Mapping, Sequence
 
-from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTokenError
+from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTokenError, is_int
 
 __all__ = ["check_byte_ids", "check_special_tokens"]
 
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def check_byte_ids(byte_ids: Sequence[int] | None, new_ids: Container[int] = ()) -> tuple[int, ...] | None:
@@ -19,7 +16,7 @@ def check_byte_ids(byte_ids: Sequence[int] | None, new_ids: Container[int] = ())
         return None
     if isinstance(byte_ids, (str, bytes)) or not isinstance(byte_ids, Sequence):
         raise BPETypeError(f"byte_ids must be a sequence of 256 ints, not {type(byte_ids).__name__}")
-    if len(byte_ids) != ALPHABET_SIZE or not all(_is_int(x) for x in byte_ids):
+    if len(byte_ids) != ALPHABET_SIZE or not all(is_int(x) for x in byte_ids):
         raise BPETypeError("byte_ids must hold exactly 256 ints")
     values = tuple(int(x) for x in byte_ids)
     owner: dict[int, int] = {}
@@ -44,7 +41,7 @@ def check_special_tokens(special_tokens: Mapping[str, int] | None, vocabulary: C
     for name, token in special_tokens.items():
         if not isinstance(name, str) or not name:
             raise BPETypeError(f"special token name {name!r} must be a non-empty str")
-        if not _is_int(token):
+        if not is_int(token):
             raise BPETypeError(f"special token {name!r} must have an int id, not {token!r}")
         try:
             name.encode("utf-8")

@@ -82,7 +82,8 @@ from bpeproof.impl.formats.project_file import (
     parse_document,
 )
 from bpeproof.impl.ids import check_byte_ids, check_special_tokens
-from bpeproof.impl.io.atomic import FormatError, atomic_write_bytes, atomic_write_text
+from bpeproof.impl.io.atomic import atomic_write_bytes, atomic_write_text
+from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.models import SEMANTICS, MergeModel, SequentialModel, TiktokenModel
 from bpeproof.impl.pre_tokenizers.hf_splits import PreTokenizer, SplitStep
 from bpeproof.impl.pre_tokenizers.patterns import (
@@ -104,6 +105,7 @@ from bpeproof.spec.types import (
     InvalidTokenError,
     Rule,
     RuleTriple,
+    is_int,
 )
 
 __all__ = [
@@ -238,9 +240,6 @@ class TextPipeline(Protocol):
 
     def pieces(self, text: str, allowed: Collection[str] | None = None) -> list[str | int]: ...
 
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 _CHAR_TABLE: bytes | None = None
@@ -425,7 +424,7 @@ class Tokenizer:
         cache_size: int,
         pretokenizer: PreTokenizer | Sequence[SplitStep] | None,
     ) -> None:
-        if not _is_int(cache_size) or cache_size < 0:
+        if not is_int(cache_size) or cache_size < 0:
             raise BPETypeError(f"cache_size must be a non-negative int, not {cache_size!r}")
         self._pipeline: TextPipeline | None = None
         self._model = model
@@ -573,7 +572,7 @@ class Tokenizer:
 
     def token_bytes(self, token: int) -> bytes:
         """⟨⟨t⟩⟩ for an id of V_m, or the UTF-8 bytes of a special token's name (def-alphabet-vocab, def-utf8)."""
-        if not _is_int(token):
+        if not is_int(token):
             raise BPETypeError(f"token must be an int, not {type(token).__name__}")
         try:
             return self._table[token]
@@ -763,7 +762,7 @@ class Tokenizer:
         items = ids if isinstance(ids, (list, tuple)) else list(ids)
         if not set(map(type, items)) <= {int}:
             for index, token in enumerate(items):
-                if not _is_int(token):
+                if not is_int(token):
                     raise BPETypeError(f"ids[{index}] must be an int, not {type(token).__name__}")
             items = [int(token) for token in items]
         table = self._table

@@ -56,7 +56,15 @@ from itertools import chain, islice, pairwise, repeat
 from operator import add, itemgetter
 from typing import Protocol
 
-from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, InvalidCorpusError, InvalidTextError, Rule, RuleTriple
+from bpeproof.spec.types import (
+    ALPHABET_SIZE,
+    BPETypeError,
+    InvalidCorpusError,
+    InvalidTextError,
+    Rule,
+    RuleTriple,
+    is_int,
+)
 
 try:
     from bpeproof.impl._c import _fastbpe  # type: ignore[attr-defined]
@@ -97,15 +105,12 @@ class _Bar(Protocol):
 # ---------------------------------------------------------------------------
 
 
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
 
 def _check_num_merges(num_merges: int | None) -> int | None:
     """m ≥ 0, or None for no bound (def-bpe, prop-bpe-training-termination)."""
     if num_merges is None:
         return None
-    if not _is_int(num_merges):
+    if not is_int(num_merges):
         raise BPETypeError(f"num_merges must be an int or None, not {type(num_merges).__name__}")
     if num_merges < 0:
         raise InvalidCorpusError(f"num_merges = {num_merges} is negative: def-bpe needs m >= 0")
@@ -156,7 +161,7 @@ def _check_counts(counts: Mapping[bytes, int]) -> Mapping[bytes, int]:
             raise BPETypeError(f"counts key {word!r} must be bytes, not {type(word).__name__}")
         if len(word) == 0:
             raise InvalidCorpusError("counts has the empty word as a key: words must be in Σ⁺")
-        if not _is_int(count):
+        if not is_int(count):
             raise BPETypeError(f"the count of word {bytes(word)!r} must be an int, not {type(count).__name__}")
         if count < 1:
             raise InvalidCorpusError(f"the count of word {bytes(word)!r} is {count}: counts must be >= 1")
@@ -412,12 +417,12 @@ def apply_rule(rule: RuleTriple, tokens: Sequence[int]) -> list[int]:
 
     Iterative, so without the specification's length limit.
     """
-    if not isinstance(rule, tuple) or len(rule) != 3 or not all(_is_int(part) for part in rule):
+    if not isinstance(rule, tuple) or len(rule) != 3 or not all(is_int(part) for part in rule):
         raise BPETypeError(f"rule must be an (a, b, c) triple of ints, not {rule!r}")
     if isinstance(tokens, (str, bytes)) or not isinstance(tokens, Sequence):
         raise BPETypeError(f"tokens must be a list of ints, not {type(tokens).__name__}")
     for index, token in enumerate(tokens):
-        if not _is_int(token):
+        if not is_int(token):
             raise BPETypeError(f"tokens[{index}] must be an int, not {type(token).__name__}")
     a, b, c = rule
     return _merge_list(list(tokens), a, b, c)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bpeproof.spec.merge import MAX_RULE_DEPTH, MAX_SPEC_LENGTH, Steps, _check_tokens, _is_int, merge, validate_rules
+from bpeproof.spec.merge import MAX_RULE_DEPTH, MAX_SPEC_LENGTH, Steps, _check_tokens, merge, validate_rules
 from bpeproof.spec.types import (
     ALPHABET_SIZE,
     BPETypeError,
@@ -19,6 +19,7 @@ from bpeproof.spec.types import (
     InvalidCorpusError,
     Rule,
     RuleTriple,
+    is_int,
 )
 
 Pair = tuple[int, int]
@@ -80,7 +81,7 @@ def check_num_merges(num_merges: int | None) -> int | None:
     """m ≥ 0, or None for no bound (def-bpe, prop-bpe-training-termination)."""
     if num_merges is None:
         return None
-    if not _is_int(num_merges):
+    if not is_int(num_merges):
         raise BPETypeError(f"num_merges must be an int or None, not {type(num_merges).__name__}")
     if num_merges < 0:
         raise InvalidCorpusError(f"num_merges = {num_merges} is negative: def-bpe needs m >= 0")

@@ -26,6 +26,7 @@ from bpeproof.spec.types import (
     InvalidTokenError,
     Rule,
     RuleTriple,
+    is_int,
 )
 
 #: The longest token list the recursive definitions accept.  Deeper recursion
@@ -48,9 +49,6 @@ MAX_RULE_DEPTH = 64
 # Checking arguments (def-merge: a rule is over V_{j-1}; def-alphabet-vocab: V0 = Σ)
 # ---------------------------------------------------------------------------
 
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def validate_rules(rules: Sequence[RuleTriple]) -> list[Rule]:
@@ -75,7 +73,7 @@ def validate_rules(rules: Sequence[RuleTriple]) -> list[Rule]:
     for index, rule in enumerate(rules):
         if not isinstance(rule, tuple) or len(rule) != 3:
             raise BPETypeError(f"rule {index} must be an (a, b, c) triple of ints, not {rule!r}")
-        if not all(_is_int(part) for part in rule):
+        if not all(is_int(part) for part in rule):
             raise BPETypeError(f"rule {index} {tuple(rule)!r} must hold three ints")
         a, b, c = (int(part) for part in rule)
         for name, part in (("a", a), ("b", b)):
@@ -118,7 +116,7 @@ def _check_tokens(tokens: Sequence[int], what: str = "tokens") -> list[int]:
     if isinstance(tokens, (str, bytes)) or not isinstance(tokens, Sequence):
         raise BPETypeError(f"{what} must be a list of ints, not {type(tokens).__name__}")
     for index, token in enumerate(tokens):
-        if not _is_int(token):
+        if not is_int(token):
             raise BPETypeError(f"{what}[{index}] must be an int, not {type(token).__name__}")
     if len(tokens) > MAX_SPEC_LENGTH:
         raise InputTooLongError(
@@ -274,7 +272,7 @@ def cnt_tokens(tokens: list[int], a: int, b: int, *, rec: CntCall | None = None)
 
 
 def _check_rule(rule: Rule) -> Rule:
-    if not isinstance(rule, tuple) or len(rule) != 3 or not all(_is_int(p) for p in rule):
+    if not isinstance(rule, tuple) or len(rule) != 3 or not all(is_int(p) for p in rule):
         raise BPETypeError(f"rule must be an (a, b, c) triple of ints, not {rule!r}")
     return Rule(*rule)
 
@@ -291,6 +289,6 @@ def rep(rule: Rule, tokens: Sequence[int]) -> int:
 
 def cnt(tokens: Sequence[int], a: int, b: int) -> int:
     """cnt_x(a, b) (def-merge) with its arguments checked; see ``cnt_tokens``."""
-    if not (_is_int(a) and _is_int(b)):
+    if not (is_int(a) and is_int(b)):
         raise BPETypeError(f"the pair must be two ints, not ({a!r}, {b!r})")
     return cnt_tokens(_check_tokens(tokens), a, b)

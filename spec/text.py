@@ -14,8 +14,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 
 from bpeproof.spec.bpe import enc
-from bpeproof.spec.merge import _is_int, dec, symbols, validate_rules, vocabulary
-from bpeproof.spec.types import BPETypeError, InvalidTextError, InvalidTokenError, RuleTriple
+from bpeproof.spec.merge import dec, symbols, validate_rules, vocabulary
+from bpeproof.spec.types import BPETypeError, InvalidTextError, InvalidTokenError, RuleTriple, is_int
 
 #: A pre-tokenizer cuts a text into pieces whose concatenation is the text.
 Pretokenizer = Callable[[str], list[str]]
@@ -150,7 +150,7 @@ def check_special_tokens(rules: Sequence[RuleTriple], specials: Mapping[str, int
     for name, token in specials.items():
         if not isinstance(name, str) or not name:
             raise BPETypeError(f"special token name {name!r} must be a non-empty str")
-        if not _is_int(token):
+        if not is_int(token):
             raise BPETypeError(f"special token {name!r} must have an int id, not {token!r}")
         if token in known:
             raise InvalidTokenError(f"special token {name!r} = {token} is already an id of the rules' vocabulary")
@@ -234,7 +234,7 @@ def injection_possible(messages: int, vocab_size: int, n: int) -> bool:
 
 def bits_per_token(vocab_size: int) -> float:
     """log2 |V|: the most information one token can carry (prop-token-information, ex-bits-per-token)."""
-    if not _is_int(vocab_size) or vocab_size < 2:
+    if not is_int(vocab_size) or vocab_size < 2:
         raise InvalidTokenError(f"vocabulary size {vocab_size!r} must be an int >= 2")
     return math.log2(vocab_size)
 

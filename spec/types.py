@@ -26,6 +26,11 @@ class Rule(NamedTuple):
 RuleTriple = tuple[int, int, int]
 
 
+def is_int(value: object) -> bool:
+    """An int that is not a bool: ``True`` is no token id, count or length, though Python calls it an int."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 class BPEValueError(ValueError):
     """A value the definitions do not allow; the message names the offending item."""
 

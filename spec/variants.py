@@ -41,8 +41,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from bpeproof.spec.bpe import enc_tokens
-from bpeproof.spec.merge import _check_tokens, _is_int, symbols, validate_rules
-from bpeproof.spec.types import BPETypeError, Rule, RuleTriple
+from bpeproof.spec.merge import _check_tokens, symbols, validate_rules
+from bpeproof.spec.types import BPETypeError, Rule, RuleTriple, is_int
 
 Encoder = Callable[[Sequence[RuleTriple], bytes], list[int]]
 
@@ -137,7 +137,7 @@ def enc_whole_word_first(rules: Sequence[RuleTriple], data: bytes, fallback: Enc
 def _own_bytes(rules: Sequence[Rule], token: int) -> bytes:
     """⟨⟨token⟩⟩, at most MAX_SPEC_LENGTH bytes (``validate_rules`` refuses longer tokens), so that
     ``enc_tokens``, which recurses once per byte, can encode it."""
-    if not _is_int(token):
+    if not is_int(token):
         raise BPETypeError(f"token must be an int, not {type(token).__name__}")
     return symbols(rules, token)
 

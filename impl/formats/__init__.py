@@ -10,7 +10,6 @@ with one ``FormatError`` naming the file, the place in it and the problem.
 list, reporting improper merges.
 """
 
-from bpeproof.impl.formats.errors import FormatError
 from bpeproof.impl.formats.gpt2 import gpt2_bytes, load_gpt2, write_gpt2
 from bpeproof.impl.formats.hf_json import hf_json_bytes, read_hf_json, write_hf_json
 from bpeproof.impl.formats.loader import load, sniff
@@ -31,6 +30,7 @@ from bpeproof.impl.formats.vocab import (
     to_rules,
     unicode_to_bytes,
 )
+from bpeproof.impl.io.errors import FormatError
 
 __all__ = [
     "GPT2_PATTERN",

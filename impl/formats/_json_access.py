@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from bpeproof.impl.formats.errors import FormatError
+from bpeproof.impl.io.errors import FormatError
 
 
 class JsonReader:

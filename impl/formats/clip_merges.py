@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import os
 
-from bpeproof.impl.formats.errors import FormatError
 from bpeproof.impl.formats.vocab import AddedToken, TextModel, Vocab, token_string_to_bytes
+from bpeproof.impl.io.errors import FormatError
 
 __all__ = ["CLIP_MERGES", "CLIP_PATTERN", "CLIP_SPECIALS", "CLIP_SUFFIX", "clip_byte_chars", "looks_like_clip",
            "parse_clip"]

@@ -41,9 +41,8 @@ from dataclasses import dataclass, field
 from itertools import accumulate, repeat
 from typing import Any
 
-from bpeproof.impl.formats.errors import FormatError
 from bpeproof.impl.formats.vocab import Vocab, bytes_to_unicode
-from bpeproof.impl.io.errors import os_problem
+from bpeproof.impl.io.errors import FormatError, os_problem
 from bpeproof.impl.io.files import GZIP_MAGIC, is_gzip_name
 
 __all__ = [

@@ -14,7 +14,6 @@ import re
 from pathlib import Path
 
 from bpeproof.impl.formats._json_access import JsonReader
-from bpeproof.impl.formats.errors import FormatError
 from bpeproof.impl.formats.hf_json import resolve_merges, unmerged_tokens
 from bpeproof.impl.formats.vocab import (
     GPT2_PATTERN,
@@ -25,6 +24,7 @@ from bpeproof.impl.formats.vocab import (
     token_string_to_bytes,
 )
 from bpeproof.impl.io.atomic import atomic_write_files
+from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.io.files import compress_if_gz, decode_utf8, parse_json, read_bytes
 
 _SPECIAL = re.compile(r"<\|[^|]+\|>")

@@ -26,7 +26,6 @@ import re
 from collections.abc import Sequence
 
 from bpeproof.impl.formats._json_access import JsonReader
-from bpeproof.impl.formats.errors import FormatError
 from bpeproof.impl.formats.vocab import (
     GPT2_PATTERN,
     U32_ID_LIMIT,
@@ -38,6 +37,7 @@ from bpeproof.impl.formats.vocab import (
     refuse_ids_above,
     token_string_to_bytes,
 )
+from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.io.files import _atomic_write, compress_if_gz, parse_json, read_bytes
 from bpeproof.impl.pre_tokenizers.hf_splits import to_oniguruma
 

@@ -7,7 +7,6 @@ import re
 from pathlib import Path
 
 from bpeproof.impl.formats.clip_merges import looks_like_clip, parse_clip
-from bpeproof.impl.formats.errors import FormatError
 from bpeproof.impl.formats.gguf_file import is_gguf, vocab_from_gguf
 from bpeproof.impl.formats.gpt2 import load_gpt2, merges_path_for
 from bpeproof.impl.formats.hf_json import parse_hf_json
@@ -16,6 +15,7 @@ from bpeproof.impl.formats.sentencepiece_model import parse_model_proto, vocab_f
 from bpeproof.impl.formats.tekken import looks_like_tekken, parse_tekken, vocab_from_tekken
 from bpeproof.impl.formats.tiktoken_file import parse_tiktoken, vocab_from_ranks
 from bpeproof.impl.formats.vocab import Vocab
+from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.io.files import GZIP_MAGIC, decompress, read_raw
 
 #: Names of the files ``load`` looks for in a directory, in order.

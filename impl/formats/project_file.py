@@ -32,13 +32,13 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from bpeproof.impl.encoder import check_rules
-from bpeproof.impl.formats.errors import FormatError
 from bpeproof.impl.formats.vocab import PreTokenizerStep, Vocab, convert, refuse_ids_above
 from bpeproof.impl.ids import check_byte_ids, check_special_tokens
+from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.io.files import _atomic_write, compress_if_gz, read_bytes
 from bpeproof.impl.pre_tokenizers.hf_splits import PreTokenizer, SplitStep, steps_from_hf
 from bpeproof.impl.pre_tokenizers.patterns import PATTERNS, compile_pattern, pattern_name
-from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, Rule
+from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, Rule, is_int
 
 __all__ = [
     "FORMAT_NAME",
@@ -82,9 +82,6 @@ class ProjectDocument:
     def version(self) -> int:
         return FORMAT_VERSION if self.pretokenizer is None else PRETOKENIZER_FORMAT_VERSION
 
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _short(value: object, limit: int = 80) -> str:
@@ -163,7 +160,7 @@ def _rules(value: object, path: str | os.PathLike[str]) -> list[Rule]:
         raise FormatError(path, "rules", f"must be an array of [a, b, c] triples, not {_json_type(value)}")
     rules: list[Rule] = []
     for index, item in enumerate(value):
-        if not isinstance(item, list) or len(item) != 3 or not all(_is_int(x) for x in item):
+        if not isinstance(item, list) or len(item) != 3 or not all(is_int(x) for x in item):
             raise FormatError(path, f"rules[{index}]", f"must be an array of three integers, not {_short(item)}")
         rules.append(Rule(item[0], item[1], item[2]))
     try:
@@ -186,9 +183,9 @@ def parse_document(path: str | os.PathLike[str], data: bytes | str) -> ProjectDo
     if not isinstance(document, dict):
         raise FormatError(path, "(file)", f"the top level must be a JSON object, not {_json_type(document)}")
     version = document.get("version", FORMAT_VERSION)
-    keys = _VERSION_KEYS.get(version, _KEYS) if _is_int(version) else _KEYS
+    keys = _VERSION_KEYS.get(version, _KEYS) if is_int(version) else _KEYS
     understood = f"this reader understands versions {FORMAT_VERSION} and {PRETOKENIZER_FORMAT_VERSION}, not"
-    if _is_int(version) and version not in _VERSION_KEYS:
+    if is_int(version) and version not in _VERSION_KEYS:
         raise FormatError(path, "version", f"{understood} {_short(version)}")
     for key in keys:
         if key not in document:
@@ -200,7 +197,7 @@ def parse_document(path: str | os.PathLike[str], data: bytes | str) -> ProjectDo
             raise FormatError(path, _short(key, 40).strip("'"), "unknown key")
     if document["format"] != FORMAT_NAME:
         raise FormatError(path, "format", f"must be {FORMAT_NAME!r}, not {_short(document['format'])}")
-    if not _is_int(version) or version not in _VERSION_KEYS:
+    if not is_int(version) or version not in _VERSION_KEYS:
         raise FormatError(path, "version", f"{understood} {_short(version)}")
     pretokenizer = _pretokenizer(document["pretokenizer"], path) if version == PRETOKENIZER_FORMAT_VERSION else None
     pattern = document["pattern"]
@@ -231,7 +228,7 @@ def parse_document(path: str | os.PathLike[str], data: bytes | str) -> ProjectDo
     if not isinstance(specials, dict):
         raise FormatError(path, "special_tokens", f"must be an object, not {_json_type(specials)}")
     for key, value in specials.items():
-        if not _is_int(value) or value < 0:
+        if not is_int(value) or value < 0:
             raise FormatError(path, f"special_tokens[{key!r}]", f"must be a non-negative integer, not {_short(value)}")
     vocabulary = new_ids.union(checked_bytes if checked_bytes is not None else range(ALPHABET_SIZE))
     try:

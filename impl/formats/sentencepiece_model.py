@@ -41,8 +41,8 @@ import struct
 from dataclasses import dataclass
 
 from bpeproof.impl.formats.derive import derive_merges
-from bpeproof.impl.formats.errors import FormatError
 from bpeproof.impl.formats.vocab import Vocab
+from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.io.files import read_bytes
 
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 from bpeproof.impl.formats._json_access import JsonReader
 from bpeproof.impl.formats.derive import derive_merges
-from bpeproof.impl.formats.errors import FormatError
 from bpeproof.impl.formats.vocab import Vocab
+from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.io.files import parse_json, read_bytes
 
 __all__ = ["DEFAULT_SPECIAL_TOKENS", "TekkenFile", "looks_like_tekken", "parse_tekken", "read_tekken"]

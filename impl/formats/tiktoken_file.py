@@ -17,8 +17,8 @@ from base64 import b64decode, b64encode
 from collections.abc import Mapping
 
 from bpeproof.impl.formats.derive import derive_merges
-from bpeproof.impl.formats.errors import FormatError
 from bpeproof.impl.formats.vocab import TIKTOKEN_RANK_LIMIT, Vocab, refuse_ids_above
+from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.io.files import _atomic_write, compress_if_gz, decode_utf8, read_bytes
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, Rule
 

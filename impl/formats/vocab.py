@@ -13,7 +13,7 @@ import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from bpeproof.impl.formats.errors import FormatError
+from bpeproof.impl.io.errors import FormatError
 from bpeproof.spec.types import ALPHABET_SIZE, Rule
 
 #: The pre-tokenization pattern of GPT-2 (r50k_base), which Hugging Face's ``ByteLevel``

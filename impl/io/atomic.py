@@ -1,4 +1,4 @@
-"""Atomic file writes (and ``FormatError``, re-exported from ``bpeproof.impl.io.errors``).
+"""Atomic file writes: a temporary file in the same folder, renamed over the target, or nothing written.
 
 A file written with ``atomic_write_bytes`` is either the complete new content
 or, if anything fails on the way, the old file untouched: the data goes to a
@@ -16,9 +16,9 @@ import os
 import secrets
 from pathlib import Path
 
-from bpeproof.impl.io.errors import FormatError, MissingFolderError
+from bpeproof.impl.io.errors import MissingFolderError
 
-__all__ = ["FormatError", "atomic_write_bytes", "atomic_write_files", "atomic_write_text", "naming"]
+__all__ = ["atomic_write_bytes", "atomic_write_files", "atomic_write_text", "naming"]
 
 
 def _fsync_directory(directory: Path) -> None:

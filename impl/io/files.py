@@ -10,9 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
-from bpeproof.impl.formats.errors import FormatError
 from bpeproof.impl.io.atomic import atomic_write_bytes
-from bpeproof.impl.io.errors import os_problem
+from bpeproof.impl.io.errors import FormatError, os_problem
 
 #: The two bytes every gzip member starts with.
 GZIP_MAGIC = b"\x1f\x8b"

@@ -37,7 +37,7 @@ except ImportError:  # the C extension is optional: the Python loops give the sa
 from bpeproof.impl.encoder import Encoder
 from bpeproof.impl.merge_loop import merge
 from bpeproof.impl.normalizers.sentencepiece import SPACE_SYMBOL, SentencePieceNormalizer, longest_prefix
-from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTextError, Rule, RuleTriple
+from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTextError, Rule, RuleTriple, is_int
 
 __all__ = [
     "SEMANTICS",
@@ -63,9 +63,6 @@ SEMANTICS = {
 #: tiktoken stores ranks as 32-bit unsigned ints and reserves the largest for "no merge".
 TIKTOKEN_RANK_LIMIT = 2**32 - 1
 
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 class MergeModel(Protocol):
@@ -136,7 +133,7 @@ class TiktokenModel:
         for token, rank in ranks.items():
             if not isinstance(token, bytes):
                 raise BPETypeError(f"rank file token {token!r} must be bytes")
-            if not _is_int(rank) or not 0 <= rank < TIKTOKEN_RANK_LIMIT:
+            if not is_int(rank) or not 0 <= rank < TIKTOKEN_RANK_LIMIT:
                 raise BPEValueError(f"rank of {token!r} must be an int in 0..2**32-2 (tiktoken's ranks), not {rank!r}")
             if rank in decoder:
                 raise BPEValueError(f"the tokens {decoder[rank]!r} and {token!r} share the rank {rank}")
@@ -227,7 +224,7 @@ class HuggingFaceModel:
         if not isinstance(tokens, Mapping):
             raise BPETypeError(f"tokens must be a mapping of int to bytes, not {type(tokens).__name__}")
         for token, data in tokens.items():
-            if not _is_int(token) or token < 0 or not isinstance(data, bytes):
+            if not is_int(token) or token < 0 or not isinstance(data, bytes):
                 raise BPETypeError(f"token {token!r}: {data!r} must map a non-negative int to bytes")
         self._bytes = dict(tokens)
         by_bytes: dict[bytes, int] = {}
@@ -342,13 +339,13 @@ class HuggingFaceTextModel:
             raise BPETypeError(f"strings must be a mapping of int to str, not {type(strings).__name__}")
         ids: dict[str, int] = {}
         for token, text in strings.items():
-            if not _is_int(token) or token < 0 or not isinstance(text, str):
+            if not is_int(token) or token < 0 or not isinstance(text, str):
                 raise BPETypeError(f"token {token!r}: {text!r} must map a non-negative int to a str")
             if text in ids:
                 raise BPEValueError(f"tokens {ids[text]} and {token} are both {text!r}")
             ids[text] = token
         for token, data in token_bytes.items():
-            if not _is_int(token) or not isinstance(data, bytes):
+            if not is_int(token) or not isinstance(data, bytes):
                 raise BPETypeError(f"token {token!r}: {data!r} must map an int to bytes")
         self._ids = ids
         self._bytes = dict(token_bytes)

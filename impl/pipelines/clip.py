@@ -32,8 +32,8 @@ from typing import Any
 import regex
 
 from bpeproof.impl.formats.clip_merges import CLIP_PATTERN, CLIP_SPECIALS, clip_byte_chars
-from bpeproof.impl.formats.errors import FormatError
 from bpeproof.impl.formats.vocab import TextModel, Vocab
+from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.models import HuggingFaceTextModel
 from bpeproof.impl.tokenizer import Tokenizer
 from bpeproof.spec.types import InvalidTextError

@@ -51,7 +51,7 @@ except ImportError:  # the C extension is optional: the Python loop gives the sa
     _fastenc = None
 from bpeproof.impl import encoder as _encoder_module
 from bpeproof.impl.formats import gguf_file
-from bpeproof.impl.formats.errors import FormatError
+from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.merge_loop import merge
 from bpeproof.impl.pre_tokenizers.hf_splits import PreTokenizer
 from bpeproof.impl.tokenizer import AllowedSpecial, Tokenizer

@@ -6,12 +6,12 @@ import gzip
 from pathlib import Path
 
 from bpeproof.impl import formats
-from bpeproof.impl.formats.errors import FormatError
 from bpeproof.impl.formats.hf_json import parse_hf_json
 from bpeproof.impl.formats.sentencepiece_model import MODEL_TYPES, parse_charsmap, parse_model_proto
 from bpeproof.impl.formats.tekken import parse_tekken
 from bpeproof.impl.formats.tiktoken_file import parse_tiktoken
 from bpeproof.impl.formats.vocab import PreTokenizerStep, TextModel, token_string_to_bytes
+from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.io.files import read_bytes
 from bpeproof.impl.models import HuggingFaceModel, HuggingFaceTextModel, SentencePieceModel, TiktokenModel
 from bpeproof.impl.normalizers.hf import Normalizer

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from bpeproof.proofs_tests.checker.sandbox import DEFAULT_MEMORY_MB, Channel, ChannelError, Process, fork_worker
-from bpeproof.spec.types import Rule
+from bpeproof.spec.types import Rule, is_int
 
 #: A function under test: a callable, or ``"module:function"`` (``module`` alone means the default name;
 #: ``module`` may also be a path to a ``.py`` file).
@@ -250,10 +250,6 @@ class ReplyError(Exception):
     """A worker's reply that is not a valid outcome."""
 
 
-def _is_int_value(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def decode_outcome(kind: str, reply: object) -> Outcome:
     """Validate a worker's reply and turn it into an ``Outcome`` (raises ``ReplyError``)."""
     if not isinstance(reply, dict) or set(reply) != {"kind", "value", "message", "seconds", "at_call"}:
@@ -275,12 +271,12 @@ def decode_outcome(kind: str, reply: object) -> Outcome:
     if not isinstance(value, list):
         raise ReplyError(f"{kind}'s value must be a list")
     if kind == "enc":
-        if not all(_is_int_value(t) for t in value):
+        if not all(is_int(t) for t in value):
             raise ReplyError("enc's value must be a list of ints")
         return Outcome("ok", list(value), "", float(seconds))
     rules: list[Rule] = []
     for rule in value:
-        if not isinstance(rule, list) or len(rule) != 3 or not all(_is_int_value(x) for x in rule):
+        if not isinstance(rule, list) or len(rule) != 3 or not all(is_int(x) for x in rule):
             raise ReplyError("train's value must be a list of [a, b, c] int triples")
         rules.append(Rule(*rule))
     return Outcome("ok", rules, "", float(seconds))

@@ -21,8 +21,9 @@ from hypothesis import given, settings
 import bpeproof.audit.libraries
 import bpeproof.audit.report
 from bpeproof import spec
+from bpeproof.audit.file_view import FileView
 from bpeproof.audit.html import bar_chart, render
-from bpeproof.audit.report import FileView, audit, findings
+from bpeproof.audit.report import audit, findings
 from bpeproof.audit.variants import MergeTable, fast_variants, shortest_length
 from bpeproof.cli import main
 from bpeproof.commands.audit import summary

@@ -29,8 +29,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bpeproof.impl.formats import gguf_file
-from bpeproof.impl.formats.errors import FormatError
 from bpeproof.impl.formats.vocab import bytes_to_unicode
+from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.pipelines import llama_cpp
 from bpeproof.impl.pipelines.llama_cpp import LlamaCppModel, LlamaCppTokenizer, collapse
 from bpeproof.impl.pipelines.registry import load_tokenizer

@@ -30,7 +30,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpeproof.impl.formats.errors import FormatError
+from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.models import HuggingFaceTextModel
 from bpeproof.impl.normalizers.hf import Normalizer, Piece
 from bpeproof.impl.pipelines.registry import load_tokenizer

@@ -25,9 +25,9 @@ from hypothesis import strategies as st
 import bpeproof.impl.encoder
 from bpeproof import spec
 from bpeproof.commands._vocab import load_tokenizer
-from bpeproof.impl.formats.errors import FormatError as FileFormatError
 from bpeproof.impl.formats.vocab import PreTokenizerStep, token_string_to_bytes
-from bpeproof.impl.io.atomic import FormatError
+from bpeproof.impl.io.errors import FormatError
+from bpeproof.impl.io.errors import FormatError as FileFormatError
 from bpeproof.impl.pre_tokenizers.hf_splits import (
     BEHAVIORS,
     GPT2_SPLIT,

@@ -32,7 +32,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bpeproof.audit.report import BUILTIN_TEXT, audit
-from bpeproof.impl.formats.errors import FormatError
+from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.models import SentencePieceModel
 from bpeproof.impl.pipelines.registry import load_tokenizer
 from bpeproof.impl.tokenizer import Tokenizer

@@ -29,7 +29,8 @@ from hypothesis import strategies as st
 
 from bpeproof import spec
 from bpeproof.impl.formats.tiktoken_file import load_tiktoken_ranks, tiktoken_rules
-from bpeproof.impl.io.atomic import FormatError, atomic_write_bytes, atomic_write_text
+from bpeproof.impl.io.atomic import atomic_write_bytes, atomic_write_text
+from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.pre_tokenizers.patterns import PATTERNS, compile_pinned, pattern_name, resolve_pattern
 from bpeproof.impl.pre_tokenizers.unicode_classes import pin_pattern
 from bpeproof.impl.tokenizer import FORMAT_NAME, FORMAT_VERSION, Tokenizer
