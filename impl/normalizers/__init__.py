@@ -1,1 +1,1 @@
-"""impl/normalizers"""
+"""Normalizers: the text each library's model actually merges (Hugging Face's normalizers, sentencepiece's)."""

@@ -1,1 +1,2 @@
-"""impl/pre_tokenizers"""
+"""Pre-tokenization: how a text is cut into words before BPE merges inside each (patterns, Hugging Face splits,
+the Unicode tables they classify by)."""

@@ -1,1 +1,2 @@
-"""proofs_tests/checker"""
+"""The checker for anyone's BPE: ``functions`` (enc, dec, train) and ``tokenizers`` (text → ids ports), with the
+sandbox their code runs in and the strategies that generate their inputs."""

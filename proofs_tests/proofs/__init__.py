@@ -1,1 +1,2 @@
-"""proofs_tests/proofs"""
+"""The proofs: CrossHair contracts on the engine's Python paths, the induction for every length, the bound search,
+and the CrossHair runs of the test suite."""

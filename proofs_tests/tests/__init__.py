@@ -1,1 +1,1 @@
-"""proofs_tests/tests"""
+"""The test suite, one folder per layer."""

@@ -1,1 +1,1 @@
-"""proofs_tests/tests/audit"""
+"""Tests of the audit layer."""

@@ -1,1 +1,1 @@
-"""proofs_tests/tests/checker"""
+"""Tests of the checker layer."""

@@ -1,1 +1,1 @@
-"""proofs_tests/tests/cli"""
+"""Tests of the command line and the public API."""

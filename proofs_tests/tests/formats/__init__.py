@@ -1,1 +1,1 @@
-"""proofs_tests/tests/formats"""
+"""Tests of the file readers and writers (impl.formats)."""

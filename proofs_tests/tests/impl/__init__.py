@@ -1,1 +1,1 @@
-"""proofs_tests/tests/impl"""
+"""Tests of the impl layer."""

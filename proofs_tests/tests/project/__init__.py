@@ -1,1 +1,1 @@
-"""proofs_tests/tests/project"""
+"""Tests of the project's own standards: types, lint, layers, the README's commands."""

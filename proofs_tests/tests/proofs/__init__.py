@@ -1,1 +1,1 @@
-"""proofs_tests/tests/proofs"""
+"""Tests of the proofs layer."""

@@ -1,1 +1,1 @@
-"""proofs_tests/tests/spec"""
+"""Tests of the spec layer."""
