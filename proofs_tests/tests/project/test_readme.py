@@ -52,8 +52,17 @@ def test_first_command_in_a_fresh_environment(tmp_path: Path) -> None:
     assert "whole: あ" in result.stdout
 
 
+DOCS = ROOT / "docs"
+
+
+def manual() -> str:
+    """The README and the manual's pages, one text: each block runs wherever it lives."""
+    pages = [README, *sorted(DOCS.glob("*.md"))]
+    return "\n".join(page.read_text(encoding="utf-8") for page in pages)
+
+
 def section(title: str) -> str:
-    return README.read_text(encoding="utf-8").split(f"## {title}", 1)[1].split("\n## ", 1)[0]
+    return manual().split(f"## {title}", 1)[1].split("\n## ", 1)[0]
 
 
 def run_lines(block: str, cwd: Path) -> list[subprocess.CompletedProcess[str]]:

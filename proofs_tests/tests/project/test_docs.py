@@ -1,0 +1,32 @@
+"""The manual builds as a site with no stale page or link, and the README's links lead somewhere."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+DOCS = ROOT / "docs"
+
+
+def test_the_site_builds_strictly(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_every_page_is_in_the_nav() -> None:
+    nav = set(re.findall(r":\s*(\S+\.md)\s*$", (ROOT / "mkdocs.yml").read_text(encoding="utf-8"), flags=re.MULTILINE))
+    pages = {page.name for page in DOCS.glob("*.md")}
+    assert pages == nav
+
+
+def test_readme_links_point_to_files() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    targets = [link.split("#", 1)[0] for link in re.findall(r"\]\(([^)\s]+)\)", readme)]
+    relative = [target for target in targets if target and "://" not in target]
+    assert relative
+    for target in relative:
+        assert (ROOT / target).exists(), target
