@@ -34,6 +34,7 @@ from typing import Any
 
 from bpeproof.impl.io.atomic import atomic_write_bytes
 from bpeproof.impl.io.errors import FormatError
+from bpeproof.impl.optional_libraries import install_hint
 
 __all__ = ["HEADER", "PARQUET_PATTERN_KEY", "is_parquet_name", "read_counts", "require_pyarrow", "write_counts"]
 
@@ -74,8 +75,8 @@ def require_pyarrow(name: str, doing: str) -> Any:
         import pyarrow
         import pyarrow.parquet
     except ImportError:
-        raise FormatError(name, None, f"{doing} Parquet needs pyarrow, which is not installed: pip install"
-                          " 'bpeproof[parquet]' (or name the table .tsv.gz)") from None
+        raise FormatError(name, None, f"{doing} Parquet needs pyarrow, which is not installed:"
+                          f" {install_hint('pyarrow')} (or name the table .tsv.gz)") from None
     return pyarrow
 
 

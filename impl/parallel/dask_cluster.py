@@ -37,21 +37,18 @@ from types import ModuleType
 from typing import Any
 
 from bpeproof.impl.io.errors import FormatError
+from bpeproof.impl.optional_libraries import install_hint
 from bpeproof.impl.parallel.errors import WorkerError, error_payload, rebuild_error
 from bpeproof.impl.parallel.pool import default_workers
 
 __all__ = [
     "FAN_IN",
-    "INSTALL_HINT",
     "RETRIES",
     "DaskEngine",
     "DaskUnavailableError",
     "dask_engine",
     "import_distributed",
 ]
-
-#: How the optional dependency is installed.
-INSTALL_HINT = "pip install 'bpeproof[dask]'"
 
 #: Tables added by one task of the tree reduction.
 FAN_IN = 8
@@ -80,7 +77,7 @@ def import_distributed() -> ModuleType:
         return importlib.import_module("distributed")
     except ImportError as error:
         raise DaskUnavailableError(f"--engine dask needs Dask, which is not installed here ({error.name or error}):"
-                                   f" {INSTALL_HINT}") from None
+                                   f" {install_hint('distributed')}") from None
 
 
 def _call(function: Callable[[Any, Any], Any], setup: Any, task: Any) -> Any:
