@@ -2,7 +2,7 @@
 
 Plain seeded generators (``random.Random``), not Hypothesis: a text → ids check
 needs thousands of texts a second, and its shrinking is done by the checker on the
-text itself (``tokenizers.shrink``).  ``TextGenerator.draw()`` returns one
+text itself (``shrink``).  ``TextGenerator.draw()`` returns one
 text and the name of the source it came from:
 
 * ``pretok``: fragments of every Unicode general category and the main scripts

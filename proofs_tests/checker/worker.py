@@ -30,7 +30,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from bpeproof.proofs_tests.checker.sandbox import DEFAULT_MEMORY_MB, Channel, ChannelError, Process, fork_worker
+from bpeproof.proofs_tests.checker.process import Gone, Peer
+from bpeproof.proofs_tests.checker.sandbox import DEFAULT_MEMORY_MB, Channel, ChannelError, fork_worker
 from bpeproof.spec.types import Rule, is_int
 
 #: A function under test: a callable, or ``"module:function"`` (``module`` alone means the default name;
@@ -195,7 +196,7 @@ def run_call(function: Callable[..., object], kind: str, args: tuple[Any, ...]) 
     return Outcome(outcome.kind, outcome.value, outcome.message, time.perf_counter() - start, outcome.at_call)
 
 
-def _silence() -> None:
+def silence() -> None:
     """The code under test may print: keep its output away from the checker's (``--json`` must stay clean)."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     for fd in (1, 2):
@@ -283,7 +284,7 @@ def decode_outcome(kind: str, reply: object) -> Outcome:
 
 
 def _worker_main(channel: Channel, targets: dict[str, Target], optional: bool) -> None:
-    _silence()
+    silence()
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 20_000))
     functions: dict[str, Callable[..., object]] = {}
     try:
@@ -338,24 +339,21 @@ class Worker:
         self.optional = optional
         self.restarts = 0
         self.kinds: list[str] = []
-        self._process: Process | None = None
+        self._peer = Peer(lambda: fork_worker(lambda channel: _worker_main(channel, self.targets, self.optional),
+                                              self.memory_mb))
         self._dirty = False
         self.start()
 
     def start(self) -> None:
         """Start a fresh process (raises ``TargetError`` if a target cannot be used)."""
         names = ", ".join(map(describe, self.targets.values()))
-        process = fork_worker(lambda channel: _worker_main(channel, self.targets, self.optional), self.memory_mb)
-        self._process = process
         try:
-            hello = process.channel.receive(self.import_timeout)
-        except TimeoutError:
+            hello = self._peer.greet(self.import_timeout)
+        except Gone as gone:
             self.stop()
-            raise TargetError(f"loading {names} took over {self.import_timeout:.3g} s") from None
-        except ChannelError:
-            code = process.wait(1.0)
-            self.stop()
-            raise TargetError(f"loading {names} ended the process (exit code {code})") from None
+            if gone.kind == "timeout":
+                raise TargetError(f"loading {names} took over {self.import_timeout:.3g} s") from None
+            raise TargetError(f"loading {names} ended the process (exit code {gone.exit_code})") from None
         if not isinstance(hello, dict) or hello.get("status") not in ("ready", "usage"):
             self.stop()
             raise TargetError(f"loading {names}: the worker sent an invalid first message")
@@ -368,11 +366,7 @@ class Worker:
 
     def stop(self) -> None:
         """End the process and its group."""
-        process, self._process = self._process, None
-        if process is not None:
-            with contextlib.suppress(ChannelError):
-                process.channel.send(None)
-            process.kill()
+        self._peer.stop()
 
     def restart(self) -> None:
         """Kill the process and start a fresh one (state such as caches is gone)."""
@@ -389,37 +383,32 @@ class Worker:
         limit = self.call_timeout if timeout is None else timeout
         if self._dirty:  # an earlier run was interrupted: answers may still be on their way
             self.restart()
-        if self._process is None:
+        if not self._peer.alive:
             self.start()
         self._dirty = True
         outcomes = self._run(calls, limit)  # an exception here (a timer tick) leaves _dirty set
         self._dirty = False
         return outcomes
 
-    def _ended(self) -> Outcome:
-        code = self._process.wait(1.0) if self._process is not None else None
-        self.restart()
-        return Outcome("crashed", message=f"ended the process running it (exit code {code})")
-
     def _run(self, calls: Sequence[Call], limit: float) -> list[Outcome]:
-        assert self._process is not None
         outcomes: list[Outcome] = []
         request = [[kind, encode_args(kind, args)] for kind, args in calls]
         try:
-            self._process.channel.send(request)
-        except ChannelError:
+            self._peer.send(request)
+        except Gone:
             self.restart()
-            assert self._process is not None
-            self._process.channel.send(request)
+            self._peer.send(request)
         for kind, _ in calls:
             try:
-                reply = self._process.channel.receive(limit)
-            except TimeoutError:
-                outcomes.append(Outcome("timeout", message=f"did not return within {limit:.3g} s", seconds=limit))
+                reply = self._peer.receive(limit)
+            except Gone as gone:
+                if gone.kind == "timeout":
+                    outcomes.append(Outcome("timeout", message=f"did not return within {limit:.3g} s",
+                                            seconds=limit))
+                else:
+                    outcomes.append(Outcome("crashed", message=f"ended the process running it"
+                                            f" (exit code {gone.exit_code})"))
                 self.restart()
-                return outcomes
-            except ChannelError:
-                outcomes.append(self._ended())
                 return outcomes
             try:
                 outcomes.append(decode_outcome(kind, reply))

@@ -20,13 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from bpeproof.proofs_tests.checker.tokenizers import (
-    TargetError,
-    TokenizerCheckResult,
-    _top_level_alternatives,
-    check_tokenizer,
-    matched_alternative,
-)
+from bpeproof.proofs_tests.checker.diagnosis import matched_alternative, top_level_alternatives
+from bpeproof.proofs_tests.checker.tokenizers import TargetError, TokenizerCheckResult, check_tokenizer
 from bpeproof.proofs_tests.planted.ports import CORRECT_PORTS, PORTS
 from bpeproof.proofs_tests.planted.vocab import write_rank_file
 
@@ -113,7 +108,7 @@ def test_library_answer_is_shown(caught: dict[str, TokenizerCheckResult]) -> Non
 
 
 def test_pattern_alternatives() -> None:
-    assert _top_level_alternatives(r"a|[|(]|(b|c)|\|") == ["a", "[|(]", "(b|c)", r"\|"]
+    assert top_level_alternatives(r"a|[|(]|(b|c)|\|") == ["a", "[|(]", "(b|c)", r"\|"]
     from bpeproof.impl.pre_tokenizers.patterns import PATTERNS
 
     assert matched_alternative(PATTERNS["cl100k"], "  a", 0) == (7, r"\s+(?!\S)", " ")
@@ -124,7 +119,7 @@ def test_javascript_whitespace_is_named_as_a_split(vocab: str, monkeypatch: pyte
     spaces, where no kind of character changes, and was once reported as a merge difference."""
     from bpeproof.commands._vocab import load_tokenizer
     from bpeproof.impl.pre_tokenizers.patterns import PATTERNS
-    from bpeproof.proofs_tests.checker.tokenizers import analyse, with_js_whitespace
+    from bpeproof.proofs_tests.checker.diagnosis import analyse, with_js_whitespace
     from bpeproof.proofs_tests.planted import ports
 
     monkeypatch.setenv("BPEPROOF_CHECK_VOCAB", vocab)
@@ -147,7 +142,7 @@ def test_javascript_whitespace_is_named_as_a_split(vocab: str, monkeypatch: pyte
 def test_variants_agree_with_the_spec(vocab: str) -> None:
     """The table-driven variants used in reports give the spec's own answers (spec.variants) on a small file."""
     from bpeproof.commands._vocab import load_tokenizer
-    from bpeproof.proofs_tests.checker.tokenizers import Variants
+    from bpeproof.proofs_tests.checker.diagnosis import Variants
     from bpeproof.spec.variants import enc_bytes_rank, enc_whole_word_first
 
     reference = load_tokenizer(vocab, "cl100k")

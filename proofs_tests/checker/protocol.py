@@ -1,0 +1,277 @@
+"""The line protocol between the text → ids checker and the implementation under check, in any language.
+
+The implementation runs in another process (``process.Peer``, isolated by ``sandbox``) and writes a hello line,
+then answers each request line ``{"encode": [texts…]}`` (with ``"allowed_special"`` when special tokens are
+allowed) or ``{"decode": [[ids…]…]}`` with one line ``{"results": […]}``: per item the ids, the text, or
+``{"error": "…"}``.  ``Implementation`` is the checker's side; ``serve`` is the implementation's side for a Python
+function given as ``MOD:FUNC`` (a forked worker speaking the same protocol); ``examples/adapters/`` hold the
+same for programs.  The manual's page "Check a tokenizer in any language" describes every message.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import json
+import os
+import shlex
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from bpeproof.proofs_tests.checker.process import Gone, Peer
+from bpeproof.proofs_tests.checker.sandbox import Channel, ChannelError, Process, fork_worker, spawn_program
+from bpeproof.proofs_tests.checker.worker import Target, TargetError, describe, import_module_or_file, silence
+
+#: The protocol's name, sent in the hello line.
+PROTOCOL = "bpeproof-check"
+#: Texts per request.
+BATCH = 64
+#: Environment variables the implementation's process is given: the vocabulary file and the pattern asked for.
+ENV_VOCAB = "BPEPROOF_CHECK_VOCAB"
+ENV_PATTERN = "BPEPROOF_CHECK_PATTERN"
+
+
+class ErrorAnswer:
+    """An answer that is an error message instead of ids or text."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ErrorAnswer) and other.message == self.message
+
+    def __hash__(self) -> int:
+        return hash(self.message)
+
+    def __repr__(self) -> str:
+        return f"error: {self.message}"
+
+
+#: One answer of the implementation: ids (encode), a text (decode), or the error it reported instead.
+Answer = list[int] | str | ErrorAnswer
+
+
+def _int_list(value: object) -> list[int] | ErrorAnswer:
+    if isinstance(value, (str, bytes, dict)) or value is None:
+        return ErrorAnswer(f"returned {type(value).__name__}, not a list of int ids")
+    try:
+        items = list(value)  # type: ignore[call-overload]
+    except TypeError:
+        return ErrorAnswer(f"returned {type(value).__name__}, not a list of int ids")
+    if not all(isinstance(item, int) and not isinstance(item, bool) for item in items):
+        return ErrorAnswer("returned a list that holds something other than int ids")
+    return [int(item) for item in items]
+
+
+def serve(
+    receive: Callable[[], Any],
+    send: Callable[[Any], None],
+    encode: Callable[..., object],
+    decode: Callable[..., object] | None,
+) -> None:
+    """Answer protocol requests with ``encode(text)`` and ``decode(ids)`` until ``receive`` returns None."""
+    while True:
+        request = receive()
+        if not isinstance(request, dict):
+            return
+        results: list[Any] = []
+        if "encode" in request:
+            allowed = request.get("allowed_special")
+            for text in request["encode"]:
+                try:
+                    value = encode(text) if allowed is None else encode(text, allowed_special=allowed)
+                    answer = _int_list(value)
+                    results.append(answer if isinstance(answer, list) else {"error": answer.message})
+                except MemoryError:
+                    results.append({"error": "MemoryError: the worker's memory cap was hit", "memory": True})
+                except BaseException as error:  # the code under test may raise anything
+                    results.append({"error": f"{type(error).__name__}: {error}"[:500]})
+        else:
+            for ids in request.get("decode", []):
+                try:
+                    if decode is None:
+                        raise TypeError("no decode function")
+                    value = decode(ids)
+                    results.append(value if isinstance(value, str) else {"error": f"returned"
+                                   f" {type(value).__name__}, not str"})
+                except BaseException as error:
+                    results.append({"error": f"{type(error).__name__}: {error}"[:500]})
+        send({"results": results})
+
+
+def resolve_text_function(target: Target, option: str, arguments: int) -> Callable[..., object]:
+    if isinstance(target, str):
+        module_name, _, attribute = target.partition(":")
+        if not module_name or not attribute:
+            raise TargetError(f"{option} {target!r}: expected MODULE:FUNCTION")
+        if os.getcwd() not in sys.path:
+            sys.path.insert(0, os.getcwd())
+        try:
+            obj: object = import_module_or_file(module_name)
+        except ImportError as error:
+            raise TargetError(f"{option} {target}: cannot import module {module_name!r}: {error}") from None
+        except BaseException as error:
+            raise TargetError(f"{option} {target}: importing {module_name!r} failed:"
+                              f" {type(error).__name__}: {error}") from None
+        for part in attribute.split("."):
+            if not hasattr(obj, part):
+                raise TargetError(f"{option} {target}: module {module_name!r} has no attribute {attribute!r}")
+            obj = getattr(obj, part)
+    else:
+        obj = target
+    if not callable(obj):
+        raise TargetError(f"{option} {describe(target)}: not callable ({type(obj).__name__})")
+    with contextlib.suppress(TypeError, ValueError):
+        signature = inspect.signature(obj)
+        try:
+            signature.bind(*([None] * arguments))
+        except TypeError as error:
+            raise TargetError(f"{option} {describe(target)}: signature {signature} does not take one argument"
+                              f" ({error})") from None
+    return obj
+
+
+def _takes_allowed_special(function: Callable[..., object]) -> bool:
+    try:
+        return "allowed_special" in inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _python_worker(channel: Channel, tokenizer: Target, decode: Target | None, env: dict[str, str]) -> None:
+    os.environ.update(env)
+    silence()
+    try:
+        encode_function = resolve_text_function(tokenizer, "--tokenizer", 1)
+        decode_function = None if decode is None else resolve_text_function(decode, "--decode", 1)
+    except TargetError as error:
+        channel.send({"protocol": PROTOCOL, "error": str(error)})
+        return
+    channel.send({"protocol": PROTOCOL, "version": 1, "name": describe(tokenizer),
+                  "decode": decode_function is not None, "special": _takes_allowed_special(encode_function)})
+
+    def receive() -> Any:
+        try:
+            return channel.receive(None)
+        except ChannelError:
+            return None
+
+    serve(receive, channel.send, encode_function, decode_function)
+
+
+
+
+class Implementation:
+    """The implementation under check, answering encode/decode requests over a ``Peer``; restarted on demand."""
+
+    def __init__(self, tokenizer: Target | None, decode: Target | None, cmd: str | None, env: dict[str, str],
+                 call_timeout: float, memory_mb: int | None) -> None:
+        self.tokenizer, self.decode_target, self.cmd = tokenizer, decode, cmd
+        self.env = env
+        self.call_timeout = call_timeout
+        self.memory_mb = memory_mb
+        self.name = cmd if cmd is not None else describe(tokenizer) if tokenizer is not None else "?"
+        self.has_decode = False
+        self.special = False
+        self.restarts = 0
+        self._peer = Peer(self._launch)
+
+    def _launch(self) -> Process:
+        if self.cmd is not None:
+            try:
+                argv = shlex.split(self.cmd)
+            except ValueError as error:
+                raise TargetError(f"--cmd {self.cmd!r}: {error}") from None
+            if not argv:
+                raise TargetError("--cmd is empty")
+            try:
+                return spawn_program(argv, self.memory_mb, env={**os.environ, **self.env})
+            except OSError as error:
+                raise TargetError(f"--cmd {self.cmd!r}: cannot start {argv[0]!r}: {error.strerror}") from None
+        assert self.tokenizer is not None
+        tokenizer, decode, env = self.tokenizer, self.decode_target, self.env
+        return fork_worker(lambda channel: _python_worker(channel, tokenizer, decode, env), self.memory_mb)
+
+    def start(self, timeout: float) -> None:
+        """Start the process and read its hello line (``TargetError`` when it does not speak the protocol)."""
+        try:
+            hello = self._peer.greet(timeout)
+        except Gone as gone:
+            self.stop()
+            if gone.kind == "timeout":
+                raise TargetError(f"{self.name}: no hello line within {timeout:.3g} s (still loading?)") from None
+            raise TargetError(f"{self.name}: {gone} before its hello line") from None
+        if not isinstance(hello, dict) or hello.get("protocol") != PROTOCOL:
+            self.stop()
+            raise TargetError(f"{self.name}: the first line must be the hello object"
+                              f' {{"protocol": "{PROTOCOL}", ...}}, not {json.dumps(hello)[:80]}')
+        if "error" in hello:
+            self.stop()
+            raise TargetError(str(hello["error"]))
+        self.has_decode = hello.get("decode") is True
+        self.special = hello.get("special") is True
+        if isinstance(hello.get("name"), str) and self.cmd is not None:
+            self.name = f"{self.cmd} ({hello['name'][:80]})"
+
+    def stop(self) -> None:
+        self._peer.stop()
+
+    def restart(self) -> None:
+        self.stop()
+        self.restarts += 1
+        self.start(max(10.0, 5 * self.call_timeout))
+
+    def timeout_for(self, count: int) -> float:
+        """How long a request of ``count`` items may take."""
+        return self.call_timeout * max(1.0, count / 8)
+
+    def _results(self, count: int, what: str) -> list[Any]:
+        """The ``results`` of the next reply, which must hold ``count`` items (``Gone`` otherwise)."""
+        reply = self._peer.receive(self.timeout_for(count))
+        results = reply.get("results") if isinstance(reply, dict) else None
+        if not isinstance(results, list) or len(results) != count:
+            raise self._peer.broke_protocol(f"answered {what} request of {count} items with"
+                                            f" {json.dumps(reply)[:100]}")
+        return results
+
+    def send_encode(self, texts: Sequence[str], allowed_special: str | None = None) -> None:
+        """Send an encode request (its answer is read by ``receive_encode``)."""
+        if not self._peer.alive:
+            self.restart()
+        request: dict[str, Any] = {"encode": list(texts)}
+        if allowed_special is not None:
+            request["allowed_special"] = allowed_special
+        self._peer.send(request)
+
+    def receive_encode(self, count: int) -> list[Answer]:
+        return [self._ids(item) for item in self._results(count, "an encode")]
+
+    def encode(self, texts: Sequence[str], allowed_special: str | None = None) -> list[Answer]:
+        self.send_encode(texts, allowed_special)
+        return self.receive_encode(len(texts))
+
+    def decode(self, id_lists: Sequence[list[int]]) -> list[Answer]:
+        if not self._peer.alive:
+            self.restart()
+        self._peer.send({"decode": [list(ids) for ids in id_lists]})
+        out: list[Answer] = []
+        for item in self._results(len(id_lists), "a decode"):
+            if isinstance(item, str):
+                out.append(item)
+            elif isinstance(item, dict) and isinstance(item.get("error"), str):
+                out.append(ErrorAnswer(item["error"][:500]))
+            else:
+                out.append(ErrorAnswer(f"invalid decode result {json.dumps(item)[:80]}"))
+        return out
+
+    def _ids(self, item: object) -> Answer:
+        if isinstance(item, list):
+            if all(isinstance(t, int) and not isinstance(t, bool) for t in item):
+                return list(item)
+            return ErrorAnswer(f"invalid encode result {json.dumps(item)[:80]}: not a list of int ids")
+        if isinstance(item, dict) and isinstance(item.get("error"), str):
+            return ErrorAnswer(item["error"][:500])
+        return ErrorAnswer(f"invalid encode result {json.dumps(item)[:80]}")
