@@ -62,7 +62,9 @@ def manual() -> str:
 
 
 def section(title: str) -> str:
-    return manual().split(f"## {title}", 1)[1].split("\n## ", 1)[0]
+    """The text under the heading ``title`` (a page's title or one of its sections), to the next such heading."""
+    after = re.split(rf"(?m)^#{{1,2}} {re.escape(title)}\s*$", manual(), maxsplit=1)[1]
+    return re.split(r"(?m)^#{1,2} ", after, maxsplit=1)[0]
 
 
 def run_lines(block: str, cwd: Path) -> list[subprocess.CompletedProcess[str]]:
