@@ -18,6 +18,9 @@ which also lists the semantics (``SEMANTICS``); ``semantics`` names what a model
 ``sentencepiece-bpe``  sentencepiece's BPE model on a whole text: its normalization, then characters joined by
                 the score of the piece they spell, highest first, unknown characters as byte pieces or ``unk``
                 (``sentencepiece.SentencePieceModel``; it runs in Python).
+``llama.cpp``   llama.cpp's BPE on the tokens of a GGUF file: the adjacent pair listed first joined first, whatever
+                the joined bytes are (``llama_cpp.LlamaCppModel``; the rest of llama.cpp's tokenizer, its
+                special-token partition and pre-tokenizer, is the pipeline ``bpeproof.impl.pipelines.llama_cpp``).
 
 Each model runs in C when the optional extension is built (``c_merger``) and in Python otherwise, with the
 same ids; the tests compare both with the definitions in ``spec/variants.py`` and with the libraries.
