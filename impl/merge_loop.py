@@ -5,11 +5,11 @@ Every BPE semantics the engine runs is this loop with its own pair table:
 * the article's enc_R (def-bpe) on a valid rule list: the pair (a_j, b_j) of rule j has rank j and becomes c_j
   (``bpeproof.impl.encoder``; rank order equals the sequential application there, see its docstring);
 * tiktoken: the pair of parts (x, y) has the rank of the token whose bytes are ⟨⟨x⟩⟩⟨⟨y⟩⟩, for any rank file
-  (``bpeproof.impl.models.TiktokenModel``);
+  (``bpeproof.impl.models.tiktoken.TiktokenModel``);
 * Hugging Face BPE models: the pair of a merge line has the line's number as rank and becomes the vocabulary id of
-  the joined string (``bpeproof.impl.models.HuggingFaceModel``);
+  the joined string (``bpeproof.impl.models.hugging_face.HuggingFaceModel``);
 * sentencepiece BPE models: the pair of parts whose joined text is a piece has the rank of that piece's score,
-  highest first, and becomes the joined text (``bpeproof.impl.models.SentencePieceModel``).
+  highest first, and becomes the joined text (``bpeproof.impl.models.sentencepiece.SentencePieceModel``).
 
 A *code* orders as the rank does and carries the result: ``code(x, y)`` is None when (x, y) is no pair of the
 table, else a number whose order is the rank order; ``join(x, y, code)`` is the unit that replaces x, y.  Ties

@@ -84,7 +84,9 @@ from bpeproof.impl.formats.project_file import (
 from bpeproof.impl.ids import check_byte_ids, check_special_tokens
 from bpeproof.impl.io.atomic import atomic_write_bytes, atomic_write_text
 from bpeproof.impl.io.errors import FormatError
-from bpeproof.impl.models import SEMANTICS, MergeModel, SequentialModel, TiktokenModel
+from bpeproof.impl.models.merge_model import SEMANTICS, MergeModel
+from bpeproof.impl.models.sequential import SequentialModel
+from bpeproof.impl.models.tiktoken import TiktokenModel
 from bpeproof.impl.pre_tokenizers.hf_splits import PreTokenizer, SplitStep
 from bpeproof.impl.pre_tokenizers.patterns import (
     PATTERNS,
@@ -848,9 +850,9 @@ class Tokenizer:
     ) -> Tokenizer:
         """A tokenizer that encodes exactly as tiktoken does with this rank file (token bytes → rank = id).
 
-        Any rank file, proper or not, the empty token included: ``impl.models.TiktokenModel``.  No merge list is
-        recovered (``bpeproof.impl.formats.tiktoken_file.tiktoken_rules`` does that, for files where the article's
-        semantics give the same ids).
+        Any rank file, proper or not, the empty token included: ``impl.models.tiktoken.TiktokenModel``.  No merge
+        list is recovered (``bpeproof.impl.formats.tiktoken_file.tiktoken_rules`` does that, for files where the
+        article's semantics give the same ids).
         """
         return cls.from_model(TiktokenModel(ranks), pattern, special_tokens, cache_size=cache_size)
 

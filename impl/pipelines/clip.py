@@ -9,11 +9,11 @@
 3. every other piece becomes GPT-2's characters for its UTF-8 bytes, the last with ``</w>``, merged by the
    lowest-ranked pair, all its occurrences left to right, until none is left.
 
-Step 3 is the one merge loop of ``impl.models.HuggingFaceTextModel`` with ``</w>`` as the end-of-word suffix: on a
-merge list where every merge's parts are made by earlier merges (or are characters) and no two merges make the
-same token — as in the file CLIP ships, which the loader checks — merging every occurrence of the best pair at
-once and merging the leftmost best pair one at a time give the same tokens, since a token made by a merge is
-only ever a part of later merges.
+Step 3 is the one merge loop of ``impl.models.hugging_face.HuggingFaceTextModel`` with ``</w>`` as the end-of-word
+suffix: on a merge list where every merge's parts are made by earlier merges (or are characters) and no two merges
+make the same token — as in the file CLIP ships, which the loader checks — merging every occurrence of the best
+pair at once and merging the leftmost best pair one at a time give the same tokens, since a token made by a merge
+is only ever a part of later merges.
 
 ``ftfy.fix_text`` is ``ftfy``'s, when that package is installed, as CLIP calls it.  Without it the engine cannot
 know what it would change (mojibake repair, quotes, widths, ligatures, control characters, HTML entities), so a
@@ -34,7 +34,7 @@ import regex
 from bpeproof.impl.formats.clip_merges import CLIP_PATTERN, CLIP_SPECIALS, clip_byte_chars
 from bpeproof.impl.formats.vocab import TextModel, Vocab
 from bpeproof.impl.io.errors import FormatError
-from bpeproof.impl.models import HuggingFaceTextModel
+from bpeproof.impl.models.hugging_face import HuggingFaceTextModel
 from bpeproof.impl.tokenizer import Tokenizer
 from bpeproof.spec.types import InvalidTextError
 

@@ -13,7 +13,9 @@ from bpeproof.impl.formats.tiktoken_file import parse_tiktoken
 from bpeproof.impl.formats.vocab import PreTokenizerStep, TextModel, token_string_to_bytes
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.io.files import read_bytes
-from bpeproof.impl.models import HuggingFaceModel, HuggingFaceTextModel, SentencePieceModel, TiktokenModel
+from bpeproof.impl.models.hugging_face import HuggingFaceModel, HuggingFaceTextModel
+from bpeproof.impl.models.sentencepiece import SentencePieceModel
+from bpeproof.impl.models.tiktoken import TiktokenModel
 from bpeproof.impl.normalizers.hf import Normalizer
 from bpeproof.impl.pre_tokenizers import patterns
 from bpeproof.impl.pre_tokenizers.hf_splits import PreTokenizer, steps_from_hf
@@ -43,21 +45,22 @@ def load_tokenizer(path: str, pattern: str | None = None, *, decode_only: bool =
     """Any supported vocabulary file as a ``Tokenizer`` that encodes exactly as the file's own library does.
 
     - the project's file: the article's sequential semantics (its rules);
-    - a tiktoken rank file: tiktoken's semantics on the ranks as they are (``bpeproof.impl.models.TiktokenModel``), for
-      any file, proper or not; the pattern is ``pattern``, else guessed from the name or size;
+    - a tiktoken rank file: tiktoken's semantics on the ranks as they are
+      (``bpeproof.impl.models.tiktoken.TiktokenModel``), for any file, proper or not; the pattern is ``pattern``,
+      else guessed from the name or size;
     - Mistral's tekken JSON: tiktoken's semantics on its live ranks, each id shifted by the number of special
       tokens, with the file's pattern (or ``pattern``) and its special tokens, as ``mistral-common`` encodes;
     - a ``tokenizer.json`` with a BPE model: the ``tokenizers`` library's pipeline
     (``bpeproof.impl.pipelines.tokenizer_json``): its
       added tokens with their flags, its normalizer, its pre-tokenizer (or ``pattern``), then its BPE model
-      (``bpeproof.impl.models.HuggingFaceModel`` on the words' bytes, ``HuggingFaceTextModel`` on their strings when the
-      model has a word prefix or suffix, byte fallback, or a vocabulary of characters); its added tokens are the
-      special tokens;
+      (``bpeproof.impl.models.hugging_face.HuggingFaceModel`` on the words' bytes, ``HuggingFaceTextModel`` on
+      their strings when the model has a word prefix or suffix, byte fallback, or a vocabulary of characters); its
+      added tokens are the special tokens;
     - CLIP's merges file: CLIP's own tokenizer (``bpeproof.impl.pipelines.clip``);
     - GPT-2's ``encoder.json`` + ``vocab.bpe``: the Hugging Face BPE model with GPT-2's pattern or ``pattern``;
-    - a sentencepiece model of type BPE: ``bpeproof.impl.models.SentencePieceModel`` on the whole text (no
-      pre-tokenization, no special tokens: ``SentencePieceProcessor.encode`` parses none), with the model's
-      normalization rules, whatever they are.
+    - a sentencepiece model of type BPE: ``bpeproof.impl.models.sentencepiece.SentencePieceModel`` on the whole
+      text (no pre-tokenization, no special tokens: ``SentencePieceProcessor.encode`` parses none), with the
+      model's normalization rules, whatever they are.
 
     ``decode_only``: the tokenizer is only used to decode, so a file that states no pattern needs none (the
     pre-tokenization of such a tokenizer is the ``words`` pattern, never to be used for encoding).

@@ -21,7 +21,7 @@ expressions are run as
 Oniguruma runs them (``bpeproof.impl.pre_tokenizers.hf_splits.SplitStep``).
 
 ``map_bytes=False`` leaves out the last ``ByteLevel`` step's byte mapping, for a model that takes the bytes of
-the words itself (``bpeproof.impl.models.HuggingFaceModel``); every other step runs as written.
+the words itself (``bpeproof.impl.models.hugging_face.HuggingFaceModel``); every other step runs as written.
 """
 
 from __future__ import annotations

@@ -1,2 +1,2 @@
 """Pre-tokenization: how a text is cut into words before BPE merges inside each (patterns, Hugging Face splits,
-the Unicode tables they classify by)."""
+llama.cpp's expressions, the Unicode tables they classify by)."""

@@ -31,9 +31,12 @@ from hypothesis import strategies as st
 from bpeproof.impl.formats import gguf_file
 from bpeproof.impl.formats.vocab import bytes_to_unicode
 from bpeproof.impl.io.errors import FormatError
-from bpeproof.impl.pipelines import llama_cpp
-from bpeproof.impl.pipelines.llama_cpp import LlamaCppModel, LlamaCppTokenizer, collapse
+from bpeproof.impl.models.llama_cpp import LlamaCppModel
+from bpeproof.impl.pipelines.llama_cpp import LlamaCppTokenizer
+from bpeproof.impl.pipelines.llama_cpp_specials import SpecialTokenPartition
 from bpeproof.impl.pipelines.registry import load_tokenizer
+from bpeproof.impl.pre_tokenizers import llama_cpp as llama_cpp_pre
+from bpeproof.impl.pre_tokenizers.llama_cpp import collapse
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "llama_cpp"
 ENV = "BPEPROOF_LLAMA_CPP_MODELS"
@@ -124,7 +127,7 @@ def test_llama_cpp_folder(path: Path) -> None:
     model = metadata.values["tokenizer.ggml.model"]
     pre = metadata.values.get("tokenizer.ggml.pre") or "default"
     kind = gguf_file.PRE_TYPES.get(pre, (None,))[0]
-    if model != "gpt2" or kind in llama_cpp.UNSUPPORTED_PRE:
+    if model != "gpt2" or kind in llama_cpp_pre.UNSUPPORTED_PRE:
         with pytest.raises(FormatError) as refusal:
             load_tokenizer(str(path))
         assert (repr(model) if model != "gpt2" else repr(kind)) in str(refusal.value)
@@ -420,7 +423,7 @@ class _Flags:
             self.number = self.letter = self.whitespace = self.mark = False
             self.defined = False
             return
-        kind = llama_cpp.code_point_class(code) if code >= 128 else None
+        kind = llama_cpp_pre.code_point_class(code) if code >= 128 else None
         char = chr(code)
         self.whitespace = kind == "w" or (code < 128 and char in "\t\n\v\f\r ")
         self.letter = kind == "2" or (code < 128 and char.isalpha())
@@ -568,8 +571,8 @@ def port_custom(text: str, variant: str) -> list[int]:
     return pieces
 
 
-CUSTOM = {"gpt2": llama_cpp._GPT2, "llama3": llama_cpp._LLAMA3, "qwen2": llama_cpp._QWEN2,
-          "qwen35": llama_cpp._QWEN35}
+CUSTOM = {"gpt2": llama_cpp_pre._GPT2, "llama3": llama_cpp_pre._LLAMA3, "qwen2": llama_cpp_pre._QWEN2,
+          "qwen35": llama_cpp_pre._QWEN35}
 
 #: Characters that stress the splitters: the literals they test, every class of code point, and the edges of
 #: llama.cpp's table (0x1C..0x1F are controls there, not spaces; U+0378 is unassigned; U+0301 a mark; U+00B2
@@ -583,7 +586,7 @@ TEXTS = st.lists(st.sampled_from(ALPHABET), max_size=40).map("".join)
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=TEXTS, variant=st.sampled_from(sorted(CUSTOM)))
 def test_custom_splitters_match_llama_cpp_code(text: str, variant: str) -> None:
-    step = llama_cpp._Step(CUSTOM[variant])
+    step = llama_cpp_pre._Step(CUSTOM[variant])
     spans = step.cut(collapse(text), 0, len(text))
     assert [end - start for start, end in spans] == port_custom(text, variant)
 
@@ -619,20 +622,20 @@ def port_afmoe(text: str) -> list[int]:
 @settings(max_examples=200, deadline=None)
 @given(text=TEXTS)
 def test_digit_grouping_matches_llama_cpp_code(text: str) -> None:
-    step = llama_cpp._Step("\\p{AFMoE_digits}")
+    step = llama_cpp_pre._Step("\\p{AFMoE_digits}")
     assert [end - start for start, end in step.cut(collapse(text), 0, len(text))] == port_afmoe(text)
 
 
 def test_collapsed_categories_lose_case_above_ascii() -> None:
     """llama.cpp collapses every letter above 127 into one byte, so \\p{Lu} and \\p{Ll} both take it."""
-    tekken = llama_cpp.LlamaCppPreTokenizer("tekken")
+    tekken = llama_cpp_pre.LlamaCppPreTokenizer("tekken")
     assert tekken.split("HelloWorld") == ["Hello", "World"]
     assert tekken.split("ÉcoleÉté") == ["ÉcoleÉté"]
 
 
 def test_empty_matches_as_std_regex_iterator() -> None:
     """superbpe's second expression only matches empty strings: each cuts the digits, three from the right."""
-    superbpe = llama_cpp.LlamaCppPreTokenizer("superbpe")
+    superbpe = llama_cpp_pre.LlamaCppPreTokenizer("superbpe")
     text = "x1234567 12"
     assert "".join(superbpe.split(text)) == text
     assert [piece for piece in superbpe.split(text) if piece.isdigit()] == ["1", "234", "567", "12"]
@@ -699,7 +702,7 @@ SPECIAL_TEXTS = ["<a>", "<b>", "ab", "a", "  ", " ", "<|x|>", "x|", "é"]
                      max_size=16).map("".join))
 def test_partition_matches_llama_cpp_code(chosen: list[tuple[str, bool, bool]], text: str) -> None:
     tokens = [(name, 1000 + i, lstrip, rstrip) for i, (name, lstrip, rstrip) in enumerate(chosen)]
-    partition = llama_cpp._Partition(tokens)
+    partition = SpecialTokenPartition(tokens)
     if partition.ambiguity() is not None:
         return
     expected = port_partition(text.encode(), [(t.encode(), i, lstrip, rstrip) for t, i, lstrip, rstrip in

@@ -31,7 +31,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpeproof.impl.io.errors import FormatError
-from bpeproof.impl.models import HuggingFaceTextModel
+from bpeproof.impl.models.hugging_face import HuggingFaceTextModel
 from bpeproof.impl.normalizers.hf import Normalizer, Piece
 from bpeproof.impl.pipelines.registry import load_tokenizer
 from bpeproof.impl.pre_tokenizers import hf_chars

@@ -1,10 +1,11 @@
 """Each library's semantics as the engine runs it, against its definition in ``spec/variants.py`` and the library.
 
-* tiktoken (``impl.models.TiktokenModel``), C and Python, against ``spec.variants.enc_tiktoken`` and against
-  tiktoken itself, on generated rank files that need not be proper: tokens whose rank is below their parts',
-  tokens that only the whole-piece lookup reaches, the empty token;
-* Hugging Face BPE (``impl.models.HuggingFaceModel``), C and Python, against ``spec.variants.enc_pair_rank`` and
-  against ``tokenizers`` on generated merge lists: improper order, a pair listed twice, results that are not new;
+* tiktoken (``impl.models.tiktoken.TiktokenModel``), C and Python, against ``spec.variants.enc_tiktoken`` and
+  against tiktoken itself, on generated rank files that need not be proper: tokens whose rank is below their
+  parts', tokens that only the whole-piece lookup reaches, the empty token;
+* Hugging Face BPE (``impl.models.hugging_face.HuggingFaceModel``), C and Python, against
+  ``spec.variants.enc_pair_rank`` and against ``tokenizers`` on generated merge lists: improper order, a pair listed
+  twice, results that are not new;
 * where the coincidence theorem applies (a valid rule list, every token reachable), all of them equal the
   article's sequential enc_R;
 * the command line never prints ids that differ from the library's, and refuses what it cannot reproduce.
@@ -26,7 +27,9 @@ from hypothesis import strategies as st
 
 import bpeproof.impl.encoder
 from bpeproof.impl.formats.vocab import bytes_to_token_string
-from bpeproof.impl.models import HuggingFaceModel, SequentialModel, TiktokenModel
+from bpeproof.impl.models.hugging_face import HuggingFaceModel
+from bpeproof.impl.models.sequential import SequentialModel
+from bpeproof.impl.models.tiktoken import TiktokenModel
 from bpeproof.impl.pre_tokenizers.patterns import PATTERNS
 from bpeproof.impl.tokenizer import Tokenizer
 from bpeproof.spec import enc as spec_enc

@@ -1,4 +1,5 @@
-"""sentencepiece BPE models run by the engine (``bpeproof.impl.models.SentencePieceModel``) against the library itself.
+"""sentencepiece BPE models run by the engine (``bpeproof.impl.models.sentencepiece.SentencePieceModel``) against
+the library itself.
 
 The oracle is the installed ``sentencepiece`` package: the ids of ``SentencePieceProcessor.encode(text)``.
 
@@ -33,7 +34,7 @@ from hypothesis import strategies as st
 
 from bpeproof.audit.report import BUILTIN_TEXT, audit
 from bpeproof.impl.io.errors import FormatError
-from bpeproof.impl.models import SentencePieceModel
+from bpeproof.impl.models.sentencepiece import SentencePieceModel
 from bpeproof.impl.pipelines.registry import load_tokenizer
 from bpeproof.impl.tokenizer import Tokenizer
 

@@ -1,0 +1,260 @@
+"""Hugging Face ``tokenizers``' BPE model as merge models: pairs of the merge list ranked by their line, the joined
+string's id as result, on the bytes of a byte-level vocabulary (``HuggingFaceModel``) or on the words' strings
+(``HuggingFaceTextModel``); ``bpeproof.spec.variants.enc_pair_rank`` and ``enc_hf_bpe`` define them."""
+
+from __future__ import annotations
+
+from collections.abc import Container, Mapping, Sequence
+from typing import Any
+
+from bpeproof.impl import encoder as _encoder_module
+
+try:
+    from bpeproof.impl._c import _fastenc  # type: ignore[attr-defined]
+except ImportError:  # the C extension is optional: the Python loops give the same ids
+    _fastenc = None
+from bpeproof.impl.merge_loop import merge
+from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTextError, is_int
+
+__all__ = ["HuggingFaceModel", "HuggingFaceTextModel"]
+
+
+def _pair_table(merges: Sequence[tuple[int, int, int]], vocabulary: Container[int], stride: int) -> dict[int, int]:
+    """Hugging Face's merge table: ``a * stride + b`` → ``rank * stride + c`` for each merge ``(a, b, c)`` of the
+    list (rank = its line), every id checked against ``vocabulary``; a pair listed twice keeps its last line."""
+    table: dict[int, int] = {}
+    for rank, merge_ids in enumerate(merges):
+        if not (isinstance(merge_ids, tuple) and len(merge_ids) == 3):
+            raise BPETypeError(f"merge {rank} must be an (a, b, c) triple of ids, not {merge_ids!r}")
+        for token in merge_ids:
+            if token not in vocabulary:
+                raise BPEValueError(f"merge {rank} {merge_ids!r}: {token!r} is not in the vocabulary")
+        a, b, c = merge_ids
+        table[a * stride + b] = rank * stride + c
+    return table
+
+
+class HuggingFaceModel:
+    """The BPE model of Hugging Face ``tokenizers`` on a byte-level vocabulary, with the file's own ids.
+
+    ``tokens``: id → the bytes its string stands for (GPT-2's byte-to-character table); ``merges``: (a, b, c)
+    ids in the file's order, c the id of the joined string (the library's table: a pair listed twice keeps its
+    last line).  A word starts as the ids of its bytes' one-character tokens; a byte without one is left out,
+    or becomes ``unk`` (consecutive ones fused into one with ``fuse_unk``), as the library does.
+    ``ignore_merges``: a word that is itself a token is that token.
+    """
+
+    semantics = "hf-bpe"
+
+    def __init__(
+        self,
+        tokens: Mapping[int, bytes],
+        merges: Sequence[tuple[int, int, int]],
+        *,
+        ignore_merges: bool = False,
+        unk: int | None = None,
+        fuse_unk: bool = False,
+    ) -> None:
+        if not isinstance(tokens, Mapping):
+            raise BPETypeError(f"tokens must be a mapping of int to bytes, not {type(tokens).__name__}")
+        for token, data in tokens.items():
+            if not is_int(token) or token < 0 or not isinstance(data, bytes):
+                raise BPETypeError(f"token {token!r}: {data!r} must map a non-negative int to bytes")
+        self._bytes = dict(tokens)
+        by_bytes: dict[bytes, int] = {}
+        for token in sorted(self._bytes):
+            by_bytes.setdefault(self._bytes[token], token)
+        self._by_bytes = by_bytes
+        self._units = [by_bytes.get(bytes([byte])) for byte in range(ALPHABET_SIZE)]
+        if unk is not None and unk not in self._bytes:
+            raise BPEValueError(f"the unknown token {unk} is not in the vocabulary")
+        self._unk = unk
+        self._fuse_unk = fuse_unk
+        self._ignore_merges = ignore_merges
+        stride = max(self._bytes, default=0) + 1
+        self._stride = stride
+        self._merges = _pair_table(merges, self._bytes, stride)
+        self._fast: Any = None
+        self._use_c = _encoder_module.USE_C_LOOP and _fastenc is not None  # decided when the model is made
+
+    @property
+    def vocabulary_size(self) -> int:
+        return len(self._bytes)
+
+    def token_table(self) -> dict[int, bytes]:
+        return dict(self._bytes)
+
+    def _initial(self, word: bytes) -> list[int]:
+        units: list[int] = []
+        unk_run = False
+        for byte in word:
+            unit = self._units[byte]
+            if unit is not None:
+                units.append(unit)
+                unk_run = False
+            elif self._unk is not None:
+                if not (self._fuse_unk and unk_run):
+                    units.append(self._unk)
+                unk_run = True
+        return units
+
+    def encode_word(self, word: bytes) -> tuple[int, ...]:
+        if self._ignore_merges:
+            whole = self._by_bytes.get(word)
+            if whole is not None:
+                return (whole,)
+        get = self._merges.get
+        stride = self._stride
+        return tuple(merge(self._initial(word), lambda x, y: get(x * stride + y), lambda x, y, code: code % stride))
+
+    def c_merger(self) -> Any:
+        if self._fast is not None or None in self._units:
+            return self._fast
+        if not self._use_c:
+            return None
+        # Dense ids: the vocabulary's ids in increasing order; ranks are the merge lines.
+        ordered = sorted(self._bytes)
+        dense = {token: index for index, token in enumerate(ordered)}
+        stride = self._stride
+        pairs_a: list[int] = []
+        pairs_b: list[int] = []
+        ranks: list[int] = []
+        results: list[int] = []
+        for key, code in self._merges.items():
+            pairs_a.append(dense[key // stride])
+            pairs_b.append(dense[key % stride])
+            ranks.append(code // stride)
+            results.append(dense[code % stride])
+        whole: list[bytes | None] = [None] * len(ordered)
+        if self._ignore_merges:
+            for data, token in self._by_bytes.items():
+                whole[dense[token]] = data
+        units = [dense[unit] for unit in self._units if unit is not None]
+        self._fast = _fastenc.Merger.from_pairs(units, pairs_a, pairs_b, ranks, results, ordered, whole)
+        return self._fast
+
+
+class HuggingFaceTextModel:
+    """The BPE model of Hugging Face ``tokenizers`` on the words as strings, exactly as ``BPE::merge_word`` runs.
+
+    For any vocabulary, of characters or byte-level (then the words are already GPT-2's characters, as the
+    ``ByteLevel`` pre-tokenizer leaves them).  ``strings``: id → the token's string; ``merges``: ``(a, b, c)`` in
+    the file's order (c as the library finds it: the join of a with b less the ``prefix``; a pair listed twice
+    keeps its last line); ``token_bytes``: the bytes each id decodes to.  A word (the UTF-8 bytes of its string)
+    is encoded thus:
+
+    1. with ``ignore_merges``, a word that is a token is that token;
+    2. each character becomes the token of its string, with ``prefix`` before it unless it is the first and
+       ``suffix`` after it if it is the last; a character without one becomes the ``<0xAB>`` tokens of that
+       string's bytes with ``byte_fallback`` (when all of them are tokens), else the ``unk_token`` (one for a run
+       with ``fuse_unk``; an unknown waits until the next known character or the end, so byte tokens found
+       meanwhile come before it, as in the library), else nothing;
+    3. the one merge loop (``impl.merge_loop.merge``): the pair of the lowest merge line first, leftmost among equals.
+
+    An ``unk_token`` that is not a token fails the word that needs it (``InvalidTextError``), as the library fails.
+    """
+
+    semantics = "hf-bpe"
+
+    def __init__(
+        self,
+        strings: Mapping[int, str],
+        merges: Sequence[tuple[int, int, int]],
+        token_bytes: Mapping[int, bytes],
+        *,
+        prefix: str | None = None,
+        suffix: str | None = None,
+        unk_token: str | None = None,
+        fuse_unk: bool = False,
+        byte_fallback: bool = False,
+        ignore_merges: bool = False,
+    ) -> None:
+        if not isinstance(strings, Mapping):
+            raise BPETypeError(f"strings must be a mapping of int to str, not {type(strings).__name__}")
+        ids: dict[str, int] = {}
+        for token, text in strings.items():
+            if not is_int(token) or token < 0 or not isinstance(text, str):
+                raise BPETypeError(f"token {token!r}: {text!r} must map a non-negative int to a str")
+            if text in ids:
+                raise BPEValueError(f"tokens {ids[text]} and {token} are both {text!r}")
+            ids[text] = token
+        for token, data in token_bytes.items():
+            if not is_int(token) or not isinstance(data, bytes):
+                raise BPETypeError(f"token {token!r}: {data!r} must map an int to bytes")
+        self._ids = ids
+        self._bytes = dict(token_bytes)
+        stride = max([*strings, *token_bytes, 0]) + 1
+        self._stride = stride
+        self._merges = _pair_table(merges, strings, stride)
+        self._prefix = prefix or None
+        self._suffix = suffix or None
+        self._unk_token = unk_token
+        self._fuse_unk = fuse_unk
+        self._byte_fallback = byte_fallback
+        self._ignore_merges = ignore_merges
+        self._byte_tokens = [ids.get(f"<0x{byte:02X}>") for byte in range(ALPHABET_SIZE)]
+
+    @property
+    def vocabulary_size(self) -> int:
+        return len(self._bytes)
+
+    def token_table(self) -> dict[int, bytes]:
+        return dict(self._bytes)
+
+    def c_merger(self) -> Any:
+        return None
+
+    def _unk(self) -> int:
+        token = self._ids.get(self._unk_token) if self._unk_token is not None else None
+        if token is None:
+            raise InvalidTextError(f"the word needs the unknown token {self._unk_token!r}, which is not in the"
+                                   " vocabulary; the library fails on this text as well")
+        return token
+
+    def initial_units(self, word: str) -> list[int]:
+        """Step 2: the ids a word starts as, before any merge."""
+        ids = self._ids
+        prefix, suffix = self._prefix, self._suffix
+        units: list[int] = []
+        pending: int | None = None  # the unknown token waiting to be added
+        last = len(word) - 1
+        for index, char in enumerate(word):
+            text = char
+            if prefix is not None and index > 0:
+                text = prefix + text
+            if suffix is not None and index == last:
+                text = text + suffix
+            token = ids.get(text)
+            if token is not None:
+                if pending is not None:
+                    units.append(pending)
+                    pending = None
+                units.append(token)
+                continue
+            if self._byte_fallback:
+                found = [self._byte_tokens[byte] for byte in text.encode("utf-8", "surrogateescape")]
+                if None not in found:
+                    units.extend(token for token in found if token is not None)
+                    continue
+            if self._unk_token is not None:
+                if pending is None:
+                    pending = self._unk()
+                elif not self._fuse_unk:
+                    units.append(pending)
+                    pending = self._unk()
+        if pending is not None:
+            units.append(pending)
+        return units
+
+    def encode_word(self, word: bytes) -> tuple[int, ...]:
+        text = word.decode("utf-8", "surrogateescape")
+        if not text:
+            return ()
+        if self._ignore_merges:
+            whole = self._ids.get(text)
+            if whole is not None:
+                return (whole,)
+        get = self._merges.get
+        stride = self._stride
+        return tuple(merge(self.initial_units(text), lambda x, y: get(x * stride + y),
+                           lambda x, y, code: code % stride))

@@ -1,0 +1,168 @@
+"""llama.cpp's BPE as a merge model: the adjacent pair listed first joined first, on the tokens of a GGUF file
+(``llm_tokenizer_bpe_session``); the rest of llama.cpp's tokenizer is ``bpeproof.impl.pipelines.llama_cpp``."""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Mapping, Sequence
+from itertools import repeat
+from typing import Any
+
+from bpeproof.impl import encoder as _encoder_module
+
+try:
+    from bpeproof.impl._c import _fastenc  # type: ignore[attr-defined]
+except ImportError:  # the C extension is optional: the Python loop gives the same ids
+    _fastenc = None
+from bpeproof.impl.merge_loop import merge
+from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError
+
+__all__ = ["LlamaCppModel"]
+
+#: Bytes no UTF-8 encoding of a code point contains (llama.cpp's pieces are always such encodings).
+_NEVER_IN_UTF8 = frozenset((0xC0, 0xC1, *range(0xF5, 0x100)))
+
+
+class LlamaCppModel:
+    """llama.cpp's BPE (``llm_tokenizer_bpe_session``) on the tokens of a GGUF file, over the one merge loop
+    (``impl.merge_loop.merge``, or its C version) like the other models of ``impl.models``; ``semantics`` "llama.cpp".
+
+    ``lookup``: bytes → id of every token merging can form (llama.cpp looks pieces up among all tokens, the
+    special ones too).  ``merges``, either
+
+    - (left, right) byte pairs in rank order: the general semantics.  A word starts as its bytes; the adjacent
+      pair listed first is joined (leftmost first), whatever the joined bytes are; at the end each piece is
+      its token or, when it has none, the tokens of its bytes one by one, a byte without a token left out;
+    - or (a, b, c) id triples in rank order, one per pair, ``lookup``'s bytes of a and b joining into c's, for
+      a file where no other merge can ever apply (the caller's claim, as
+      ``bpeproof.impl.formats.gguf_file.byte_level_tables`` establishes it): the same ids from a pair table over ids,
+      run in C when the extension is built.  A byte without a token stays in the word as a unit that joins
+      nothing and gives no id, as in llama.cpp.
+
+    ``table``: id → bytes of the ids the model reports as its own (a tokenizer's special tokens are left out
+    and decode by their text).  ``ignore_merges``: a word that is itself a token is that token.
+    """
+
+    semantics = "llama.cpp"
+
+    #: The id the C loop reports for a byte without a token; ``LlamaCppTokenizer`` drops it.
+    BARRIER = -1
+
+    def __init__(
+        self,
+        lookup: Mapping[bytes, int],
+        merges: Sequence[tuple[bytes, bytes]] | Sequence[tuple[int, int, int]],
+        table: Mapping[int, bytes],
+        *,
+        ignore_merges: bool = False,
+    ) -> None:
+        if not isinstance(lookup, Mapping) or not isinstance(table, Mapping):
+            raise BPETypeError("lookup and table must be mappings")
+        self._lookup = dict(lookup)
+        self._table = dict(table)
+        self._ignore_merges = ignore_merges
+        self._units: list[int | None] = [self._lookup.get(bytes([byte])) for byte in range(ALPHABET_SIZE)]
+        self._ranks: dict[tuple[bytes, bytes], int] = {}
+        self._pairs: dict[int, int] | None = None
+        self._triples: tuple[list[int], list[int], list[int]] | None = None
+        self._fast: Any = None
+        self._use_c = _encoder_module.USE_C_LOOP and _fastenc is not None
+        if merges and len(merges[0]) == 3:
+            a_ids, b_ids, c_ids = (list(column) for column in zip(*merges, strict=True))
+            self._setup_pairs(a_ids, b_ids, c_ids, checked=False)
+        else:
+            for rank, pair in enumerate(merges):
+                if not (isinstance(pair, tuple) and len(pair) == 2 and all(isinstance(x, bytes) for x in pair)):
+                    raise BPETypeError(f"merge {rank} must be a (left, right) pair of bytes, not {pair!r}")
+                self._ranks.setdefault(pair, rank)  # type: ignore[arg-type]
+
+    @classmethod
+    def from_columns(cls, lookup: Mapping[bytes, int], a_ids: list[int], b_ids: list[int], c_ids: list[int],
+                     table: Mapping[int, bytes], *, ignore_merges: bool = False,
+                     checked: bool = False) -> LlamaCppModel:
+        """The model of the id triples ``zip(a_ids, b_ids, c_ids)``; ``checked``: the caller has made sure that
+        they are distinct pairs of tokens whose bytes join into the result's (``byte_level_tables`` does)."""
+        model = cls(lookup, [], table, ignore_merges=ignore_merges)
+        model._setup_pairs(a_ids, b_ids, c_ids, checked=checked)
+        return model
+
+    def _setup_pairs(self, a_ids: list[int], b_ids: list[int], c_ids: list[int], *, checked: bool) -> None:
+        if not checked:
+            by_id = dict(zip(self._lookup.values(), self._lookup.keys(), strict=True))
+            try:
+                joined = list(map(operator.add, map(by_id.__getitem__, a_ids), map(by_id.__getitem__, b_ids)))
+                valid = len(a_ids) == len(b_ids) == len(c_ids) and joined == list(map(by_id.__getitem__, c_ids))
+            except (KeyError, TypeError):
+                valid = False
+            if not valid:
+                raise BPEValueError("merge triples must be tokens whose bytes join into the result token's")
+        # The units: ids of the tokens, and one more for a byte without a token (it joins nothing).
+        self._barrier = max(self._lookup.values(), default=0) + 1
+        stride = self._stride = self._barrier + 1
+        self._unit_of = [self._barrier if unit is None else unit for unit in self._units]
+        keys = map(operator.add, map(operator.mul, a_ids, repeat(stride)), b_ids)
+        codes = map(operator.add, map(operator.mul, range(len(a_ids)), repeat(stride)), c_ids)
+        self._pairs = dict(zip(keys, codes, strict=True))
+        if not checked and len(self._pairs) != len(a_ids):
+            raise BPEValueError("merge triples must be distinct pairs (one line per pair, the first one)")
+        self._triples = (a_ids, b_ids, c_ids)
+
+    @property
+    def vocabulary_size(self) -> int:
+        return len(self._table)
+
+    @property
+    def has_barrier(self) -> bool:
+        """True when a byte that can occur in a piece has no token: the C loop then reports ``BARRIER`` for it."""
+        return self._fast is not None and any(
+            self._units[byte] is None for byte in range(ALPHABET_SIZE) if byte not in _NEVER_IN_UTF8)
+
+    def token_table(self) -> dict[int, bytes]:
+        return dict(self._table)
+
+    def encode_word(self, word: bytes) -> tuple[int, ...]:
+        lookup = self._lookup
+        if self._ignore_merges:
+            whole = lookup.get(word)
+            if whole is not None:
+                return (whole,)
+        pairs = self._pairs
+        if pairs is not None:
+            stride = self._stride
+            get = pairs.get
+            unit_of = self._unit_of
+            ids = merge([unit_of[byte] for byte in word], lambda x, y: get(x * stride + y),
+                        lambda x, y, code: code % stride)
+            barrier = self._barrier
+            return tuple(token for token in ids if token != barrier)
+        ranks = self._ranks.get
+        parts = merge([word[i : i + 1] for i in range(len(word))], lambda x, y: ranks((x, y)),
+                      lambda x, y, code: x + y)
+        out: list[int] = []
+        for part in parts:
+            token = lookup.get(part)
+            if token is not None:
+                out.append(token)
+                continue
+            out += [unit for unit in (self._units[byte] for byte in part) if unit is not None]
+        return tuple(out)
+
+    def c_merger(self) -> Any:
+        """The C loop over the pair table (``_fastenc.Merger.from_pairs``), None for the general semantics."""
+        if self._fast is not None or self._triples is None or not self._use_c:
+            return self._fast
+        ordered = sorted({token for token in self._lookup.values()} | {self._barrier})
+        dense_of = [-1] * (self._barrier + 1)
+        for index, token in enumerate(ordered):
+            dense_of[token] = index
+        a_ids, b_ids, c_ids = self._triples
+        outputs: list[int] = [self.BARRIER if token == self._barrier else token for token in ordered]
+        whole: list[bytes | None] = [None] * len(ordered)
+        if self._ignore_merges:
+            for data, token in self._lookup.items():
+                whole[dense_of[token]] = data
+        self._fast = _fastenc.Merger.from_pairs(
+            [dense_of[unit] for unit in self._unit_of], list(map(dense_of.__getitem__, a_ids)),
+            list(map(dense_of.__getitem__, b_ids)), range(len(a_ids)), list(map(dense_of.__getitem__, c_ids)),
+            outputs, whole)
+        return self._fast

@@ -1,0 +1,351 @@
+"""sentencepiece's BPE model as a merge model: on a whole text, its normalization, then characters joined by the
+score of the piece they spell, highest first, unknown characters as byte pieces or ``unk``; it runs in Python."""
+
+from __future__ import annotations
+
+import re
+import struct
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from bpeproof.impl.merge_loop import merge
+from bpeproof.impl.normalizers.sentencepiece import SPACE_SYMBOL, SentencePieceNormalizer, longest_prefix
+from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError
+
+__all__ = ["SentencePieceModel", "score_key"]
+
+
+#: sentencepiece's piece types (``ModelProto.SentencePiece.Type``).
+PIECE_NORMAL, PIECE_UNKNOWN, PIECE_CONTROL, PIECE_USER_DEFINED, PIECE_UNUSED, PIECE_BYTE = 1, 2, 3, 4, 5, 6
+_PIECE_TYPES = frozenset({PIECE_NORMAL, PIECE_UNKNOWN, PIECE_CONTROL, PIECE_USER_DEFINED, PIECE_UNUSED, PIECE_BYTE})
+_MERGEABLE = frozenset({PIECE_NORMAL, PIECE_USER_DEFINED, PIECE_UNUSED})
+#: The library refuses pieces of this many bytes or more.
+PIECE_LIMIT = 8000
+#: How deep the library splits unused pieces again before it keeps one as it is.
+RESEGMENT_DEPTH = 100
+
+
+def _join_text(x: str, y: str, code: int) -> str:
+    return x + y
+
+
+def score_key(score: float) -> int:
+    """The order in which sentencepiece ranks a piece's float32 score: its bits as a signed int, negative
+    floats reversed, so that -0.0 ranks below +0.0 (the library's ``SymbolPairComparator``)."""
+    bits = int(struct.unpack("<i", struct.pack("<f", score))[0])
+    return bits if bits >= 0 else -(bits & 0x7FFFFFFF) - 1
+
+
+class SentencePieceModel:
+    """sentencepiece's BPE model on the whole normalized text, with the model's own ids (its pieces' positions).
+
+    ``pieces``: ``(text, score, type)`` in id order; the keyword arguments are the model's ``normalizer_spec``
+    and ``trainer_spec`` (the charsmap as ``bpeproof.impl.formats.sentencepiece_model.parse_charsmap`` decodes it).
+    ``encode_word`` takes a whole text, as ``SentencePieceProcessor.encode`` does (sentencepiece 0.2.3), and:
+
+    1. normalizes it (``bpeproof.impl.normalizers.sentencepiece``: rules, white space, the dummy prefix, ``▁``);
+    2. cuts it into units: a user-defined symbol where one starts (never merged), else one character;
+    3. runs the one merge loop (``bpeproof.impl.merge_loop.merge``): the code of a pair is the rank of the score of the
+       normal, user-defined or unused piece spelt by the pair's joined text, highest score first, equal
+       scores leftmost first as the library's queue orders them (``score_key``); the parts need not be pieces;
+    4. splits an unused piece among the results again into the two parts it was last looked up as (the
+       library's ``rev_merge``, replayed in the library's order), or gives it ``unk`` when it has none;
+    5. gives each part its piece's id, ``unk`` for a text that is no normal, user-defined or unused piece;
+       an unknown part becomes its UTF-8 bytes' ``<0xXX>`` pieces with ``byte_fallback``, else consecutive
+       unknown parts are one ``unk``.
+
+    Without unused pieces the text is first cut where two adjacent characters occur together in no piece:
+    no merge can cross such a place, so the parts are merged on their own (and cached) with the same ids.
+    The constructor refuses what the library refuses to load (``BPEValueError`` naming it): a piece defined
+    twice, an empty piece, one of 8000 bytes or more, one with a NUL character, two unknown pieces or none
+    without ``byte_fallback``, byte pieces without ``byte_fallback`` or not all 256 with it; and NaN scores.
+    """
+
+    semantics = "sentencepiece-bpe"
+
+    def __init__(
+        self,
+        pieces: Sequence[tuple[str, float, int]],
+        *,
+        byte_fallback: bool = False,
+        add_dummy_prefix: bool = True,
+        remove_extra_whitespaces: bool = True,
+        escape_whitespaces: bool = True,
+        treat_whitespace_as_suffix: bool = False,
+        charsmap_units: Sequence[int] = (),
+        charsmap_replacements: Mapping[int, str] | None = None,
+        unk_surface: str = " \u2047 ",
+        cache_size: int = 1 << 16,
+    ) -> None:
+        texts: list[str] = []
+        types: list[int] = []
+        ids: dict[str, int] = {}
+        keys: dict[str, int] = {}
+        unk: int | None = None
+        byte_ids: list[int | None] = [None] * ALPHABET_SIZE
+        for token, piece in enumerate(pieces):
+            if not (isinstance(piece, tuple) and len(piece) == 3):
+                raise BPETypeError(f"piece {token} must be a (text, score, type) triple, not {piece!r}")
+            text, score, kind = piece
+            if not isinstance(text, str) or not text:
+                raise BPEValueError(f"piece {token}: the text must be a non-empty str, not {text!r}")
+            if not isinstance(score, (int, float)) or score != score:
+                raise BPEValueError(f"piece {token} {text!r}: the score {score!r} is not a number")
+            if kind not in _PIECE_TYPES:
+                raise BPEValueError(f"piece {token} {text!r}: unknown piece type {kind!r}")
+            if text == "\0" and byte_fallback:
+                kind = PIECE_UNUSED  # the library's workaround for converted models that list the NUL byte twice
+            texts.append(text)
+            types.append(kind)
+            if len(text.encode("utf-8")) >= PIECE_LIMIT:
+                raise BPEValueError(f"piece {token} is {len(text.encode('utf-8'))} bytes long (the limit is 8000)")
+            if text == "\0" and kind == PIECE_UNUSED:
+                continue  # left out, as the library leaves it out
+            if "\0" in text:
+                raise BPEValueError(f"piece {token} {text!r} holds a NUL character")
+            if text in ids:
+                raise BPEValueError(f"piece {token} {text!r} is already defined as piece {ids[text]}")
+            ids[text] = token
+            if kind in _MERGEABLE:
+                keys[text] = score_key(float(score))
+            if kind == PIECE_UNKNOWN:
+                if unk is not None:
+                    raise BPEValueError(f"piece {token} {text!r}: the unknown piece is already piece {unk}")
+                unk = token
+            if kind == PIECE_BYTE:
+                if not byte_fallback:
+                    raise BPEValueError(f"piece {token} is the byte piece {text!r} although byte_fallback is false")
+                value = _byte_piece_value(text)
+                if value is None:
+                    raise BPEValueError(f"piece {token}: {text!r} is not a byte piece <0x00>..<0xFF>")
+                byte_ids[value] = token
+        if unk is None and not byte_fallback:
+            raise BPEValueError("the model has no unknown piece and no byte_fallback (sentencepiece requires one)")
+        if byte_fallback and None in byte_ids:
+            raise BPEValueError(f"byte_fallback is set but the byte piece <0x{byte_ids.index(None):02X}> is missing")
+        self._texts = texts
+        self._types = types
+        self._ids = ids
+        self._unk = -1 if unk is None else unk
+        self._byte_fallback = byte_fallback
+        self._byte_ids = [token for token in byte_ids if token is not None]
+        self._byte_pieces = [f"<0x{byte:02X}>" for byte in range(ALPHABET_SIZE)]
+        ranked = {key: code for code, key in enumerate(sorted(set(keys.values()), reverse=True))}
+        self._codes = {text: ranked[key] for text, key in keys.items()}
+        self._has_unused = any(types[token] == PIECE_UNUSED for token in ids.values())
+        self._bigrams = {text[i : i + 2] for text in keys for i in range(len(text) - 1)}
+        user_defined = [text for text, token in ids.items() if types[token] == PIECE_USER_DEFINED]
+        self.normalizer = SentencePieceNormalizer(
+            units=charsmap_units,
+            replacements=charsmap_replacements,
+            add_dummy_prefix=add_dummy_prefix,
+            remove_extra_whitespaces=remove_extra_whitespaces,
+            escape_whitespaces=escape_whitespaces,
+            treat_whitespace_as_suffix=treat_whitespace_as_suffix,
+            user_defined=user_defined,
+        )
+        first: dict[str, list[tuple[str, str]]] = {}
+        for text in sorted(user_defined, key=lambda item: (-len(item.encode("utf-8")), item)):
+            first.setdefault(text[0], []).append((text, text))
+        self._user_first = first
+        self._user_start = re.compile("[" + "".join(map(re.escape, sorted(first))) + "]") if first else None
+        self._unk_surface = unk_surface
+        self._cache: dict[str, tuple[tuple[str, int], ...]] = {}
+        self._cache_size = cache_size
+
+    @property
+    def vocabulary_size(self) -> int:
+        return len(self._texts)
+
+    @property
+    def pieces(self) -> list[tuple[str, int]]:
+        """``(text, type)`` of every piece, in id order."""
+        return list(zip(self._texts, self._types, strict=True))
+
+    def token_table(self) -> dict[int, bytes]:
+        """The bytes of every id: a piece's text with ``▁`` as the space, a byte piece's byte, nothing for a
+        control piece, the unknown piece as the model's ``unk_surface``."""
+        table: dict[int, bytes] = {}
+        surface = self._unk_surface.encode("utf-8")
+        byte_of = {token: byte for byte, token in enumerate(self._byte_ids)}
+        for token, (text, kind) in enumerate(zip(self._texts, self._types, strict=True)):
+            if token in byte_of:
+                table[token] = bytes([byte_of[token]])
+            elif kind == PIECE_CONTROL:
+                table[token] = b""
+            elif kind == PIECE_UNKNOWN:
+                table[token] = surface
+            else:
+                table[token] = text.replace(SPACE_SYMBOL, " ").encode("utf-8")
+        return table
+
+    def c_merger(self) -> Any:
+        return None
+
+    def encode_word(self, word: bytes) -> tuple[int, ...]:
+        """The ids of a whole text (its UTF-8 bytes, or any bytes), as ``SentencePieceProcessor.encode`` gives."""
+        text = self.normalizer.normalize(word)
+        if not text:
+            return ()
+        return self._ids_of(self._replayed(text) if self._has_unused else self._parts(text))
+
+    # -- steps -----------------------------------------------------------------------------------------------
+
+    def _piece_id(self, text: str) -> int:
+        """The id of a merged part: its piece's when that is normal, user-defined or unused, else ``unk``."""
+        token = self._ids.get(text)
+        return token if token is not None and self._types[token] in _MERGEABLE else self._unk
+
+    def _chunks(self, text: str) -> Iterator[tuple[str, bool]]:
+        """``text`` cut at the user-defined symbols, the longest first: (chunk, is a symbol)."""
+        finder = self._user_start
+        if finder is None:
+            yield text, False
+            return
+        first = self._user_first
+        start = pos = 0
+        while True:
+            found = finder.search(text, pos)
+            if found is None:
+                break
+            at = found.start()
+            symbol = longest_prefix(first[text[at]], text, at)
+            if symbol is None:
+                pos = at + 1
+                continue
+            if start < at:
+                yield text[start:at], False
+            yield symbol[0], True
+            start = pos = at + len(symbol[0])
+        if start < len(text):
+            yield text[start:], False
+
+    def _segments(self, chunk: str) -> Iterator[str]:
+        """``chunk`` cut between every two adjacent characters that no piece holds side by side."""
+        bigrams = self._bigrams
+        start = 0
+        for i in range(1, len(chunk)):
+            if chunk[i - 1 : i + 1] not in bigrams:
+                yield chunk[start:i]
+                start = i
+        yield chunk[start:]
+
+    def _merge_segment(self, segment: str) -> tuple[tuple[str, int], ...]:
+        get = self._codes.get
+        parts = merge(list(segment), lambda x, y: get(x + y), _join_text)
+        return tuple((part, self._piece_id(part)) for part in parts)
+
+    def _parts(self, text: str) -> list[tuple[str, int]]:
+        """The merged parts of ``text`` and their ids (a model without unused pieces)."""
+        out: list[tuple[str, int]] = []
+        cache = self._cache
+        for chunk, symbol in self._chunks(text):
+            if symbol:
+                out.append((chunk, self._piece_id(chunk)))
+                continue
+            for segment in self._segments(chunk):
+                parts = cache.get(segment)
+                if parts is None:
+                    parts = self._merge_segment(segment)
+                    if len(cache) >= self._cache_size:
+                        cache.clear()
+                    if self._cache_size:
+                        cache[segment] = parts
+                out += parts
+        return out
+
+    def _replayed(self, text: str) -> list[tuple[str, int]]:
+        """``_parts`` for a model with unused pieces: the whole text in one merge, then the library's pair
+        look-ups replayed in its order (the first pairs left to right, then after each merge the pair before
+        the result and the pair after it) for the split it keeps of every unused piece."""
+        units: list[str] = []
+        frozen: list[bool] = []
+        for chunk, symbol in self._chunks(text):
+            pieces = [chunk] if symbol else list(chunk)
+            units += pieces
+            frozen += [symbol] * len(pieces)
+        get = self._codes.get
+        order: list[tuple[int, int]] = []
+
+        def code(x: tuple[int, str], y: tuple[int, str]) -> int | None:
+            return None if frozen[x[0]] or frozen[y[0]] else get(x[1] + y[1])
+
+        def join(x: tuple[int, str], y: tuple[int, str], value: int) -> tuple[int, str]:
+            order.append((x[0], y[0]))
+            return x[0], x[1] + y[1]
+
+        final = merge(list(enumerate(units)), code, join)
+        count = len(units)
+        texts = list(units)
+        following = list(range(1, count + 1))
+        preceding = list(range(-1, count - 1))
+        split: dict[str, tuple[str, str]] = {}
+        ids = self._ids
+        types = self._types
+
+        def look(left: int, right: int) -> None:
+            if left < 0 or right >= count or frozen[left] or frozen[right]:
+                return
+            joined = texts[left] + texts[right]
+            token = ids.get(joined)
+            if token is not None and types[token] == PIECE_UNUSED:
+                split[joined] = (texts[left], texts[right])
+
+        for right in range(1, count):
+            look(right - 1, right)
+        for left, right in order:
+            texts[left] += texts[right]
+            texts[right] = ""
+            following[left] = following[right]
+            if following[right] < count:
+                preceding[following[right]] = left
+            look(preceding[left], left)
+            look(left, following[left])
+        out: list[tuple[str, int]] = []
+
+        def resegment(part: str, depth: int) -> None:
+            token = ids.get(part, self._unk)
+            if depth > RESEGMENT_DEPTH:
+                out.append((part, token))
+            elif token == self._unk or types[token] not in _MERGEABLE:
+                out.append((part, self._unk))
+            elif types[token] != PIECE_UNUSED:
+                out.append((part, token))
+            elif part not in split:
+                out.append((part, self._unk))
+            else:
+                resegment(split[part][0], depth + 1)
+                resegment(split[part][1], depth + 1)
+
+        for _, part in final:
+            resegment(part, 0)
+        return out
+
+    def _ids_of(self, parts: list[tuple[str, int]]) -> tuple[int, ...]:
+        """The library's ids for the parts: a control piece as it is, unknown parts as byte pieces with
+        ``byte_fallback`` or else one ``unk`` for each run of them."""
+        types = self._types
+        unk = self._unk
+        out: list[int] = []
+        previous_unknown = False
+        for part, token in parts:
+            if token >= 0 and types[token] == PIECE_CONTROL:
+                out.append(token)
+                previous_unknown = False
+                continue
+            unknown = token == unk or (token >= 0 and types[token] == PIECE_UNKNOWN)
+            if unknown and self._byte_fallback:
+                byte_ids = self._byte_ids
+                out += [byte_ids[byte] for byte in part.encode("utf-8")]
+            elif not (unknown and previous_unknown):
+                out.append(token)
+            previous_unknown = unknown
+        return tuple(out)
+
+
+def _byte_piece_value(text: str) -> int | None:
+    """The byte of a byte piece ``<0xAB>`` (two upper-case hex digits, as the library writes them)."""
+    digits = text[3:5]
+    if len(text) == 6 and text[:3] == "<0x" and text[5] == ">" and all(c in "0123456789ABCDEF" for c in digits):
+        return int(digits, 16)
+    return None

@@ -1,0 +1,91 @@
+"""tiktoken's semantics as a merge model: the whole pre-token if it is a token, else the adjacent two parts whose
+joined bytes have the lowest rank joined first, leftmost first (``bpeproof.spec.variants.enc_tiktoken`` defines it)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from bpeproof.impl import encoder as _encoder_module
+
+try:
+    from bpeproof.impl._c import _fastenc  # type: ignore[attr-defined]
+except ImportError:  # the C extension is optional: the Python loops give the same ids
+    _fastenc = None
+from bpeproof.impl.merge_loop import merge
+from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTextError, is_int
+
+__all__ = ["TIKTOKEN_RANK_LIMIT", "TiktokenModel"]
+
+#: tiktoken stores ranks as 32-bit unsigned ints and reserves the largest for "no merge".
+TIKTOKEN_RANK_LIMIT = 2**32 - 1
+
+
+class TiktokenModel:
+    """tiktoken's encoder on a rank file ``token bytes → rank`` (the rank is the id), proper or not.
+
+    The empty token (a rank file line ``= 50256``) is an id that decodes to nothing and that no non-empty
+    pre-token produces.  A single byte with no rank is allowed in the file, as tiktoken allows it, but a text
+    whose encoding needs it raises ``InvalidTextError`` (tiktoken fails on such a text too).
+    """
+
+    semantics = "tiktoken"
+
+    def __init__(self, ranks: Mapping[bytes, int]) -> None:
+        if not isinstance(ranks, Mapping):
+            raise BPETypeError(f"ranks must be a mapping of bytes to int, not {type(ranks).__name__}")
+        decoder: dict[int, bytes] = {}
+        for token, rank in ranks.items():
+            if not isinstance(token, bytes):
+                raise BPETypeError(f"rank file token {token!r} must be bytes")
+            if not is_int(rank) or not 0 <= rank < TIKTOKEN_RANK_LIMIT:
+                raise BPEValueError(f"rank of {token!r} must be an int in 0..2**32-2 (tiktoken's ranks), not {rank!r}")
+            if rank in decoder:
+                raise BPEValueError(f"the tokens {decoder[rank]!r} and {token!r} share the rank {rank}")
+            decoder[rank] = token
+        self._ranks: dict[bytes, int] = dict(ranks)
+        self._decoder = decoder
+        self._fast: Any = None
+        self._use_c = _encoder_module.USE_C_LOOP and _fastenc is not None  # decided when the model is made
+
+    @property
+    def ranks(self) -> dict[bytes, int]:
+        """A copy of the rank table."""
+        return dict(self._ranks)
+
+    @property
+    def vocabulary_size(self) -> int:
+        return len(self._ranks)
+
+    def token_table(self) -> dict[int, bytes]:
+        return dict(self._decoder)
+
+    def encode_word(self, word: bytes) -> tuple[int, ...]:
+        ranks = self._ranks
+        whole = ranks.get(word)
+        if whole is not None:
+            return (whole,)
+        get = ranks.get
+        parts = merge([word[i : i + 1] for i in range(len(word))], lambda x, y: get(x + y), _join_bytes)
+        try:
+            return tuple(ranks[part] for part in parts)
+        except KeyError:
+            missing = next(part for part in parts if part not in ranks)
+            raise InvalidTextError(
+                f"byte 0x{missing[0]:02x} has no rank in the rank file and no token covers it here; tiktoken"
+                " fails on this text as well"
+            ) from None
+
+    def c_merger(self) -> Any:
+        if self._fast is None and self._use_c:
+            multi = sorted((rank, token) for token, rank in self._ranks.items() if len(token) > 1)
+            if len(multi) < _encoder_module.C_RULE_LIMIT:
+                outputs: list[int | None] = [self._ranks.get(bytes([byte])) for byte in range(ALPHABET_SIZE)]
+                outputs += [rank for rank, _ in multi]
+                self._fast = _fastenc.Merger.from_ranks([token for _, token in multi], outputs)
+        return self._fast
+
+
+def _join_bytes(x: bytes, y: bytes, code: int) -> bytes:
+    return x + y
+
