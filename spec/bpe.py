@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bpeproof.spec.merge import MAX_RULE_DEPTH, MAX_SPEC_LENGTH, Steps, _check_tokens, merge, validate_rules
+from bpeproof.spec.merge import MAX_RULE_DEPTH, MAX_SPEC_LENGTH, Steps, check_tokens, merge, validate_rules
 from bpeproof.spec.types import (
     ALPHABET_SIZE,
     BPETypeError,
@@ -228,4 +228,4 @@ def enc(rules: Sequence[RuleTriple], data: bytes) -> list[int]:
     checked = validate_rules(rules)
     if not isinstance(data, (bytes, bytearray)):
         raise BPETypeError(f"data must be bytes, not {type(data).__name__}")
-    return enc_tokens(checked, _check_tokens(list(data), "data"))
+    return enc_tokens(checked, check_tokens(list(data), "data"))

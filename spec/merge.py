@@ -112,7 +112,9 @@ def vocabulary(rules: Sequence[Rule]) -> list[int]:
     return list(range(ALPHABET_SIZE)) + [rule.c for rule in rules]
 
 
-def _check_tokens(tokens: Sequence[int], what: str = "tokens") -> list[int]:
+def check_tokens(tokens: Sequence[int], what: str = "tokens") -> list[int]:
+    """``tokens`` as a list of ints (``BPETypeError`` naming the first entry that is not one): the check every
+    entry point of the specification makes on a token list it is given."""
     if isinstance(tokens, (str, bytes)) or not isinstance(tokens, Sequence):
         raise BPETypeError(f"{what} must be a list of ints, not {type(tokens).__name__}")
     for index, token in enumerate(tokens):
@@ -192,7 +194,7 @@ def dec_tokens(rules: Sequence[Rule], tokens: list[int]) -> bytes:
 def dec(rules: Sequence[RuleTriple], tokens: Sequence[int]) -> bytes:
     """dec over the vocabulary V_m of ``rules`` (def-alphabet-vocab), with its arguments checked."""
     checked = validate_rules(rules)
-    token_list = _check_tokens(tokens)
+    token_list = check_tokens(tokens)
     known = set(vocabulary(checked))
     for index, token in enumerate(token_list):
         if token not in known:
@@ -279,16 +281,16 @@ def _check_rule(rule: Rule) -> Rule:
 
 def apply_rule(rule: Rule, tokens: Sequence[int]) -> list[int]:
     """M_r(x) (def-merge) with its arguments checked; see ``merge`` for the recursion."""
-    return merge(_check_rule(rule), _check_tokens(tokens))
+    return merge(_check_rule(rule), check_tokens(tokens))
 
 
 def rep(rule: Rule, tokens: Sequence[int]) -> int:
     """rep_r(x) (def-merge) with its arguments checked; see ``rep_tokens``."""
-    return rep_tokens(_check_rule(rule), _check_tokens(tokens))
+    return rep_tokens(_check_rule(rule), check_tokens(tokens))
 
 
 def cnt(tokens: Sequence[int], a: int, b: int) -> int:
     """cnt_x(a, b) (def-merge) with its arguments checked; see ``cnt_tokens``."""
     if not (is_int(a) and is_int(b)):
         raise BPETypeError(f"the pair must be two ints, not ({a!r}, {b!r})")
-    return cnt_tokens(_check_tokens(tokens), a, b)
+    return cnt_tokens(check_tokens(tokens), a, b)

@@ -41,7 +41,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from bpeproof.spec.bpe import enc_tokens
-from bpeproof.spec.merge import _check_tokens, symbols, validate_rules
+from bpeproof.spec.merge import check_tokens, symbols, validate_rules
 from bpeproof.spec.types import BPETypeError, Rule, RuleTriple, is_int
 
 Encoder = Callable[[Sequence[RuleTriple], bytes], list[int]]
@@ -51,7 +51,7 @@ def _check_data(data: bytes) -> bytes:
     """``data`` checked as ``spec.enc`` checks it: bytes, at most ``MAX_SPEC_LENGTH`` of them."""
     if not isinstance(data, (bytes, bytearray)):
         raise BPETypeError(f"data must be bytes, not {type(data).__name__}")
-    return bytes(_check_tokens(list(data), "data"))
+    return bytes(check_tokens(list(data), "data"))
 
 
 def enc_sequential(rules: Sequence[RuleTriple], data: bytes) -> list[int]:
@@ -199,7 +199,7 @@ def merge_by_pair_rank(merges: Mapping[tuple[int, int], tuple[int, int]], units:
 
 def enc_pair_rank(merges: Mapping[tuple[int, int], tuple[int, int]], units: Sequence[int]) -> list[int]:
     """A Hugging Face BPE model on a word's initial units (ids): (ii) on its merge table."""
-    return merge_by_pair_rank(merges, _check_tokens(units, "units"))
+    return merge_by_pair_rank(merges, check_tokens(units, "units"))
 
 
 def hf_merge_table(

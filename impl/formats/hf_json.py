@@ -37,8 +37,9 @@ from bpeproof.impl.formats.vocab import (
     refuse_ids_above,
     token_string_to_bytes,
 )
+from bpeproof.impl.io.atomic import atomic_write_bytes
 from bpeproof.impl.io.errors import FormatError
-from bpeproof.impl.io.files import _atomic_write, compress_if_gz, parse_json, read_bytes
+from bpeproof.impl.io.files import compress_if_gz, parse_json, read_bytes
 from bpeproof.impl.pre_tokenizers.hf_splits import to_oniguruma
 
 _BYTE_TOKEN = re.compile(r"<0x([0-9A-Fa-f]{2})>")
@@ -495,4 +496,4 @@ def hf_json_bytes(vocab: Vocab) -> bytes:
 def write_hf_json(vocab: Vocab, path: str | os.PathLike[str]) -> None:
     """Write ``vocab`` as a Hugging Face ``tokenizer.json``, gzip-compressed when ``path`` ends in ``.gz``,
     atomically."""
-    _atomic_write(path, compress_if_gz(path, hf_json_bytes(vocab)))
+    atomic_write_bytes(path, compress_if_gz(path, hf_json_bytes(vocab)))

@@ -34,8 +34,9 @@ from typing import Any, NoReturn
 from bpeproof.impl.encoder import check_rules
 from bpeproof.impl.formats.vocab import PreTokenizerStep, Vocab, convert, refuse_ids_above
 from bpeproof.impl.ids import check_byte_ids, check_special_tokens
+from bpeproof.impl.io.atomic import atomic_write_bytes
 from bpeproof.impl.io.errors import FormatError
-from bpeproof.impl.io.files import _atomic_write, compress_if_gz, read_bytes
+from bpeproof.impl.io.files import compress_if_gz, read_bytes
 from bpeproof.impl.pre_tokenizers.hf_splits import PreTokenizer, SplitStep, steps_from_hf
 from bpeproof.impl.pre_tokenizers.patterns import PATTERNS, compile_pattern, pattern_name
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, Rule, is_int
@@ -396,4 +397,4 @@ def write_project(vocab: Vocab, path: str | os.PathLike[str]) -> None:
 
     Raises ``FormatError``, writing nothing, for a model the format cannot hold (see ``project_bytes``).
     """
-    _atomic_write(path, compress_if_gz(path, project_bytes(vocab)))
+    atomic_write_bytes(path, compress_if_gz(path, project_bytes(vocab)))

@@ -18,8 +18,9 @@ from collections.abc import Mapping
 
 from bpeproof.impl.formats.derive import derive_merges
 from bpeproof.impl.formats.vocab import TIKTOKEN_RANK_LIMIT, Vocab, refuse_ids_above
+from bpeproof.impl.io.atomic import atomic_write_bytes
 from bpeproof.impl.io.errors import FormatError
-from bpeproof.impl.io.files import _atomic_write, compress_if_gz, decode_utf8, read_bytes
+from bpeproof.impl.io.files import compress_if_gz, decode_utf8, read_bytes
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, Rule
 
 _RANK = re.compile(r"[0-9]+")
@@ -203,4 +204,4 @@ def tiktoken_bytes(vocab: Vocab) -> bytes:
 
 def write_tiktoken(vocab: Vocab, path: str | os.PathLike[str]) -> None:
     """Write ``vocab`` as a tiktoken rank file, gzip-compressed when ``path`` ends in ``.gz``, atomically."""
-    _atomic_write(path, compress_if_gz(path, tiktoken_bytes(vocab)))
+    atomic_write_bytes(path, compress_if_gz(path, tiktoken_bytes(vocab)))

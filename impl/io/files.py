@@ -1,4 +1,4 @@
-"""Reading, decompressing and atomically writing files, with every failure turned into ``FormatError``."""
+"""Reading and decompressing files, with every failure turned into ``FormatError``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
-from bpeproof.impl.io.atomic import atomic_write_bytes
 from bpeproof.impl.io.errors import FormatError, os_problem
 
 #: The two bytes every gzip member starts with.
@@ -97,12 +96,6 @@ def parse_json(path: str | os.PathLike[str], data: bytes) -> JSON:
         raise FormatError(path, None, "JSON nested too deeply") from exc
     except ValueError as exc:  # e.g. an integer of more digits than Python converts
         raise FormatError(path, None, f"invalid JSON: {exc}") from exc
-
-
-def _atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` so that readers see the old file or the new one, never a part
-    (``bpeproof.impl.io.atomic.atomic_write_bytes``: a temporary file fsynced, renamed, the directory fsynced)."""
-    atomic_write_bytes(path, data)
 
 
 def compress_if_gz(path: str | os.PathLike[str], data: bytes) -> bytes:
