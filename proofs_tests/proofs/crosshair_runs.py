@@ -17,7 +17,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -115,11 +115,13 @@ GROUPS: dict[str, tuple[str, ...]] = {
 
 @dataclass(frozen=True)
 class Result:
-    """A finished run: exit code, combined output, wall seconds."""
+    """A finished run: exit code, combined output, wall seconds, and the CPU seconds of the process and its
+    children."""
 
     returncode: int
     output: str
     seconds: float
+    cpu_seconds: float = 0.0
 
 
 #: The CrossHair processes running now, so that ``stop`` can end them.
@@ -139,21 +141,37 @@ def run(name: str) -> Result:
     with _lock:
         if _stopped.is_set():
             return Result(-1, "stopped before it started", 0.0)
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         _running.add(process)
     try:
-        stdout, stderr = process.communicate(timeout=RUN_TIMEOUT)
-        output, code = stdout + stderr, process.returncode
+        output, code, cpu = _wait(process)
         if _stopped.is_set() and code < 0:
             output = f"stopped: {output}"
-    except subprocess.TimeoutExpired:
-        process.kill()
-        stdout, stderr = process.communicate()
-        output, code = f"timed out after {RUN_TIMEOUT} s: {stdout + stderr}", -1
     finally:
         with _lock:
             _running.discard(process)
-    return Result(code if code >= 0 else -1, output, time.monotonic() - started)
+    return Result(code if code >= 0 else -1, output, time.monotonic() - started, cpu)
+
+
+def _wait(process: subprocess.Popen[str]) -> tuple[str, int, float]:
+    """The process's output, exit code and CPU seconds (its own and its children's, from ``wait4``), killing it
+    after ``RUN_TIMEOUT``."""
+    assert process.stdout is not None
+    chunks: list[str] = []
+    reader = threading.Thread(target=lambda: chunks.append(process.stdout.read() if process.stdout else ""),
+                              daemon=True)
+    reader.start()
+    reader.join(RUN_TIMEOUT)
+    timed_out = reader.is_alive()
+    if timed_out:
+        process.kill()
+        reader.join()
+    _pid, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    output = "".join(chunks)
+    if timed_out:
+        return f"timed out after {RUN_TIMEOUT} s: {output}", -1, usage.ru_utime + usage.ru_stime
+    return output, process.returncode, usage.ru_utime + usage.ru_stime
 
 
 def stop() -> None:
@@ -167,14 +185,26 @@ def stop() -> None:
 _futures: dict[str, Future[Result]] = {}
 
 
-def start(group: str) -> None:
-    """Start every run of ``group`` (once per process), longest first, on ``os.cpu_count()`` workers."""
-    pending = [name for name in GROUPS[group] if name not in _futures]
+def start(group: str, workers: int | None = None) -> None:
+    """Start every run of ``group`` (once per process), longest first, on ``workers`` threads (default:
+    ``os.cpu_count()``, at least 2)."""
+    start_runs(GROUPS[group], workers)
+
+
+def start_runs(names: Sequence[str], workers: int | None = None) -> None:
+    """Start the runs ``names`` that have not started (once per process), in that order, on ``workers`` threads."""
+    pending = [name for name in names if name not in _futures]
     if pending:
-        pool = ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2), thread_name_prefix="crosshair")
+        pool = ThreadPoolExecutor(max_workers=workers or max(2, os.cpu_count() or 2), thread_name_prefix="crosshair")
         for name in pending:
             _futures[name] = pool.submit(run, name)
         pool.shutdown(wait=False)
+
+
+def done(name: str) -> bool:
+    """Whether the run ``name`` has started here and finished."""
+    future = _futures.get(name)
+    return future is not None and future.done()
 
 
 #: The groups a test module needs, by file name; any other ``test_crosshair_*`` module needs all of ``CI_GROUPS``.
