@@ -5,9 +5,12 @@ from setuptools import Extension, setup
 setup(
     ext_modules=[
         Extension("bpeproof.impl._c._fastbpe", ["impl/_c/_fastbpe.c"], optional=True),
-        # _fastenc.c includes the pre-tokenizers of _fastenc_scan.h and the word counter of _fastenc_count.h: one
-        # translation unit, rebuilt when any of them changes.
+        # _fastenc.c includes its parts (the tables, the merge loop, the word cache, the pre-tokenizers, the word
+        # counter, the encoding methods, the Merger type): one translation unit, rebuilt when any of them changes.
         Extension("bpeproof.impl._c._fastenc", ["impl/_c/_fastenc.c"],
-                  depends=["impl/_c/_fastenc_scan.h", "impl/_c/_fastenc_count.h"], optional=True),
+                  depends=["impl/_c/_fastenc_table.h", "impl/_c/_fastenc_merge.h", "impl/_c/_fastenc_cache.h",
+                           "impl/_c/_fastenc_scan.h", "impl/_c/_fastenc_count.h", "impl/_c/_fastenc_encode.h",
+                           "impl/_c/_fastenc_merger.h"],
+                  optional=True),
     ]
 )

@@ -21,7 +21,8 @@ splits of one token).
 
 Short sequences are merged in a flat list (``min``/``index`` in C); long ones with a heap of (code, position)
 over a linked list of positions, each entry checked when popped (lazy invalidation): O(n log n) for any table.
-The optional C loop (``impl/_c/_fastenc.c``) implements the same two methods over dense int ids.
+The optional C loop (``impl/_c/_fastenc_merge.h``, part of the ``_fastenc`` extension) implements the same two
+methods over dense int ids.
 """
 
 from __future__ import annotations

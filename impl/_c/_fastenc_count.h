@@ -1,7 +1,8 @@
 /*
  * _fastenc_count.h: WordCounter, the word counting of training for tiktoken's three patterns, in C.
  *
- * Included by _fastenc.c after _fastenc_scan.h (piece_end) and the word cache's piece_hash / piece_equal.
+ * Included by _fastenc.c after _fastenc_scan.h (piece_end) and the word cache's piece_hash / piece_equal
+ * (_fastenc_cache.h).
  *
  * WordCounter()
  *   add(text: str, table: bytes, which: int) -> None
@@ -15,6 +16,9 @@
 
 #ifndef BPEPROOF_FASTENC_COUNT_H
 #define BPEPROOF_FASTENC_COUNT_H
+
+#include "_fastenc_cache.h"
+#include "_fastenc_scan.h"
 
 typedef struct {
     uint64_t hash;  /* piece_hash of the word */

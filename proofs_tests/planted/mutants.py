@@ -17,8 +17,8 @@ Kinds of mutant, and their gates:
   each of which must be "Confirmed over all paths" (``proofs_tests/tests/proofs/test_crosshair_gate.py``);
 * ``impl`` (a Python path of the engine): the differential Hypothesis suites of the encoder and the trainer; CrossHair
   on the production paths against the spec (``proofs_tests/tests/proofs/test_crosshair_impl.py``);
-* ``c`` (a loop of ``impl/_c/_fastenc.c`` or ``impl/_c/_fastbpe.c``): the differential Hypothesis suites only, since
-  CrossHair cannot see C.
+* ``c`` (a loop of the ``_fastenc`` extension, ``impl/_c/_fastenc*``, or of ``impl/_c/_fastbpe.c``): the differential
+  Hypothesis suites only, since CrossHair cannot see C.
 
 No hang is a pass: every test of a gate has a time limit (pytest-timeout; the CrossHair runs their own), so a mutant
 that makes a loop run forever fails its gate by a timeout.
@@ -152,9 +152,10 @@ MUTANTS: tuple[Mutant, ...] = (
         "            out.append(c)\n            i += 1\n")),
     # --- the C loops ------------------------------------------------------------------------------------------
     Mutant("c-enc-short-rightmost", "the C flat-array loop merges the rightmost of equal ranks", "c", _one(
-        "impl/_c/_fastenc.c", "if (rk[i] < best) {", "if (rk[i] < best || (rk[i] == best && best != NO_VALUE)) {")),
+        "impl/_c/_fastenc_merge.h", "if (rk[i] < best) {",
+        "if (rk[i] < best || (rk[i] == best && best != NO_VALUE)) {")),
     Mutant("c-enc-long-no-stale-check", "the C heap loop merges a popped pair whose rank changed", "c", _one(
-        "impl/_c/_fastenc.c", "if (v == NO_VALUE || RANK_OF(v) != r)", "if (v == NO_VALUE)")),
+        "impl/_c/_fastenc_merge.h", "if (v == NO_VALUE || RANK_OF(v) != r)", "if (v == NO_VALUE)")),
     Mutant("c-train-ties-largest", "the C trainer breaks ties to the largest pair", "c", _one(
         "impl/_c/_fastbpe.c", "        return p->a < q->a;\n    return p->b < q->b;\n",
         "        return p->a > q->a;\n    return p->b > q->b;\n")),
@@ -195,11 +196,13 @@ ALL_GATES = ("hypothesis", "crosshair")
 FAST_GATES = ("hypothesis",)
 
 #: The C sources and the extension each one builds (its path in the tree, without the platform suffix).
-#: ``impl/_c/_fastenc_scan.h`` (the hand-written pre-tokenizers) and ``impl/_c/_fastenc_count.h`` (the word counter) are
-#: included by ``impl/_c/_fastenc.c``: the same extension.
-C_SOURCES = {"impl/_c/_fastenc.c": "impl/_c/_fastenc", "impl/_c/_fastenc_scan.h": "impl/_c/_fastenc",
-             "impl/_c/_fastenc_count.h": "impl/_c/_fastenc",
-             "impl/_c/_fastbpe.c": "impl/_c/_fastbpe"}
+#: The headers of ``_fastenc`` (its tables, merge loop, word cache, pre-tokenizers, word counter, encoding methods and
+#: Merger type) are included by ``impl/_c/_fastenc.c``: the same extension.
+C_SOURCES = {
+    **{f"impl/_c/_fastenc{part}": "impl/_c/_fastenc"
+       for part in (".c", "_table.h", "_merge.h", "_cache.h", "_scan.h", "_count.h", "_encode.h", "_merger.h")},
+    "impl/_c/_fastbpe.c": "impl/_c/_fastbpe",
+}
 
 
 def mutant(name: str) -> Mutant:

@@ -566,7 +566,7 @@ TRICKY = list(
     "'sSſdDmMtTlLvVeErRx1²٣Ⅷ \t\r\n\x0b\x0c\x1c\x85\xa0\u2028\u3000!.,-/日あ😀é\u0301\u0903\u20ddAbǅʰ\udc80"
 )
 
-#: The hand-written patterns of impl/_c/_fastenc.c, by their number there.
+#: The hand-written patterns of impl/_c/_fastenc_scan.h, by their number there.
 HAND_WRITTEN = ["cl100k", "o200k", "r50k"]
 
 
@@ -581,7 +581,7 @@ def split_pattern() -> Any:
 
 @given(st.text(st.sampled_from(TRICKY), max_size=40) | st.text(max_size=40))
 def test_hand_written_patterns_are_the_regex(text: str) -> None:
-    """The pre-tokenizers written out in impl/_c/_fastenc.c are regex.findall with tiktoken's patterns."""
+    """The pre-tokenizers written out in impl/_c/_fastenc_scan.h are regex.findall with tiktoken's patterns."""
     split = split_pattern()
     for which, name in enumerate(HAND_WRITTEN):
         assert split(text, _char_table(), which) == compile_pinned(name).findall(text), name

@@ -1,0 +1,242 @@
+/*
+ * _fastenc_merge.h: the merge loop of the Merger, enc_R of one word over the pair table (def-bpe).
+ *
+ * Included by _fastenc.c after _fastenc_table.h.  It provides the work space (ensure_capacity), the two loops
+ * (merge_short: a flat array scanned for the minimum; merge_long: a linked list and a heap of (rank, position)
+ * keys; see the module documentation in _fastenc.c), merge (the whole-piece table first, then the loop the
+ * word's length picks) and result_tuple (the reported ids of a merged word).
+ *
+ * Merging: m->tok[0..n) holds the byte ids on entry; each function returns the length of the result there.
+ */
+
+#ifndef BPEPROOF_FASTENC_MERGE_H
+#define BPEPROOF_FASTENC_MERGE_H
+
+#include "_fastenc_table.h"
+
+/* Words of at most this many bytes are merged in a flat array. */
+#ifndef SHORT_WORD
+#define SHORT_WORD 48
+#endif
+
+static int
+ensure_capacity(Merger *m, Py_ssize_t n)
+{
+    if (n <= m->cap)
+        return 0;
+    Py_ssize_t cap = m->cap ? m->cap : 64;
+    while (cap < n)
+        cap *= 2;
+    int32_t *tok = PyMem_Realloc(m->tok, (size_t)cap * sizeof(int32_t));
+    if (tok == NULL)
+        goto fail;
+    m->tok = tok;
+    uint64_t *aux = PyMem_Realloc(m->aux, (size_t)cap * sizeof(uint64_t));
+    if (aux == NULL)
+        goto fail;
+    m->aux = aux;
+    int32_t *nxt = PyMem_Realloc(m->nxt, (size_t)cap * sizeof(int32_t));
+    if (nxt == NULL)
+        goto fail;
+    m->nxt = nxt;
+    int32_t *prv = PyMem_Realloc(m->prv, (size_t)cap * sizeof(int32_t));
+    if (prv == NULL)
+        goto fail;
+    m->prv = prv;
+    /* At most n - 1 initial entries and two per merge: 3n bounds the heap. */
+    uint64_t *heap = PyMem_Realloc(m->heap, (size_t)cap * 3 * sizeof(uint64_t));
+    if (heap == NULL)
+        goto fail;
+    m->heap = heap;
+    m->cap = cap;
+    return 0;
+fail:
+    PyErr_NoMemory();
+    return -1;
+}
+
+static Py_ssize_t
+merge_short(Merger *m, Py_ssize_t n)
+{
+    int32_t *tok = m->tok;
+    uint64_t *rk = m->aux;
+    if (n < 2)
+        return n;
+    for (Py_ssize_t i = 0; i + 1 < n; i++)
+        rk[i] = lookup(m, tok[i], tok[i + 1]);
+    Py_ssize_t len = n;
+    while (len > 1) {
+        uint64_t best = NO_VALUE;
+        Py_ssize_t at = -1;
+        for (Py_ssize_t i = 0; i + 1 < len; i++) {
+            if (rk[i] < best) { /* values order by rank first: the leftmost pair of the lowest rank */
+                best = rk[i];
+                at = i;
+            }
+        }
+        if (at < 0)
+            break;
+        tok[at] = RESULT_OF(best);
+        memmove(tok + at + 1, tok + at + 2, (size_t)(len - at - 2) * sizeof(int32_t));
+        memmove(rk + at, rk + at + 1, (size_t)(len - at - 2) * sizeof(uint64_t));
+        len--;
+        if (at > 0)
+            rk[at - 1] = lookup(m, tok[at - 1], tok[at]);
+        if (at + 1 < len)
+            rk[at] = lookup(m, tok[at], tok[at + 1]);
+    }
+    return len;
+}
+
+static inline void
+heap_push(uint64_t *heap, Py_ssize_t *size, uint64_t key)
+{
+    Py_ssize_t i = (*size)++;
+    while (i > 0) {
+        Py_ssize_t parent = (i - 1) / 2;
+        if (heap[parent] <= key)
+            break;
+        heap[i] = heap[parent];
+        i = parent;
+    }
+    heap[i] = key;
+}
+
+static inline uint64_t
+heap_pop(uint64_t *heap, Py_ssize_t *size)
+{
+    uint64_t top = heap[0];
+    uint64_t last = heap[--(*size)];
+    Py_ssize_t n = *size, i = 0;
+    for (;;) {
+        Py_ssize_t child = 2 * i + 1;
+        if (child >= n)
+            break;
+        if (child + 1 < n && heap[child + 1] < heap[child])
+            child++;
+        if (heap[child] >= last)
+            break;
+        heap[i] = heap[child];
+        i = child;
+    }
+    if (n > 0)
+        heap[i] = last;
+    return top;
+}
+
+#define HEAP_KEY(rank, pos) (((uint64_t)(uint32_t)(rank) << 32) | (uint32_t)(pos))
+
+static Py_ssize_t
+merge_long(Merger *m, Py_ssize_t n)
+{
+    int32_t *tok = m->tok, *nxt = m->nxt, *prv = m->prv;
+    uint64_t *heap = m->heap;
+    Py_ssize_t size = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        nxt[i] = (int32_t)(i + 1);
+        prv[i] = (int32_t)(i - 1);
+    }
+    for (Py_ssize_t i = 0; i + 1 < n; i++) {
+        uint64_t v = lookup(m, tok[i], tok[i + 1]);
+        if (v != NO_VALUE)
+            heap[size++] = HEAP_KEY(RANK_OF(v), i);
+    }
+    /* Initial keys are made in increasing position order; a heap needs them sifted. */
+    for (Py_ssize_t start = size / 2 - 1; start >= 0; start--) {
+        uint64_t key = heap[start];
+        Py_ssize_t i = start;
+        for (;;) {
+            Py_ssize_t child = 2 * i + 1;
+            if (child >= size)
+                break;
+            if (child + 1 < size && heap[child + 1] < heap[child])
+                child++;
+            if (heap[child] >= key)
+                break;
+            heap[i] = heap[child];
+            i = child;
+        }
+        heap[i] = key;
+    }
+    while (size > 0) {
+        uint64_t key = heap_pop(heap, &size);
+        int32_t r = (int32_t)(key >> 32);
+        int32_t i = (int32_t)(key & 0xFFFFFFFFu);
+        if (tok[i] < 0)
+            continue;
+        int32_t j = nxt[i];
+        if (j >= n)
+            continue;
+        uint64_t v = lookup(m, tok[i], tok[j]);
+        if (v == NO_VALUE || RANK_OF(v) != r)
+            continue;
+        int32_t c = RESULT_OF(v);
+        tok[i] = c;
+        tok[j] = -1;
+        int32_t k = nxt[j];
+        nxt[i] = k;
+        if (k < n) {
+            prv[k] = i;
+            uint64_t after = lookup(m, c, tok[k]);
+            if (after != NO_VALUE)
+                heap_push(heap, &size, HEAP_KEY(RANK_OF(after), i));
+        }
+        int32_t p = prv[i];
+        if (p >= 0) {
+            uint64_t before = lookup(m, tok[p], c);
+            if (before != NO_VALUE)
+                heap_push(heap, &size, HEAP_KEY(RANK_OF(before), p));
+        }
+    }
+    Py_ssize_t len = 0;
+    for (Py_ssize_t i = 0; i < n; i = nxt[i])
+        tok[len++] = tok[i];
+    return len;
+}
+
+/* m->tok[0..n) holds a word's bytes: the whole-piece id if the table has the word, else its units merged. */
+static Py_ssize_t
+merge(Merger *m, Py_ssize_t n)
+{
+    int32_t *tok = m->tok;
+    if (m->whole_index != NULL && n > 1) {
+        unsigned char stack[64];
+        unsigned char *bytes = n <= 64 ? stack : PyMem_Malloc((size_t)n);
+        if (bytes != NULL) {
+            for (Py_ssize_t i = 0; i < n; i++)
+                bytes[i] = (unsigned char)tok[i];
+            int32_t d = whole_find(m, bytes, n);
+            if (bytes != stack)
+                PyMem_Free(bytes);
+            if (d >= 0) {
+                tok[0] = d;
+                return 1;
+            }
+        } /* out of memory for the copy: merging gives the same ids for every table built here but slower */
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        tok[i] = m->byte_units[tok[i]];
+    return n <= SHORT_WORD ? merge_short(m, n) : merge_long(m, n);
+}
+
+static PyObject *
+result_tuple(Merger *m, Py_ssize_t len)
+{
+    PyObject *tuple = PyTuple_New(len);
+    if (tuple == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < len; i++) {
+        PyObject *id = m->outputs[m->tok[i]];
+        if (id == Py_None) {
+            Py_DECREF(tuple);
+            PyErr_Format(PyExc_ValueError,
+                         "byte 0x%02x has no token in the vocabulary and no token covers it here", m->tok[i]);
+            return NULL;
+        }
+        Py_INCREF(id);
+        PyTuple_SET_ITEM(tuple, i, id);
+    }
+    return tuple;
+}
+
+#endif /* BPEPROOF_FASTENC_MERGE_H */

@@ -1,0 +1,315 @@
+/*
+ * _fastenc_merger.h: the Merger type: making one (Merger(parts_a, parts_b, outputs), from_pairs, from_ranks),
+ * freeing one, and its method table and type object.
+ *
+ * Included by _fastenc.c after every header whose methods the table lists (_fastenc_cache.h, _fastenc_encode.h).
+ * The rule list compiled here is described in the module documentation of _fastenc.c.
+ */
+
+#ifndef BPEPROOF_FASTENC_MERGER_H
+#define BPEPROOF_FASTENC_MERGER_H
+
+#include "_fastenc_table.h"
+#include "_fastenc_merge.h"
+#include "_fastenc_cache.h"
+#include "_fastenc_encode.h"
+
+static void
+Merger_dealloc(Merger *m)
+{
+    if (m->outputs != NULL) {
+        for (Py_ssize_t i = 0; i < m->n_ids; i++)
+            Py_XDECREF(m->outputs[i]);
+        PyMem_Free(m->outputs);
+    }
+    if (m->whole != NULL) {
+        for (Py_ssize_t i = 0; i < m->n_ids; i++)
+            Py_XDECREF(m->whole[i]);
+        PyMem_Free(m->whole);
+    }
+    PyMem_Free(m->whole_index);
+    PyMem_Free(m->whole_hash);
+    PyMem_Free(m->slots);
+    PyMem_Free(m->byte_pairs);
+    PyMem_Free(m->tok);
+    PyMem_Free(m->aux);
+    PyMem_Free(m->nxt);
+    PyMem_Free(m->prv);
+    PyMem_Free(m->heap);
+    cache_clear(m);
+    PyMem_Free(m->entries);
+    PyMem_Free(m->index);
+    Py_TYPE(m)->tp_free((PyObject *)m);
+}
+
+static int
+dense_part(PyObject *item, Py_ssize_t limit, int32_t *out)
+{
+    if (!PyLong_Check(item)) {
+        PyErr_SetString(PyExc_TypeError, "rule parts must be ints");
+        return -1;
+    }
+    int overflow = 0;
+    long long value = PyLong_AsLongLongAndOverflow(item, &overflow);
+    if (value == -1 && PyErr_Occurred())
+        return -1;
+    if (overflow || value < 0 || value >= limit) {
+        PyErr_SetString(PyExc_ValueError, "a rule part must be a dense id made before the rule");
+        return -1;
+    }
+    *out = (int32_t)value;
+    return 0;
+}
+
+/* A Merger with room for ``pairs`` pairs over ``n_ids`` dense ids, the bytes starting as 0..255, and the
+ * outputs taken from the sequence ``out_seq`` (n_ids ints, or None for a byte without an id). */
+static Merger *
+merger_alloc(PyTypeObject *type, Py_ssize_t n_ids, Py_ssize_t pairs, PyObject *out_seq)
+{
+    if (n_ids >= (Py_ssize_t)INT32_MAX || pairs >= (Py_ssize_t)INT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "too many ids for the C merge loop");
+        return NULL;
+    }
+    if (PySequence_Fast_GET_SIZE(out_seq) != n_ids) {
+        PyErr_SetString(PyExc_ValueError, "outputs must have one entry per dense id");
+        return NULL;
+    }
+    Merger *m = (Merger *)type->tp_alloc(type, 0);
+    if (m == NULL)
+        return NULL;
+    uint64_t slots = 16;
+    int bits = 4;
+    while (slots < (uint64_t)pairs * 2 + 2) {
+        slots *= 2;
+        bits++;
+    }
+    m->mask = slots - 1;
+    m->shift = 64 - bits;
+    m->slots = PyMem_Malloc(slots * sizeof(Slot));
+    m->byte_pairs = PyMem_Malloc(65536 * sizeof(uint64_t));
+    m->outputs = PyMem_Calloc((size_t)n_ids, sizeof(PyObject *));
+    if (m->slots == NULL || m->byte_pairs == NULL || m->outputs == NULL) {
+        PyErr_NoMemory();
+        Py_DECREF(m);
+        return NULL;
+    }
+    m->n_ids = n_ids;
+    for (uint64_t i = 0; i < slots; i++)
+        m->slots[i].key = EMPTY_KEY;
+    for (int i = 0; i < 65536; i++)
+        m->byte_pairs[i] = NO_VALUE;
+    for (int i = 0; i < 256; i++)
+        m->byte_units[i] = i;
+    PyObject **out_items = PySequence_Fast_ITEMS(out_seq);
+    for (Py_ssize_t d = 0; d < n_ids; d++) {
+        if (!PyLong_Check(out_items[d]) && !(d < 256 && out_items[d] == Py_None)) {
+            PyErr_SetString(PyExc_TypeError, "outputs must be ints (None only for a byte without an id)");
+            Py_DECREF(m);
+            return NULL;
+        }
+        Py_INCREF(out_items[d]);
+        m->outputs[d] = out_items[d];
+    }
+    if (ensure_capacity(m, 256) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
+
+
+static PyObject *
+Merger_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"parts_a", "parts_b", "outputs", NULL};
+    PyObject *a_obj, *b_obj, *out_obj;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO:Merger", names, &a_obj, &b_obj, &out_obj))
+        return NULL;
+    PyObject *a_seq = NULL, *b_seq = NULL, *out_seq = NULL;
+    Merger *m = NULL;
+    a_seq = PySequence_Fast(a_obj, "parts_a must be a sequence");
+    if (a_seq == NULL)
+        goto fail;
+    b_seq = PySequence_Fast(b_obj, "parts_b must be a sequence");
+    if (b_seq == NULL)
+        goto fail;
+    out_seq = PySequence_Fast(out_obj, "outputs must be a sequence");
+    if (out_seq == NULL)
+        goto fail;
+    Py_ssize_t rules = PySequence_Fast_GET_SIZE(a_seq);
+    if (PySequence_Fast_GET_SIZE(b_seq) != rules || PySequence_Fast_GET_SIZE(out_seq) != 256 + rules) {
+        PyErr_SetString(PyExc_ValueError, "parts_a, parts_b must have one entry per rule and outputs 256 more");
+        goto fail;
+    }
+    if (rules >= (Py_ssize_t)INT32_MAX - 256) {
+        PyErr_SetString(PyExc_OverflowError, "too many rules for the C merge loop");
+        goto fail;
+    }
+    m = merger_alloc(type, 256 + rules, rules, out_seq);
+    if (m == NULL)
+        goto fail;
+    PyObject **a_items = PySequence_Fast_ITEMS(a_seq);
+    PyObject **b_items = PySequence_Fast_ITEMS(b_seq);
+    for (Py_ssize_t k = 0; k < rules; k++) {
+        int32_t a, b;
+        if (dense_part(a_items[k], 256 + k, &a) < 0 || dense_part(b_items[k], 256 + k, &b) < 0)
+            goto fail;
+        /* The first rule for a pair is the one that fires: rule k makes the dense id 256 + k. */
+        insert_pair(m, a, b, VALUE(k, 256 + k), 0);
+    }
+    Py_DECREF(a_seq);
+    Py_DECREF(b_seq);
+    Py_DECREF(out_seq);
+    return (PyObject *)m;
+fail:
+    Py_XDECREF(a_seq);
+    Py_XDECREF(b_seq);
+    Py_XDECREF(out_seq);
+    Py_XDECREF(m);
+    return NULL;
+}
+
+/* Merger.from_pairs(byte_units, pairs_a, pairs_b, ranks, results, outputs, whole): any pair table. */
+static PyObject *
+Merger_from_pairs(PyTypeObject *type, PyObject *args)
+{
+    PyObject *objs[7];
+    if (!PyArg_ParseTuple(args, "OOOOOOO:from_pairs", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5],
+                          &objs[6]))
+        return NULL;
+    PyObject *seqs[7] = {NULL};
+    Merger *m = NULL;
+    for (int i = 0; i < 7; i++) {
+        seqs[i] = PySequence_Fast(objs[i], "from_pairs takes sequences");
+        if (seqs[i] == NULL)
+            goto fail;
+    }
+    Py_ssize_t n_ids = PySequence_Fast_GET_SIZE(seqs[5]);
+    Py_ssize_t pairs = PySequence_Fast_GET_SIZE(seqs[1]);
+    if (PySequence_Fast_GET_SIZE(seqs[0]) != 256 || PySequence_Fast_GET_SIZE(seqs[2]) != pairs ||
+        PySequence_Fast_GET_SIZE(seqs[3]) != pairs || PySequence_Fast_GET_SIZE(seqs[4]) != pairs) {
+        PyErr_SetString(PyExc_ValueError, "from_pairs: 256 byte units and one a, b, rank, result per pair");
+        goto fail;
+    }
+    m = merger_alloc(type, n_ids, pairs, seqs[5]);
+    if (m == NULL)
+        goto fail;
+    for (int i = 0; i < 256; i++) {
+        int32_t unit;
+        if (dense_part(PySequence_Fast_GET_ITEM(seqs[0], i), n_ids, &unit) < 0)
+            goto fail;
+        m->byte_units[i] = unit;
+    }
+    for (Py_ssize_t k = 0; k < pairs; k++) {
+        int32_t a, b, rank, result;
+        if (dense_part(PySequence_Fast_GET_ITEM(seqs[1], k), n_ids, &a) < 0 ||
+            dense_part(PySequence_Fast_GET_ITEM(seqs[2], k), n_ids, &b) < 0 ||
+            dense_part(PySequence_Fast_GET_ITEM(seqs[3], k), INT32_MAX, &rank) < 0 ||
+            dense_part(PySequence_Fast_GET_ITEM(seqs[4], k), n_ids, &result) < 0)
+            goto fail;
+        insert_pair(m, a, b, VALUE(rank, result), 1);
+    }
+    if (whole_build(m, seqs[6]) < 0)
+        goto fail;
+    for (int i = 0; i < 7; i++)
+        Py_DECREF(seqs[i]);
+    return (PyObject *)m;
+fail:
+    for (int i = 0; i < 7; i++)
+        Py_XDECREF(seqs[i]);
+    Py_XDECREF(m);
+    return NULL;
+}
+
+/* Merger.from_ranks(tokens, outputs): tiktoken's semantics.  tokens[k] (bytes of two or more bytes, in rank
+ * order, distinct) is the dense id 256 + k; every split of it into two parts that are bytes or tokens is a
+ * pair of rank k; and every token is a whole piece. */
+static PyObject *
+Merger_from_ranks(PyTypeObject *type, PyObject *args)
+{
+    PyObject *tokens_obj, *out_obj;
+    if (!PyArg_ParseTuple(args, "OO:from_ranks", &tokens_obj, &out_obj))
+        return NULL;
+    PyObject *tokens = PySequence_Fast(tokens_obj, "tokens must be a sequence");
+    if (tokens == NULL)
+        return NULL;
+    PyObject *out_seq = PySequence_Fast(out_obj, "outputs must be a sequence");
+    if (out_seq == NULL) {
+        Py_DECREF(tokens);
+        return NULL;
+    }
+    Merger *m = NULL;
+    PyObject *whole = NULL;
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(tokens);
+    PyObject **items = PySequence_Fast_ITEMS(tokens);
+    Py_ssize_t pairs = 0;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        if (!PyBytes_Check(items[k]) || PyBytes_GET_SIZE(items[k]) < 2) {
+            PyErr_SetString(PyExc_TypeError, "tokens must be bytes of two or more bytes");
+            goto fail;
+        }
+        pairs += PyBytes_GET_SIZE(items[k]) - 1;
+    }
+    m = merger_alloc(type, 256 + count, pairs, out_seq);
+    if (m == NULL)
+        goto fail;
+    whole = PyList_New(256 + count);
+    if (whole == NULL)
+        goto fail;
+    for (Py_ssize_t d = 0; d < 256 + count; d++) {
+        PyObject *item = d < 256 ? Py_None : items[d - 256];
+        Py_INCREF(item);
+        PyList_SET_ITEM(whole, d, item);
+    }
+    if (whole_build(m, whole) < 0)
+        goto fail;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(items[k]);
+        Py_ssize_t len = PyBytes_GET_SIZE(items[k]);
+        for (Py_ssize_t i = 1; i < len; i++) {
+            int32_t left = i == 1 ? (int32_t)data[0] : whole_find(m, data, i);
+            if (left < 0)
+                continue; /* most prefixes are no token: skip the suffix's look-up */
+            int32_t right = i == len - 1 ? (int32_t)data[i] : whole_find(m, data + i, len - i);
+            if (right >= 0)
+                insert_pair(m, left, right, VALUE(k, 256 + k), 0);
+        }
+    }
+    Py_DECREF(whole);
+    Py_DECREF(tokens);
+    Py_DECREF(out_seq);
+    return (PyObject *)m;
+fail:
+    Py_XDECREF(whole);
+    Py_DECREF(tokens);
+    Py_DECREF(out_seq);
+    Py_XDECREF(m);
+    return NULL;
+}
+
+static PyMethodDef Merger_methods[] = {
+    {"encode", (PyCFunction)Merger_encode, METH_O, "enc_R of one word (bytes-like) as a tuple of ids."},
+    {"from_pairs", (PyCFunction)Merger_from_pairs, METH_VARARGS | METH_CLASS,
+     "from_pairs(byte_units, pairs_a, pairs_b, ranks, results, outputs, whole): any pair table."},
+    {"from_ranks", (PyCFunction)Merger_from_ranks, METH_VARARGS | METH_CLASS,
+     "from_ranks(tokens, outputs): tiktoken's semantics for tokens of two or more bytes in rank order."},
+    {"encode_pieces", (PyCFunction)Merger_encode_pieces, METH_VARARGS,
+     "encode_pieces(pieces, cache, limit): the ids of every piece (str), through the word cache."},
+    {"encode_text", (PyCFunction)Merger_encode_text, METH_VARARGS,
+     "encode_text(text, table, which, limit): the ids of split_pattern(text, table, which), through the own cache."},
+    {"clear_cache", (PyCFunction)Merger_clear_cache, METH_NOARGS, "Forget every word of encode_text's cache."},
+    {"cached_words", (PyCFunction)Merger_cached_words, METH_NOARGS, "The number of words in encode_text's cache."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject MergerType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "bpeproof.impl._c._fastenc.Merger",
+    .tp_basicsize = sizeof(Merger),
+    .tp_dealloc = (destructor)Merger_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A rule list compiled for the C merge loop (dense ids; see the module documentation).",
+    .tp_methods = Merger_methods,
+    .tp_new = Merger_new,
+};
+
+#endif /* BPEPROOF_FASTENC_MERGER_H */

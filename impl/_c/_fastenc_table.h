@@ -1,0 +1,180 @@
+/*
+ * _fastenc_table.h: the Merger's state and its two look-up tables, of pairs and of whole pieces.
+ *
+ * Included by _fastenc.c (one translation unit, so that lookup inlines into the merge loops of _fastenc_merge.h).
+ * It provides the Merger struct (its tables, and the fields of the merge loops' work space and of the word cache
+ * of _fastenc_cache.h), the pair table (lookup: the rank and result of a pair of dense ids; insert_pair) and the
+ * whole-piece table (whole_find: the dense id whose bytes are a whole word; whole_build).
+ */
+
+#ifndef BPEPROOF_FASTENC_TABLE_H
+#define BPEPROOF_FASTENC_TABLE_H
+
+#ifndef PY_SSIZE_T_CLEAN
+#define PY_SSIZE_T_CLEAN
+#endif
+#include <Python.h>
+
+#include <stdint.h>
+#include <string.h>
+
+/* A pair's value: (rank << 32) | dense id of the result; NO_VALUE when the pair does not merge. */
+#define NO_VALUE UINT64_MAX
+#define VALUE(rank, result) (((uint64_t)(uint32_t)(rank) << 32) | (uint32_t)(result))
+#define RANK_OF(value) ((int32_t)((value) >> 32))
+#define RESULT_OF(value) ((int32_t)((value) & 0xFFFFFFFFu))
+#define EMPTY_KEY UINT64_MAX
+
+/* One slot of the pair table: key and rank side by side, so that a lookup touches one cache line. */
+typedef struct {
+    uint64_t key; /* (a << 32) | b, EMPTY_KEY for a free slot */
+    uint64_t value; /* VALUE(rank, result) */
+} Slot;
+
+typedef struct {
+    PyObject_HEAD
+    uint64_t *byte_pairs; /* the value of each pair of dense ids below 256 (a << 8 | b) */
+    int32_t byte_units[256]; /* the dense id a word's byte starts as */
+    Slot *slots;
+    uint64_t mask;
+    int shift;
+    Py_ssize_t n_ids; /* 256 + number of rules */
+    PyObject **outputs; /* n_ids owned references; None for a byte that has no id (an error when reported) */
+    /* The whole-piece table: a word whose bytes are one of these is that dense id, without merging. */
+    PyObject **whole; /* n_ids owned bytes references or NULL; NULL when there is no table */
+    int32_t *whole_index; /* dense ids, -1 for a free slot */
+    uint32_t *whole_hash; /* the low bits of each slot's bytes_hash, compared before the bytes */
+    uint64_t whole_mask;
+    /* Work space, grown on demand; only used while the GIL is held and no Python code runs. */
+    int32_t *tok, *nxt, *prv;
+    uint64_t *aux;
+    uint64_t *heap;
+    Py_ssize_t cap;
+    /* The word cache of encode_text: entries in insertion order, and an open-addressing index over them. */
+    struct CacheEntry *entries;
+    Py_ssize_t n_entries, cap_entries;
+    int32_t *index; /* entry numbers, -1 for a free slot */
+    uint64_t index_mask; /* index size - 1; the index is NULL until the first entry */
+} Merger;
+
+static inline uint64_t
+slot_of(const Merger *m, uint64_t key)
+{
+    return (key * UINT64_C(0x9E3779B97F4A7C15)) >> m->shift;
+}
+
+static inline uint64_t
+lookup(const Merger *m, int32_t a, int32_t b)
+{
+    if ((a | b) < 256)
+        return m->byte_pairs[a << 8 | b];
+    uint64_t key = ((uint64_t)(uint32_t)a << 32) | (uint32_t)b;
+    uint64_t i = slot_of(m, key);
+    for (;;) {
+        uint64_t found = m->slots[i].key;
+        if (found == key)
+            return m->slots[i].value;
+        if (found == EMPTY_KEY)
+            return NO_VALUE;
+        i = (i + 1) & m->mask;
+    }
+}
+
+/* Set the value of the pair (a, b), replacing an earlier one when ``replace``. */
+static void
+insert_pair(Merger *m, int32_t a, int32_t b, uint64_t value, int replace)
+{
+    uint64_t key = ((uint64_t)(uint32_t)a << 32) | (uint32_t)b;
+    uint64_t i = slot_of(m, key);
+    while (m->slots[i].key != EMPTY_KEY && m->slots[i].key != key)
+        i = (i + 1) & m->mask;
+    if (m->slots[i].key == EMPTY_KEY || replace) {
+        m->slots[i].key = key;
+        m->slots[i].value = value;
+        if ((a | b) < 256)
+            m->byte_pairs[a << 8 | b] = value;
+    }
+}
+
+static inline uint64_t
+bytes_hash(const unsigned char *data, Py_ssize_t n)
+{
+    uint64_t h = UINT64_C(1469598103934665603);
+    for (Py_ssize_t i = 0; i < n; i++)
+        h = (h ^ data[i]) * UINT64_C(1099511628211);
+    return h ^ (uint64_t)n;
+}
+
+/* The dense id whose whole-piece bytes are data[0..n), or -1. */
+static int32_t
+whole_find(const Merger *m, const unsigned char *data, Py_ssize_t n)
+{
+    if (m->whole_index == NULL)
+        return -1;
+    uint64_t h = bytes_hash(data, n);
+    uint64_t i = h & m->whole_mask;
+    for (;;) {
+        int32_t d = m->whole_index[i];
+        if (d < 0)
+            return -1;
+        PyObject *key = m->whole[d];
+        if (m->whole_hash[i] == (uint32_t)(h >> 32) && PyBytes_GET_SIZE(key) == n &&
+            memcmp(PyBytes_AS_STRING(key), data, (size_t)n) == 0)
+            return d;
+        i = (i + 1) & m->whole_mask;
+    }
+}
+
+/* The whole-piece table from ``whole``: one bytes object (or None) per dense id. */
+static int
+whole_build(Merger *m, PyObject *whole_seq)
+{
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(whole_seq);
+    if (n != m->n_ids) {
+        PyErr_SetString(PyExc_ValueError, "whole must have one entry per dense id");
+        return -1;
+    }
+    PyObject **items = PySequence_Fast_ITEMS(whole_seq);
+    Py_ssize_t count = 0;
+    for (Py_ssize_t d = 0; d < n; d++) {
+        if (items[d] != Py_None && !PyBytes_Check(items[d])) {
+            PyErr_SetString(PyExc_TypeError, "whole entries must be bytes or None");
+            return -1;
+        }
+        count += items[d] != Py_None;
+    }
+    if (count == 0)
+        return 0;
+    uint64_t size = 16;
+    while (size < (uint64_t)count * 2 + 2)
+        size *= 2;
+    m->whole = PyMem_Calloc((size_t)n, sizeof(PyObject *));
+    m->whole_index = PyMem_Malloc(size * sizeof(int32_t));
+    m->whole_hash = PyMem_Malloc(size * sizeof(uint32_t));
+    if (m->whole == NULL || m->whole_index == NULL || m->whole_hash == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    m->whole_mask = size - 1;
+    for (uint64_t i = 0; i < size; i++)
+        m->whole_index[i] = -1;
+    for (Py_ssize_t d = 0; d < n; d++) {
+        if (items[d] == Py_None)
+            continue;
+        const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(items[d]);
+        Py_ssize_t len = PyBytes_GET_SIZE(items[d]);
+        if (whole_find(m, data, len) >= 0)
+            continue; /* the first id with these bytes keeps them */
+        Py_INCREF(items[d]);
+        m->whole[d] = items[d];
+        uint64_t h = bytes_hash(data, len);
+        uint64_t i = h & m->whole_mask;
+        while (m->whole_index[i] >= 0)
+            i = (i + 1) & m->whole_mask;
+        m->whole_index[i] = (int32_t)d;
+        m->whole_hash[i] = (uint32_t)(h >> 32);
+    }
+    return 0;
+}
+
+#endif /* BPEPROOF_FASTENC_TABLE_H */
