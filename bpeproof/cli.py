@@ -26,6 +26,7 @@ COMMAND_MODULES = [
     "bpeproof.commands.trace",
     "bpeproof.commands.check",
     "bpeproof.commands.audit",
+    "bpeproof.commands.prove",
 ]
 
 

@@ -20,9 +20,11 @@ EXTRA_OF: dict[str, str] = {
     "distributed": "dask",
     "dask": "dask",
     "pyarrow": "parquet",
+    "crosshair": "prove",
 }
 #: The distribution to name when it differs from the module's name.
-DISTRIBUTION_OF: dict[str, str] = {"mistral_common": "mistral-common", "distributed": "dask[distributed]"}
+DISTRIBUTION_OF: dict[str, str] = {"mistral_common": "mistral-common", "distributed": "dask[distributed]",
+                                   "crosshair": "crosshair-tool"}
 
 
 class LibraryMissingError(ImportError):

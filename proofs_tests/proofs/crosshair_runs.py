@@ -193,7 +193,7 @@ def start(group: str, workers: int | None = None) -> None:
 
 def start_runs(names: Sequence[str], workers: int | None = None) -> None:
     """Start the runs ``names`` that have not started (once per process), in that order, on ``workers`` threads."""
-    pending = [name for name in names if name not in _futures]
+    pending = [name for name in names if name not in _futures and not _served_here(name)]
     if pending:
         pool = ThreadPoolExecutor(max_workers=workers or max(2, os.cpu_count() or 2), thread_name_prefix="crosshair")
         for name in pending:
@@ -201,10 +201,13 @@ def start_runs(names: Sequence[str], workers: int | None = None) -> None:
         pool.shutdown(wait=False)
 
 
-def done(name: str) -> bool:
-    """Whether the run ``name`` has started here and finished."""
+def finished(name: str) -> bool:
+    """Whether the run ``name`` has finished (here, or in the controller of this pytest-xdist session)."""
     future = _futures.get(name)
-    return future is not None and future.done()
+    if future is not None:
+        return future.done()
+    manifest = _manifest()
+    return manifest is not None and (manifest.parent / f"{name}.json").exists()
 
 
 #: The groups a test module needs, by file name; any other ``test_crosshair_*`` module needs all of ``CI_GROUPS``.
@@ -259,14 +262,24 @@ def _write_json(path: Path, value: object) -> None:
     os.replace(temporary, path)  # a reader sees the whole file or none
 
 
+def _manifest() -> Path | None:
+    """The list of runs this pytest-xdist session's controller started, if this process is one of its workers."""
+    shared = os.environ.get(RESULTS_VARIABLE)
+    manifest = Path(shared) / _MANIFEST if shared else None
+    return manifest if manifest is not None and manifest.exists() else None
+
+
+def _served_here(name: str) -> bool:
+    """Whether the controller of this pytest-xdist session runs ``name`` (and this process is not that one)."""
+    manifest = _manifest()
+    return manifest is not None and name not in _futures and name in json.loads(manifest.read_text(encoding="utf-8"))
+
+
 def _served(name: str) -> Result | None:
     """The result the controller wrote for ``name``, waiting for it; None when this process is no worker of a
     session whose controller runs ``name``."""
-    shared = os.environ.get(RESULTS_VARIABLE)
-    manifest = Path(shared) / _MANIFEST if shared else None
-    if manifest is None or name in _futures or not manifest.exists():
-        return None
-    if name not in json.loads(manifest.read_text(encoding="utf-8")):
+    manifest = _manifest()
+    if manifest is None or not _served_here(name):
         return None
     path = manifest.parent / f"{name}.json"
     deadline = time.monotonic() + RUN_TIMEOUT + 60

@@ -1,0 +1,106 @@
+"""``bpeproof prove`` is the CrossHair gate: its report, built from the suite's own runs, must hold.
+
+Every claim of ``obligations.PROOFS`` must be proved and every planted false claim refuted; every condition
+that a run checks must belong to some proof (so the table cannot leave a contract out); and the report must say
+``refuted`` or ``unknown`` when a run gives a counterexample or no verdict, or it would prove nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+
+import pytest
+
+from bpeproof import cli
+from bpeproof.proofs_tests.proofs import crosshair_runs as runs
+from bpeproof.proofs_tests.proofs import report
+from bpeproof.proofs_tests.proofs.obligations import PROOFS, Obligation, Proof
+
+TIMEOUT = runs.RUN_TIMEOUT + 60
+
+
+def _checked_lines(name: str) -> dict[str, set[int]]:
+    """Module → the condition lines that the CI run ``name`` checks (its targets: modules or functions)."""
+    checked: dict[str, set[int]] = {}
+    for target in runs.RUNS[name].args:
+        if not target.startswith("bpeproof."):
+            continue
+        module, _, function = target.rpartition(".")
+        try:
+            path = runs.module_file(target)
+            module, function = target, ""
+        except ImportError:
+            path = runs.module_file(module)
+        checked.setdefault(module, set()).update(runs.condition_lines(path, function or None))
+    return checked
+
+
+@pytest.mark.parametrize("name", sorted(runs.RUNS))
+def test_every_checked_condition_belongs_to_a_proof(name: str) -> None:
+    covered: dict[str, set[int]] = {}
+    for proof in PROOFS:
+        for obligation in proof.obligations:
+            if obligation.run == name:
+                covered.setdefault(obligation.module, set()).update(report.condition_lines(obligation))
+    for module, lines in _checked_lines(name).items():
+        assert lines, (name, module)
+        left = lines - covered.get(module, set())
+        assert not left, f"run {name}: conditions of {module} at lines {sorted(left)} belong to no proof"
+
+
+def _fake(outputs: dict[str, str], code: int = 0) -> Callable[[str], runs.Result]:
+    return lambda name: runs.Result(code, outputs.get(name, ""), 1.0, 1.0)
+
+
+def _verdict_lines(obligation: Obligation, verdict: str) -> str:
+    path = runs.module_file(obligation.module)
+    return "\n".join(f"{path}:{line}: {verdict}" for line in report.condition_lines(obligation))
+
+
+def test_report_says_proved_refuted_or_unknown() -> None:
+    """The report's status follows the verdicts: all confirmed is proved; one counterexample is refuted, quoted;
+    a run that ended without a verdict is unknown; a planted claim that is confirmed is not what it must be."""
+    proof = next(p for p in PROOFS if p.claim == "exr-run-length")
+    (obligation,) = proof.obligations
+    confirmed = _verdict_lines(obligation, runs.CONFIRMED)
+    assert report.claim_report(proof, _fake({obligation.run: confirmed})).status == "proved"
+    wrong = _verdict_lines(obligation, "error: false when calling lemma_run_length(0, 3)")
+    refuted = report.claim_report(proof, _fake({obligation.run: wrong}))
+    assert refuted.status == "refuted" and "lemma_run_length(0, 3)" in refuted.why
+    silent = report.claim_report(proof, _fake({obligation.run: "timed out"}, code=-1))
+    assert silent.status == "unknown" and "did not finish" in silent.why
+    planted = Proof("planted", "bounded", "must be refuted", (Obligation(obligation.run, obligation.module,
+                    obligation.function, expect="refuted"),), planted=True)
+    assert report.claim_report(planted, _fake({obligation.run: confirmed})).status == "unknown"
+    assert not report.all_hold([report.claim_report(planted, _fake({obligation.run: confirmed}))])
+
+
+def test_bounded_scope_names_the_preconditions() -> None:
+    proof = next(p for p in PROOFS if p.claim == "exr-run-length")
+    assert report.bounds(proof.obligations[0]) == "lemma_run_length: _is_byte(a); 0 <= length <= 7"
+
+
+@pytest.mark.timeout(TIMEOUT)
+def test_prove_reports_every_claim_proved(capsys: pytest.CaptureFixture[str]) -> None:
+    """``bpeproof prove --json`` on the suite's runs: exit 0, every claim proved, named as in the article."""
+    code = cli.main(["prove", "--json"])
+    printed = json.loads(capsys.readouterr().out)
+    claims = {claim["id"]: claim for claim in printed["claims"]}
+    assert set(claims) == {proof.claim for proof in PROOFS}
+    not_proved = {name: claim for name, claim in claims.items() if claim["status"] != "proved"}
+    assert not not_proved and code == 0, not_proved
+    assert claims["lem-merge-step(1)"]["scope"] == "every size"
+    assert re.match(r"bounded: lemma_roundtrip: ", claims["thm-bpe-roundtrip"]["scope"])
+    assert all(claim["conditions"] > 0 and claim["cpu_seconds"] > 0 for claim in claims.values())
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["prove", "--claim", "no-such-claim"], "no such claim"),
+    (["prove", "--jobs", "0"], "--jobs must be at least 1"),
+])
+def test_prove_refuses_bad_arguments(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
