@@ -50,7 +50,8 @@ try:
 except ImportError:  # the C extension is optional: the Python loop gives the same ids
     _fastenc = None
 from bpeproof.impl import encoder as _encoder_module
-from bpeproof.impl.formats import gguf_file
+from bpeproof.impl.formats.gguf_tokenizer import LSTRIP, RSTRIP, GGUFTokenizer, read_gguf_tokenizer
+from bpeproof.impl.formats.gguf_vocab import byte_level_tables, merge_bytes
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.merge_loop import merge
 from bpeproof.impl.pre_tokenizers.hf_splits import PreTokenizer
@@ -148,8 +149,8 @@ _GPT4O = ("[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))*((?=[\\p{L}])([^A-Z]))+"
           + "?|[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))+((?=[\\p{L}])([^A-Z]))*" + _CONTRACTIONS
           + "?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
 
-#: The expressions llama.cpp applies for each pre-tokenizer kind (``bpeproof.impl.formats.gguf_file.PRE_TYPES``), in
-#: order, as its source spells them.
+#: The expressions llama.cpp applies for each pre-tokenizer kind
+#: (``bpeproof.impl.formats.gguf_tokenizer.PRE_TYPES``), in order, as its source spells them.
 LLAMA_CPP_REGEXES: dict[str, tuple[str, ...]] = {
     "llama3": (_LLAMA3,),
     "jais2": (_CONTRACTIONS + "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+"
@@ -577,7 +578,7 @@ class LlamaCppModel:
       its token or, when it has none, the tokens of its bytes one by one, a byte without a token left out;
     - or (a, b, c) id triples in rank order, one per pair, ``lookup``'s bytes of a and b joining into c's, for
       a file where no other merge can ever apply (the caller's claim, as
-      ``bpeproof.impl.formats.gguf_file.byte_level_tables`` establishes it): the same ids from a pair table over ids,
+      ``bpeproof.impl.formats.gguf_vocab.byte_level_tables`` establishes it): the same ids from a pair table over ids,
       run in C when the extension is built.  A byte without a token stays in the word as a unit that joins
       nothing and gives no id, as in llama.cpp.
 
@@ -824,11 +825,12 @@ class LlamaCppTokenizer(Tokenizer):
     _partitions: dict[frozenset[str] | None, _Partition]
     _barrier: bool
     _special_flags: dict[str, tuple[int, bool, bool, bool]]
-    gguf: gguf_file.GGUFTokenizer
+    gguf: GGUFTokenizer
 
-    def __init__(self, tokenizer: gguf_file.GGUFTokenizer, *, cache_size: int = 1 << 18) -> None:
-        """The tokenizer of a GGUF file read by ``bpeproof.impl.formats.gguf_file.read_gguf_tokenizer``; ``FormatError``
-        for a pre-tokenizer not reproduced, or special tokens whose cutting llama.cpp leaves unspecified."""
+    def __init__(self, tokenizer: GGUFTokenizer, *, cache_size: int = 1 << 18) -> None:
+        """The tokenizer of a GGUF file read by ``bpeproof.impl.formats.gguf_tokenizer.read_gguf_tokenizer``;
+        ``FormatError`` for a pre-tokenizer not reproduced, or special tokens whose cutting llama.cpp leaves
+        unspecified."""
         kind = tokenizer.pre_type
         if kind is None:
             raise FormatError(tokenizer.path, "key 'tokenizer.ggml.model'", "not a byte-level BPE tokenizer")
@@ -836,19 +838,19 @@ class LlamaCppTokenizer(Tokenizer):
             pretokenizer = LlamaCppPreTokenizer(kind)
         except ValueError as error:
             raise FormatError(tokenizer.path, "key 'tokenizer.ggml.pre'", str(error)) from None
-        tables = gguf_file.byte_level_tables(tokenizer)
+        tables = byte_level_tables(tokenizer)
         if tables.merge_ids is not None:
             model = LlamaCppModel.from_columns(tables.lookup, *tables.merge_ids, tables.decoded,
                                                ignore_merges=tokenizer.ignore_merges, checked=True)
         else:
-            model = LlamaCppModel(tables.lookup, gguf_file.merge_bytes(tokenizer), tables.decoded,
+            model = LlamaCppModel(tables.lookup, merge_bytes(tokenizer), tables.decoded,
                                   ignore_merges=tokenizer.ignore_merges)
         specials = tokenizer.special_tokens
         self._setup(model, "words", specials, cache_size, pretokenizer)
         self.gguf = tokenizer
         self._special_flags = {
-            text: (token, tokenizer.parsed_always(token), bool(tokenizer.attrs[token] & gguf_file.LSTRIP),
-                   bool(tokenizer.attrs[token] & gguf_file.RSTRIP))
+            text: (token, tokenizer.parsed_always(token), bool(tokenizer.attrs[token] & LSTRIP),
+                   bool(tokenizer.attrs[token] & RSTRIP))
             for text, token in specials.items()
         }
         self._partitions = {}
@@ -859,7 +861,7 @@ class LlamaCppTokenizer(Tokenizer):
                               f"{problem}: llama.cpp's result then depends on its unspecified sort order")
 
     @classmethod
-    def from_gguf(cls, tokenizer: gguf_file.GGUFTokenizer, *, cache_size: int = 1 << 18) -> LlamaCppTokenizer:
+    def from_gguf(cls, tokenizer: GGUFTokenizer, *, cache_size: int = 1 << 18) -> LlamaCppTokenizer:
         """``LlamaCppTokenizer(tokenizer)``."""
         return cls(tokenizer, cache_size=cache_size)
 
@@ -997,5 +999,5 @@ def _lenient_utf8(data: bytes) -> str:
 
 def load_gguf_tokenizer(path: str, *, cache_size: int = 1 << 18) -> LlamaCppTokenizer:
     """The ``LlamaCppTokenizer`` of a GGUF file; every feature not reproduced raises ``FormatError`` naming it."""
-    return LlamaCppTokenizer.from_gguf(gguf_file.read_gguf_tokenizer(path), cache_size=cache_size)
+    return LlamaCppTokenizer.from_gguf(read_gguf_tokenizer(path), cache_size=cache_size)
 
