@@ -13,7 +13,7 @@ the project's encoder used in their stead); a file for the others (``tokenizers`
 text).  A corpus with a byte the file has no token for is counted again, range by range, with the project's
 encoder, as the one-process audit counts it.
 
-The word sample and the project's comparison take the same characters as ``report.sample_text`` takes from the
+The word sample and the project's comparison take the same characters as ``sampling.sample_text`` takes from the
 whole text: the same random starts (``file_view.sample_starts``, drawn from the same generator, knowing the
 corpus's length in characters from the statistics), the chunks fetched from the ranges that hold them
 (``sample_task``).  So the whole report is the one-process report, timings aside.
@@ -209,7 +209,7 @@ class EngineCorpus:
         return ["".join(parts) for parts in out]
 
     def sample(self, limit: int, rng: random.Random) -> str:
-        """``report.sample_text`` of the corpus's text: the same characters, from the same draws of ``rng``."""
+        """``sampling.sample_text`` of the corpus's text: the same characters, from the same draws of ``rng``."""
         from bpeproof.audit.file_view import sample_starts
 
         drawn = sample_starts(self.chars, limit, rng)

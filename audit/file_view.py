@@ -1,6 +1,6 @@
 """A vocabulary file as the audit reads it (``FileView``), and the token counts and text samples that the
-one-process audit (``audit.report``) and its corpus tasks (``audit.corpus_tasks``) share, so that both count and
-sample a corpus the same way."""
+one-process audit (``audit.report`` and its sections) and its corpus tasks (``audit.corpus_tasks``) share, so that
+both count and sample a corpus the same way."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bpeproof.audit.report import SUBPHASES
+from bpeproof.audit.progress import SUBPHASES
 
 __all__ = ["bar_chart", "readable", "render"]
 

@@ -14,7 +14,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from bpeproof.audit.html import render
-from bpeproof.audit.report import DEFAULT_SAMPLES, SUBPHASES, audit
+from bpeproof.audit.progress import SUBPHASES
+from bpeproof.audit.report import audit
+from bpeproof.audit.sampling import DEFAULT_SAMPLES
 from bpeproof.commands import EXIT_FOUND, EXIT_OK, UsageError
 from bpeproof.commands._engine import add_engine_options, open_engine
 from bpeproof.commands.count import workers_option

@@ -7,7 +7,8 @@ import re
 from pathlib import Path
 
 from bpeproof.impl.formats.clip_merges import looks_like_clip, parse_clip
-from bpeproof.impl.formats.gguf_file import is_gguf, vocab_from_gguf
+from bpeproof.impl.formats.gguf_container import is_gguf
+from bpeproof.impl.formats.gguf_vocab import vocab_from_gguf
 from bpeproof.impl.formats.gpt2 import load_gpt2, merges_path_for
 from bpeproof.impl.formats.hf_json import parse_hf_json
 from bpeproof.impl.formats.project_file import PROJECT_MARKER, parse_project
@@ -66,7 +67,7 @@ def sniff(path: str | os.PathLike[str]) -> tuple[str, bytes]:
     """The format of a file (as ``load`` decides it) and its decompressed content; a directory is not read."""
     target = Path(path)
     if is_gguf(target):
-        return "gguf", b""  # a GGUF file may be a whole model: it is never read here (see gguf_file)
+        return "gguf", b""  # a GGUF file may be a whole model: it is never read here (see gguf_container)
     raw = read_raw(target)
     data = decompress(target, raw)
     return _format_of(target, data if raw.startswith(GZIP_MAGIC) else raw), data
@@ -82,7 +83,7 @@ def load(path: str | os.PathLike[str], *, pattern: str | None = None) -> Vocab:
       replaces the file's);
     - ``*.model``, ``*.model.*``: sentencepiece BPE model;
     - ``*.gguf`` / ``*.gguf.gz``, or a file starting with ``GGUF``: llama.cpp's GGUF file, its byte-level BPE
-      tokenizer (kind ``gguf``, see ``bpeproof.impl.formats.gguf_file``; other tokenizer models are refused);
+      tokenizer (kind ``gguf``, see ``bpeproof.impl.formats.gguf_tokenizer``; other tokenizer models are refused);
     - ``*tekken*.json[.gz]``, or JSON with tekken's config and token entries: Mistral's tekken file, read as a
       rank file (kind ``tiktoken``) with its pattern, its special tokens and the ids they shift;
     - ``*encoder*.json[.gz]`` or ``*.bpe[.gz]``: GPT-2's pair of files — the

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bpeproof.impl.formats import gguf_file
+from bpeproof.impl.formats.gguf_tokenizer import LSTRIP, RSTRIP, GGUFTokenizer, read_gguf_tokenizer
+from bpeproof.impl.formats.gguf_vocab import byte_level_tables, merge_bytes
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.models.llama_cpp import LlamaCppModel
 from bpeproof.impl.pipelines.llama_cpp_specials import SpecialTokenPartition, cut_bytes
@@ -43,11 +44,12 @@ class LlamaCppTokenizer(Tokenizer):
     _partitions: dict[frozenset[str] | None, SpecialTokenPartition]
     _barrier: bool
     _special_flags: dict[str, tuple[int, bool, bool, bool]]
-    gguf: gguf_file.GGUFTokenizer
+    gguf: GGUFTokenizer
 
-    def __init__(self, tokenizer: gguf_file.GGUFTokenizer, *, cache_size: int = 1 << 18) -> None:
-        """The tokenizer of a GGUF file read by ``bpeproof.impl.formats.gguf_file.read_gguf_tokenizer``; ``FormatError``
-        for a pre-tokenizer not reproduced, or special tokens whose cutting llama.cpp leaves unspecified."""
+    def __init__(self, tokenizer: GGUFTokenizer, *, cache_size: int = 1 << 18) -> None:
+        """The tokenizer of a GGUF file read by ``bpeproof.impl.formats.gguf_tokenizer.read_gguf_tokenizer``;
+        ``FormatError`` for a pre-tokenizer not reproduced, or special tokens whose cutting llama.cpp leaves
+        unspecified."""
         kind = tokenizer.pre_type
         if kind is None:
             raise FormatError(tokenizer.path, "key 'tokenizer.ggml.model'", "not a byte-level BPE tokenizer")
@@ -55,19 +57,19 @@ class LlamaCppTokenizer(Tokenizer):
             pretokenizer = LlamaCppPreTokenizer(kind)
         except ValueError as error:
             raise FormatError(tokenizer.path, "key 'tokenizer.ggml.pre'", str(error)) from None
-        tables = gguf_file.byte_level_tables(tokenizer)
+        tables = byte_level_tables(tokenizer)
         if tables.merge_ids is not None:
             model = LlamaCppModel.from_columns(tables.lookup, *tables.merge_ids, tables.decoded,
                                                ignore_merges=tokenizer.ignore_merges, checked=True)
         else:
-            model = LlamaCppModel(tables.lookup, gguf_file.merge_bytes(tokenizer), tables.decoded,
+            model = LlamaCppModel(tables.lookup, merge_bytes(tokenizer), tables.decoded,
                                   ignore_merges=tokenizer.ignore_merges)
         specials = tokenizer.special_tokens
         self._setup(model, "words", specials, cache_size, pretokenizer)
         self.gguf = tokenizer
         self._special_flags = {
-            text: (token, tokenizer.parsed_always(token), bool(tokenizer.attrs[token] & gguf_file.LSTRIP),
-                   bool(tokenizer.attrs[token] & gguf_file.RSTRIP))
+            text: (token, tokenizer.parsed_always(token), bool(tokenizer.attrs[token] & LSTRIP),
+                   bool(tokenizer.attrs[token] & RSTRIP))
             for text, token in specials.items()
         }
         self._partitions = {}
@@ -78,7 +80,7 @@ class LlamaCppTokenizer(Tokenizer):
                               f"{problem}: llama.cpp's result then depends on its unspecified sort order")
 
     @classmethod
-    def from_gguf(cls, tokenizer: gguf_file.GGUFTokenizer, *, cache_size: int = 1 << 18) -> LlamaCppTokenizer:
+    def from_gguf(cls, tokenizer: GGUFTokenizer, *, cache_size: int = 1 << 18) -> LlamaCppTokenizer:
         """``LlamaCppTokenizer(tokenizer)``."""
         return cls(tokenizer, cache_size=cache_size)
 
@@ -185,5 +187,5 @@ def _lenient_utf8(data: bytes) -> str:
 
 def load_gguf_tokenizer(path: str, *, cache_size: int = 1 << 18) -> LlamaCppTokenizer:
     """The ``LlamaCppTokenizer`` of a GGUF file; every feature not reproduced raises ``FormatError`` naming it."""
-    return LlamaCppTokenizer.from_gguf(gguf_file.read_gguf_tokenizer(path), cache_size=cache_size)
+    return LlamaCppTokenizer.from_gguf(read_gguf_tokenizer(path), cache_size=cache_size)
 

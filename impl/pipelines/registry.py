@@ -77,7 +77,7 @@ def load_tokenizer(path: str, pattern: str | None = None, *, decode_only: bool =
     file = Path(path)
     if not file.exists():
         raise FormatError(path, None, "no such file")
-    from bpeproof.impl.formats.gguf_file import is_gguf
+    from bpeproof.impl.formats.gguf_container import is_gguf
 
     if file.is_file() and is_gguf(file):
         # A GGUF file (llama.cpp): llama.cpp's byte-level BPE with the file's own pre-tokenizer

@@ -20,10 +20,12 @@ from hypothesis import given, settings
 
 import bpeproof.audit.libraries
 import bpeproof.audit.report
+import bpeproof.audit.sampling
 from bpeproof import spec
 from bpeproof.audit.file_view import FileView
+from bpeproof.audit.findings import findings
 from bpeproof.audit.html import bar_chart, render
-from bpeproof.audit.report import audit, findings
+from bpeproof.audit.report import audit
 from bpeproof.audit.variants import MergeTable, fast_variants, shortest_length
 from bpeproof.cli import main
 from bpeproof.commands.audit import summary
@@ -246,7 +248,7 @@ def test_without_the_library_the_audit_still_runs(tmp_path: Path, monkeypatch: p
     assert report["project"]["compared"] is False and set(report["project"]) == SECTION_KEYS["project"]
     row = report["corpora"][0]
     assert row["encoded_by"] == "project" and row["tokens"] == len(spec.encode_text(
-        [Rule(A, B, 256), Rule(256, C, 259), Rule(0xE3, 0x81, 258)], bpeproof.audit.report.BUILTIN_TEXT))
+        [Rule(A, B, 256), Rule(256, C, 259), Rule(0xE3, 0x81, 258)], bpeproof.audit.sampling.BUILTIN_TEXT))
     assert any("did not run" in line and "tiktoken" in line for line in report["findings"])
     assert "The library is not available" in render(report)
 

@@ -28,7 +28,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bpeproof.impl.formats import gguf_file
+from bpeproof.impl.formats import gguf_container, gguf_tokenizer, gguf_vocab
 from bpeproof.impl.formats.vocab import bytes_to_unicode
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.models.llama_cpp import LlamaCppModel
@@ -123,10 +123,11 @@ def _env_files() -> list[Any]:
 @pytest.mark.parametrize("path", _env_files())
 def test_llama_cpp_folder(path: Path) -> None:
     """Every BPE vocabulary of llama.cpp's folder gives its vectors; every other one is refused, named."""
-    metadata = gguf_file.read_gguf_metadata(path, lambda key: key in ("tokenizer.ggml.model", "tokenizer.ggml.pre"))
+    metadata = gguf_container.read_gguf_metadata(path,
+                                                 lambda key: key in ("tokenizer.ggml.model", "tokenizer.ggml.pre"))
     model = metadata.values["tokenizer.ggml.model"]
     pre = metadata.values.get("tokenizer.ggml.pre") or "default"
-    kind = gguf_file.PRE_TYPES.get(pre, (None,))[0]
+    kind = gguf_tokenizer.PRE_TYPES.get(pre, (None,))[0]
     if model != "gpt2" or kind in llama_cpp_pre.UNSUPPORTED_PRE:
         with pytest.raises(FormatError) as refusal:
             load_tokenizer(str(path))
@@ -280,7 +281,7 @@ def test_reader_agrees_with_gguf_package(tmp_path: Path) -> None:
     gguf = pytest.importorskip("gguf")
     path = write(tmp_path, ALL_TYPES + tokenizer_pairs(SMALL_MERGES))
     theirs = gguf.GGUFReader(str(path))
-    ours = gguf_file.read_gguf_metadata(path)
+    ours = gguf_container.read_gguf_metadata(path)
     for key, field in theirs.fields.items():
         if key.startswith("GGUF."):
             continue
@@ -803,8 +804,8 @@ def _pair_model_words() -> Iterator[bytes]:
 @functools.cache
 def _falcon() -> tuple[LlamaCppTokenizer, dict[bytes, int], dict[tuple[bytes, bytes], int]]:
     tokenizer = _load(FIXTURES / "ggml-vocab-falcon.gguf.gz")  # bytes without a token: the barrier units
-    tables = gguf_file.byte_level_tables(tokenizer.gguf)
-    ranks = {pair: rank for rank, pair in enumerate(gguf_file.merge_bytes(tokenizer.gguf))}
+    tables = gguf_vocab.byte_level_tables(tokenizer.gguf)
+    ranks = {pair: rank for rank, pair in enumerate(gguf_vocab.merge_bytes(tokenizer.gguf))}
     return tokenizer, tables.lookup, ranks
 
 

@@ -160,10 +160,10 @@ def test_audit_corpus_statistics_are_the_one_process_ones(cluster: str, tmp_path
     libraries count in ranges, by the project's encoder, and whole; the samples are taken across ranges."""
     pytest.importorskip("tiktoken", reason="the rank file's library, tiktoken, is not installed")
     pytest.importorskip("tokenizers", reason="the tokenizer.json's library, tokenizers, is not installed")
-    from bpeproof.audit import report
+    from bpeproof.audit import project_section, sampling
 
-    monkeypatch.setattr(report, "SAMPLE_TEXT_CHARS", 4000)
-    monkeypatch.setattr(report, "PROJECT_TEXT_CHARS", 6000)
+    monkeypatch.setattr(sampling, "SAMPLE_TEXT_CHARS", 4000)
+    monkeypatch.setattr(project_section, "PROJECT_TEXT_CHARS", 6000)
     names = _corpus(tmp_path, 4)
     encoded_by = set()
     for target in _vocabularies(tmp_path, names, capsys):

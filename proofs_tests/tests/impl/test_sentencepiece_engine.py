@@ -32,7 +32,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bpeproof.audit.report import BUILTIN_TEXT, audit
+from bpeproof.audit.report import audit
+from bpeproof.audit.sampling import BUILTIN_TEXT
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.models.sentencepiece import SentencePieceModel
 from bpeproof.impl.pipelines.registry import load_tokenizer

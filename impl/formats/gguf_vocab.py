@@ -1,0 +1,198 @@
+"""A GGUF tokenizer's byte-level tables, its merges as bytes, and the project's ``Vocab`` built from them.
+
+The tokens of a byte-level BPE GGUF file (``bpeproof.impl.formats.gguf_tokenizer``) are strings in GPT-2's
+byte-to-character spelling: ``byte_level_tables`` gives their bytes, the look-up llama.cpp's merge loop makes
+and the bytes its detokenizer gives; ``vocab_from_gguf`` gives the project's common ``Vocab`` (kind ``gguf``).
+"""
+
+from __future__ import annotations
+
+import codecs
+import functools
+import operator
+import os
+from dataclasses import dataclass
+from itertools import accumulate, repeat
+from typing import Any
+
+from bpeproof.impl.formats.gguf_tokenizer import CONTROL, UNKNOWN, USER_DEFINED, GGUFTokenizer, read_gguf_tokenizer
+from bpeproof.impl.formats.vocab import Vocab, bytes_to_unicode
+
+__all__ = [
+    "ByteLevelTables",
+    "byte_level_bytes",
+    "byte_level_tables",
+    "merge_bytes",
+    "vocab_from_gguf",
+]
+
+
+@dataclass(frozen=True)
+class ByteLevelTables:
+    """A GGUF tokenizer's strings as bytes, and its merges as the merge loop needs them.
+
+    ``token_bytes``: per id, the bytes its string stands for in GPT-2's byte-to-character table, None when a
+    character is outside the table (such a string is never built by merging: llama.cpp looks the merged,
+    byte-encoded pieces up among all token strings, and the pieces are always spelt in the table);
+    ``lookup``: those bytes → id; ``decoded``: id → the bytes llama.cpp's detokenizer gives for each
+    non-special token (a character outside the table becomes ``[UNK_BYTE_0x..]`` text, as in llama.cpp);
+    ``merge_ids``: the merges as three columns of ids (left, right, result), first occurrence of a pair only
+    (llama.cpp keeps
+    the first rank of a pair), when every merge that can ever apply joins two tokens into a token — else None,
+    and ``merge_bytes`` gives them as byte pairs instead.
+    """
+
+    token_bytes: list[bytes | None]
+    lookup: dict[bytes, int]
+    decoded: dict[int, bytes]
+    merge_ids: tuple[list[int], list[int], list[int]] | None
+
+
+@functools.cache
+def _byte_level_codec() -> Any:
+    """The charmap encoding table of GPT-2's byte-to-character table (``codecs.charmap_encode``)."""
+    return codecs.charmap_build("".join(bytes_to_unicode()[byte] for byte in range(256)))
+
+
+def byte_level_bytes(text: str) -> bytes | None:
+    """The bytes a GPT-2-spelt string stands for, or None when a character is not in the table."""
+    try:
+        data: bytes = codecs.charmap_encode(text, "strict", _byte_level_codec())[0]
+    except UnicodeEncodeError:
+        return None
+    return data
+
+
+def _all_byte_level(texts: list[str]) -> list[bytes | None]:
+    """``byte_level_bytes`` of every string: one call for all when every one is in the table."""
+    try:
+        joined: bytes = codecs.charmap_encode("".join(texts), "strict", _byte_level_codec())[0]
+    except UnicodeEncodeError:
+        return [byte_level_bytes(text) for text in texts]
+    ends = list(accumulate(map(len, texts)))
+    return [joined[start:end] for start, end in zip([0, *ends], ends, strict=False)]
+
+
+def _llama_decode_text(text: str) -> bytes:
+    """llama.cpp's ``llama_decode_text``: each character's byte, or ``[UNK_BYTE_0x<hex>`` text ``]``."""
+    table = {char: byte for byte, char in bytes_to_unicode().items()}
+    out = bytearray()
+    for char in text:
+        byte = table.get(char)
+        if byte is not None:
+            out.append(byte)
+        else:
+            out += b"[UNK_BYTE_0x" + char.encode("utf-8", "surrogatepass").hex().encode() + text.encode(
+                "utf-8", "surrogatepass") + b"]"
+    return bytes(out)
+
+
+def _merge_sides(merges: list[str]) -> list[str]:
+    """[left0, right0, left1, right1, …] of the merge strings, each cut at its first space after the first
+    character, as llama.cpp cuts them; a string without such a space gives two empty sides."""
+    joined = "\n".join(merges)
+    flat = joined.replace("\n", " ").split(" ")
+    if len(flat) == 2 * len(merges) and not joined.startswith(" ") and "\n " not in joined:
+        return flat
+    sides: list[str] = []
+    for line in merges:
+        cut = line.find(" ", 1)
+        sides += [line[:cut], line[cut + 1 :]] if cut >= 0 else ["", ""]
+    return sides
+
+
+def byte_level_tables(tokenizer: GGUFTokenizer) -> ByteLevelTables:
+    """The ``ByteLevelTables`` of a GGUF tokenizer."""
+    texts = tokenizer.texts
+    count = len(texts)
+    token_bytes = _all_byte_level(texts)
+    outside = [token for token, data in enumerate(token_bytes) if data is None]  # spelt outside the table
+    lookup: dict[bytes, int] = dict(zip(token_bytes, range(count), strict=True))  # type: ignore[arg-type]
+    lookup.pop(None, None)  # type: ignore[call-overload]
+    decoded: dict[int, bytes] = dict(zip(range(count), token_bytes, strict=True))  # type: ignore[arg-type]
+    for token in outside:
+        decoded[token] = _llama_decode_text(texts[token])
+    special = CONTROL | USER_DEFINED | UNKNOWN
+    for token in [token for token, attr in enumerate(tokenizer.attrs) if attr & special]:
+        del decoded[token]
+    # Ids of the strings BPE can build (tokens spelt in the table); the others are never a piece.
+    buildable = dict(zip(texts, range(count), strict=True))
+    for token in outside:
+        del buildable[texts[token]]
+    sides = _merge_sides(tokenizer.merges)
+    lefts, rights = sides[0::2], sides[1::2]
+    a_ids = list(map(buildable.get, lefts))
+    b_ids = list(map(buildable.get, rights))
+    c_ids = list(map(buildable.get, map(operator.add, lefts, rights)))
+    odd: list[int] = []
+    complete = None not in a_ids and None not in b_ids and None not in c_ids
+    stride = len(texts)
+    columns: tuple[list[int], list[int], list[int]]
+    if complete and len(set(map(operator.add, map(operator.mul, a_ids, repeat(stride)), b_ids))) == len(a_ids):
+        columns = (a_ids, b_ids, c_ids)  # type: ignore[assignment]
+    else:
+        columns = ([], [], [])
+        seen: set[tuple[int, int]] = set()
+        for index, (a, b, c) in enumerate(zip(a_ids, b_ids, c_ids, strict=True)):
+            if a is None or b is None or c is None:
+                odd.append(index)
+                continue
+            if (a, b) not in seen:
+                seen.add((a, b))
+                columns[0].append(a)
+                columns[1].append(b)
+                columns[2].append(c)
+    if odd and _odd_merges_apply(lefts, rights, odd):
+        return ByteLevelTables(token_bytes, lookup, decoded, None)
+    return ByteLevelTables(token_bytes, lookup, decoded, columns)
+
+
+def _odd_merges_apply(lefts: list[str], rights: list[str], odd: list[int]) -> bool:
+    """True when some merge that is not "token + token → token" may apply: both its sides are strings merging
+    can form (single bytes, and the results of merges over such strings), spelt in the byte table."""
+    formable = set(bytes_to_unicode().values())
+    changed = True
+    while changed:
+        changed = False
+        for left, right in zip(lefts, rights, strict=True):
+            if left in formable and right in formable and left + right not in formable:
+                formable.add(left + right)
+                changed = True
+    return any(lefts[index] in formable and rights[index] in formable for index in odd)
+
+
+def merge_bytes(tokenizer: GGUFTokenizer) -> list[tuple[bytes, bytes]]:
+    """The merges as byte pairs in rank order, first occurrence of a pair only, leaving out those that never
+    apply (a side empty or spelt outside the byte table)."""
+    sides = _merge_sides(tokenizer.merges)
+    pairs: dict[tuple[bytes, bytes], None] = {}
+    for left, right in zip(sides[0::2], sides[1::2], strict=True):
+        left_bytes, right_bytes = byte_level_bytes(left), byte_level_bytes(right)
+        if left_bytes and right_bytes:
+            pairs.setdefault((left_bytes, right_bytes), None)
+    return list(pairs)
+
+
+def vocab_from_gguf(path: str | os.PathLike[str]) -> Vocab:
+    """The project's ``Vocab`` (kind ``gguf``) of a byte-level BPE GGUF file.
+
+    ``tokens``: the non-special tokens' bytes and the special tokens' texts (UTF-8); ``merges``: the merges
+    whose sides and result are tokens, as id triples, in rank order; ``specials``: the control, user-defined
+    and unknown tokens; ``ignore_merges`` as llama.cpp sets it for the pre-tokenizer.
+    """
+    tokenizer = read_gguf_tokenizer(path)
+    tables = byte_level_tables(tokenizer)
+    specials = tokenizer.special_tokens
+    tokens: dict[int, bytes] = dict(tables.decoded)
+    for text, token in specials.items():
+        tokens[token] = text.encode("utf-8")
+    merges = list(zip(*tables.merge_ids, strict=True)) if tables.merge_ids is not None else None
+    if merges is None:
+        lookup = tables.lookup
+        merges = []
+        for left, right in merge_bytes(tokenizer):
+            a, b, c = lookup.get(left), lookup.get(right), lookup.get(left + right)
+            if a is not None and b is not None and c is not None:
+                merges.append((a, b, c))
+    return Vocab(tokens=dict(sorted(tokens.items())), merges=merges, specials=specials, kind="gguf",
+                 source=os.fspath(path), ignore_merges=tokenizer.ignore_merges)
