@@ -184,3 +184,29 @@ def summary(reports: Sequence[ClaimReport], counts: Mapping[str, int] | None = N
     refuted = sum(r.status == "proved" for r in planted)
     return (f"{holds} of {len(proved)} claims proved ({every} for every size); {refuted} of {len(planted)} planted"
             f" false claims refuted as they must be")
+
+
+def scope_of(proof: Proof) -> str:
+    """A proof's scope without running it: ``every size``, ``searched``, or ``bounded: `` and its preconditions."""
+    if proof.scope != "bounded":
+        return proof.scope
+    return "bounded: " + " \\| ".join(dict.fromkeys(bounds(o) for o in proof.obligations))
+
+
+def markdown_table(proofs: Sequence[Proof]) -> str:
+    """The claims as the manual's table (docs/proofs.md): claim, scope, how it is proved."""
+    rows = ["| claim | scope | how |", "|---|---|---|"]
+    for proof in proofs:
+        scope = scope_of(proof).replace("|", "\\|").replace("\\\\|", "\\|")
+        rows.append(f"| `{proof.claim}` | {scope} | {proof.method.replace('|', chr(92) + '|')} |")
+    return "\n".join(rows)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m bpeproof.proofs_tests.proofs.report``: print the manual's table of claims."""
+    print(markdown_table(PROOFS))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -30,3 +30,13 @@ def test_readme_links_point_to_files() -> None:
     assert relative
     for target in relative:
         assert (ROOT / target).exists(), target
+
+
+def test_the_proofs_table_is_the_report() -> None:
+    """docs/proofs.md's table of claims is what ``python -m bpeproof.proofs_tests.proofs.report`` prints."""
+    from bpeproof.proofs_tests.proofs.obligations import PROOFS
+    from bpeproof.proofs_tests.proofs.report import markdown_table
+
+    page = (DOCS / "proofs.md").read_text(encoding="utf-8")
+    shown = page.split("<!-- claims:begin -->\n", 1)[1].split("\n<!-- claims:end -->", 1)[0]
+    assert shown.strip() == markdown_table(PROOFS), "regenerate: python -m bpeproof.proofs_tests.proofs.report"
