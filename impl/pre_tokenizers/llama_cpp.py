@@ -105,15 +105,15 @@ def _widen(text: str) -> str:
 # ---------------------------------------------------------------------------------------------------------
 
 _CONTRACTIONS = "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])"
-_GPT2 = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)"
+GPT2_EXPRESSION = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)"
 _LLAMA3_ORIGINAL = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+"
                     "[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
-_LLAMA3 = (_CONTRACTIONS + "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+"
-           "|\\s+(?!\\S)|\\s+")
-_QWEN2 = (_CONTRACTIONS + "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+"
-          "|\\s+(?!\\S)|\\s+")
-_QWEN35 = (_CONTRACTIONS + "|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*"
-           "|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
+LLAMA3_EXPRESSION = (_CONTRACTIONS + "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*"
+                     "|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
+QWEN2_EXPRESSION = (_CONTRACTIONS + "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*"
+                    "|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
+QWEN35_EXPRESSION = (_CONTRACTIONS + "|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}"
+                     "| ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
 _NEWLINES = "[^\\n]+|[\\n]+"
 _AFMOE_DIGITS = "\\p{AFMoE_digits}"
 _TINY_AYA_DIGITS = "\\d{1,3}(?=(?:\\d{3})*\\b)"
@@ -133,12 +133,12 @@ _GPT4O = ("[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))*((?=[\\p{L}])([^A-Z]))+"
 #: The expressions llama.cpp applies for each pre-tokenizer kind (``bpeproof.impl.formats.gguf_file.PRE_TYPES``), in
 #: order, as its source spells them.
 LLAMA_CPP_REGEXES: dict[str, tuple[str, ...]] = {
-    "llama3": (_LLAMA3,),
+    "llama3": (LLAMA3_EXPRESSION,),
     "jais2": (_CONTRACTIONS + "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+"
               "|\\s{512}(?!\\S)|\\s{256}(?!\\S)|\\s{128}(?!\\S)|\\s{64}(?!\\S)|\\s{32}(?!\\S)|\\s{16}(?!\\S)"
               "|\\s{8}(?!\\S)|\\s{4}(?!\\S)|\\s{1,2}(?!\\S)|\\s{1}",),
-    "dbrx": (_LLAMA3,),
-    "smaug": (_LLAMA3,),
+    "dbrx": (LLAMA3_EXPRESSION,),
+    "smaug": (LLAMA3_EXPRESSION,),
     "deepseek-llm": (
         '[\r\n]',
         '\\s?[A-Za-z\xb5\xc0-\xd6\xd8-\xf6\xf8-\u01ba\u01bc-\u01bf\u01c4-\u0293\u0295-\u02af\u0370-\u0373'
@@ -169,20 +169,20 @@ LLAMA_CPP_REGEXES: dict[str, tuple[str, ...]] = {
               "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*" + _CONTRACTIONS + "?|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*"
               "|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"),
     "deepseek-coder": ("[\r\n]", "\\s?\\p{L}+", "\\s?\\p{P}+", _CJK_DEEPSEEK, "\\p{N}"),
-    "falcon": ("[\\p{P}\\$\\+<=>\\^~\\|`]+", _GPT2, "[0-9][0-9][0-9]"),
-    **{kind: ("\\p{N}", _GPT2)
+    "falcon": ("[\\p{P}\\$\\+<=>\\^~\\|`]+", GPT2_EXPRESSION, "[0-9][0-9][0-9]"),
+    **{kind: ("\\p{N}", GPT2_EXPRESSION)
        for kind in ("starcoder", "refact", "command-r", "smollm", "codeshell", "exaone", "minerva", "mellum2")},
-    **{kind: (_GPT2,) for kind in ("gpt2", "mpt", "olmo", "jais", "trillion", "granite-docling")},
-    **{kind: (_QWEN2,) for kind in ("stablelm2", "qwen2", "hunyuan", "solar-open")},
-    "qwen35": (_QWEN35,),
+    **{kind: (GPT2_EXPRESSION,) for kind in ("gpt2", "mpt", "olmo", "jais", "trillion", "granite-docling")},
+    **{kind: (QWEN2_EXPRESSION,) for kind in ("stablelm2", "qwen2", "hunyuan", "solar-open")},
+    "qwen35": (QWEN35_EXPRESSION,),
     **{kind: (_FINNISH,) for kind in ("poro", "bloom", "gpt3-finnish")},
-    "chatglm4": (_LLAMA3,),
+    "chatglm4": (LLAMA3_EXPRESSION,),
     "viking": (_FINNISH, "\\p{N}"),
     "tekken": ("[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))*((?=[\\p{L}])([^A-Z]))+|[^\\r\\n\\p{L}\\p{N}]?"
                "((?=[\\p{L}])([^a-z]))+((?=[\\p{L}])([^A-Z]))*|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+"
                "|\\s+(?!\\S)|\\s+",),
     "chameleon": ("<sentinel:[0-9]+>", "(IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z", "([\\t\\n]|    |  )", "\\p{N}",
-                  "[\\p{P}!-/:-@\\[-`{-~]", _GPT2),
+                  "[\\p{P}!-/:-@\\[-`{-~]", GPT2_EXPRESSION),
     "gpt4o": (_GPT4O,),
     "minimax-m2": (_GPT4O,),
     "granite-emb-multi": (
@@ -197,19 +197,19 @@ LLAMA_CPP_REGEXES: dict[str, tuple[str, ...]] = {
     "seed-coder": (_CONTRACTIONS + "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1}| ?[^\\s\\p{L}\\p{N}\\r\\n]+"
                    "|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",),
     "ufakzeka": ("[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",),
-    "grok-2": (_QWEN2,),
+    "grok-2": (QWEN2_EXPRESSION,),
     "afmoe": (_AFMOE_DIGITS,
               '[\u4e00-\u9fff\u3400-\u4dbf\u8c48-\ufaff\u3040-\u309f\u30a0-\u30ff\uff65-\uff9f\u2f00-\u2fdf'
               '\u0e40-\u0e7f\u0e80-\u0eff\u1780-\u17ff\u1000-\u109f\uaa60-\uaa7f\ua9e0-\ua9ff\uac00-\ud7af'
               '\u1100-\u11ff]+',
               "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\\r\\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+"
               "| ?[\\p{P}\\p{S}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"),
-    "laguna": (_NEWLINES, _QWEN2),
+    "laguna": (_NEWLINES, QWEN2_EXPRESSION),
     "exaone-moe": (_CONTRACTIONS + "|[^\\r\\n\\p{L}\\p{N}]?(?:\\p{L}\\p{M}*(?: \\p{L}\\p{M}*)*)+|\\p{N}"
                    "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]?|\\s*[\\r\\n]|\\s+(?!\\S)|\\s+",),
     "minicpm5": ("\\p{N}{1,3}", _CONTRACTIONS + "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}+| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*"
                  "|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"),
-    "default": ("[\\p{P}\\$\\+<=>\\^~\\|]+", _GPT2, "\\p{N}+", "[0-9][0-9][0-9]"),
+    "default": ("[\\p{P}\\$\\+<=>\\^~\\|]+", GPT2_EXPRESSION, "\\p{N}+", "[0-9][0-9][0-9]"),
 }
 
 #: Pre-tokenizer kinds refused, with the reason.
@@ -230,19 +230,19 @@ _CONTRACTION_CASES = "'(?:[sS]|[tT]|[mM]|[dD]|[rR][eE]|[vV][eE]|[lL][lL])"
 #: Expressions over the collapsed text that cut exactly as llama.cpp's hand-written splitters do (their
 #: ``_add_token`` steps in order, the last alternative being "one character": ``no matches``).
 _CUSTOM = {
-    _GPT2: f"'(?:[stmd]|re|ve|ll)| ?[{_L}]+| ?[{_N}]+| ?[^{_S}{_L}{_N}]+|[{_S}]+(?![^{_S}])|[{_S}]+|[\\s\\S]",
-    _LLAMA3: f"{_CONTRACTION_CASES}|[^\\r\\n{_L}{_N}]?[{_L}]+|[{_N}]{{1,3}}| ?[^{_S}{_L}{_N}]+[\\r\\n]*"
+    GPT2_EXPRESSION: f"'(?:[stmd]|re|ve|ll)| ?[{_L}]+| ?[{_N}]+| ?[^{_S}{_L}{_N}]+|[{_S}]+(?![^{_S}])|[{_S}]+|[\\s\\S]",
+    LLAMA3_EXPRESSION: f"{_CONTRACTION_CASES}|[^\\r\\n{_L}{_N}]?[{_L}]+|[{_N}]{{1,3}}| ?[^{_S}{_L}{_N}]+[\\r\\n]*"
              f"|[{_S}]*[\\r\\n]+|[{_S}]+(?![^{_S}])|[{_S}]+|[\\s\\S]",
-    _QWEN2: f"{_CONTRACTION_CASES}|[^\\r\\n{_L}{_N}]?[{_L}]+|[{_N}]| ?[^{_S}{_L}{_N}]+[\\r\\n]*"
+    QWEN2_EXPRESSION: f"{_CONTRACTION_CASES}|[^\\r\\n{_L}{_N}]?[{_L}]+|[{_N}]| ?[^{_S}{_L}{_N}]+[\\r\\n]*"
             f"|[{_S}]*[\\r\\n]+|[{_S}]+(?![^{_S}])|[{_S}]+|[\\s\\S]",
-    _QWEN35: f"{_CONTRACTION_CASES}|[^\\r\\n{_L}{_N}{_M}]?[{_L}{_M}]+|[{_N}]| ?[^{_S}{_L}{_M}{_N}]+[\\r\\n]*"
+    QWEN35_EXPRESSION: f"{_CONTRACTION_CASES}|[^\\r\\n{_L}{_N}{_M}]?[{_L}{_M}]+|[{_N}]| ?[^{_S}{_L}{_M}{_N}]+[\\r\\n]*"
              f"|[{_S}]*[\\r\\n]+|[{_S}]+(?![^{_S}])|[{_S}]+|[\\s\\S]",
     _NEWLINES: "[^\\n]+|\\n+",
 }
-_CUSTOM[_LLAMA3_ORIGINAL] = _CUSTOM[_LLAMA3]
+_CUSTOM[_LLAMA3_ORIGINAL] = _CUSTOM[LLAMA3_EXPRESSION]
 
 
-class _Step:
+class SplitStep:
     """One of llama.cpp's expressions: cuts a fragment of the text into pieces as llama.cpp does."""
 
     def __init__(self, expression: str) -> None:
@@ -390,7 +390,7 @@ class LlamaCppPreTokenizer(PreTokenizer):
         if kind not in LLAMA_CPP_REGEXES:
             raise ValueError(f"llama.cpp has no pre-tokenizer {kind!r}")
         self._kind = kind
-        self._split_steps = tuple(_Step(expression) for expression in LLAMA_CPP_REGEXES[kind])
+        self._split_steps = tuple(SplitStep(expression) for expression in LLAMA_CPP_REGEXES[kind])
         self._collapse = any(step.collapsed for step in self._split_steps)
 
     @property

@@ -237,11 +237,14 @@ def groups_for(test_files: set[str]) -> list[str]:
 #: the environment the workers inherit; a worker reads the results from there.
 RESULTS_VARIABLE = "BPEPROOF_CROSSHAIR_RESULTS"
 _MANIFEST = "started.json"
+#: Set in the controller, which runs the runs it lists in the manifest (the workers read their results).
+_serving = threading.Event()
 
 
 def serve(group_names: list[str], directory: Path) -> None:
     """Start ``group_names`` here and write each run's result into ``directory`` as it finishes (the controller)."""
     names = [name for group in group_names for name in GROUPS[group]]
+    _serving.set()
     _write_json(directory / _MANIFEST, names)
     for group in group_names:
         start(group)
@@ -271,7 +274,7 @@ def _manifest() -> Path | None:
 
 def _served_here(name: str) -> bool:
     """Whether the controller of this pytest-xdist session runs ``name`` (and this process is not that one)."""
-    manifest = _manifest()
+    manifest = None if _serving.is_set() else _manifest()
     return manifest is not None and name not in _futures and name in json.loads(manifest.read_text(encoding="utf-8"))
 
 

@@ -572,8 +572,8 @@ def port_custom(text: str, variant: str) -> list[int]:
     return pieces
 
 
-CUSTOM = {"gpt2": llama_cpp_pre._GPT2, "llama3": llama_cpp_pre._LLAMA3, "qwen2": llama_cpp_pre._QWEN2,
-          "qwen35": llama_cpp_pre._QWEN35}
+CUSTOM = {"gpt2": llama_cpp_pre.GPT2_EXPRESSION, "llama3": llama_cpp_pre.LLAMA3_EXPRESSION,
+          "qwen2": llama_cpp_pre.QWEN2_EXPRESSION, "qwen35": llama_cpp_pre.QWEN35_EXPRESSION}
 
 #: Characters that stress the splitters: the literals they test, every class of code point, and the edges of
 #: llama.cpp's table (0x1C..0x1F are controls there, not spaces; U+0378 is unassigned; U+0301 a mark; U+00B2
@@ -587,7 +587,7 @@ TEXTS = st.lists(st.sampled_from(ALPHABET), max_size=40).map("".join)
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=TEXTS, variant=st.sampled_from(sorted(CUSTOM)))
 def test_custom_splitters_match_llama_cpp_code(text: str, variant: str) -> None:
-    step = llama_cpp_pre._Step(CUSTOM[variant])
+    step = llama_cpp_pre.SplitStep(CUSTOM[variant])
     spans = step.cut(collapse(text), 0, len(text))
     assert [end - start for start, end in spans] == port_custom(text, variant)
 
@@ -623,7 +623,7 @@ def port_afmoe(text: str) -> list[int]:
 @settings(max_examples=200, deadline=None)
 @given(text=TEXTS)
 def test_digit_grouping_matches_llama_cpp_code(text: str) -> None:
-    step = llama_cpp_pre._Step("\\p{AFMoE_digits}")
+    step = llama_cpp_pre.SplitStep("\\p{AFMoE_digits}")
     assert [end - start for start, end in step.cut(collapse(text), 0, len(text))] == port_afmoe(text)
 
 

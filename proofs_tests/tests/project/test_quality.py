@@ -246,39 +246,73 @@ def test_no_import_cycles() -> None:
     assert not cycles, "import cycles:\n" + "\n".join(cycles)
 
 
-def private_imports(path: Path, root: Path = ROOT) -> list[str]:
-    """The private names (``_x``, not ``__x__``) that ``path`` imports from another module of the package, other than
-    private modules (``from bpeproof.impl._c import _fastenc``)."""
-    package = _module_parts(path, root)[:-1]
+def _package_modules(root: Path) -> set[str]:
+    """The installed names of the package's modules, compiled extensions (``impl/_c/*.c``) included."""
     files = [source for folder in (*FOLDERS, "bpeproof") for source in (root / folder).rglob("*.py")]
-    modules = {module_name(source, root) for source in files}
+    extensions = {f"{module_name(source.with_suffix('.py'), root)}" for source in (root / "impl").rglob("*.c")}
+    return {module_name(source, root) for source in files} | extensions
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def private_imports(path: Path, root: Path = ROOT) -> list[str]:
+    """The private names (``_x``, not ``__x__``) of another module of the package that ``path`` uses: imported by
+    name (``from m import _x``) or read from the module (``import m`` … ``m._x``).  A private module itself
+    (``from bpeproof.impl._c import _fastenc``) is no private name of another module."""
+    package = _module_parts(path, root)[:-1]
+    modules = _package_modules(root)
+    own = module_name(path, root)
+    tree = ast.parse(path.read_text(encoding="utf-8"))
     found: list[str] = []
-    for node in _run_time_imports(ast.parse(path.read_text(encoding="utf-8"))):
-        if not isinstance(node, ast.ImportFrom):
+    aliases: dict[str, str] = {}  # a local name → the package module it stands for
+    for node in _run_time_imports(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in modules and alias.asname:
+                    aliases[alias.asname] = alias.name
             continue
         base = ".".join(package[: len(package) - node.level + 1]) if node.level else ""
         module = ".".join(part for part in (base, node.module or "") if part)
         for alias in node.names:
-            private = alias.name.startswith("_") and not alias.name.startswith("__")
-            if private and module.startswith("bpeproof") and f"{module}.{alias.name}" not in modules:
-                found.append(f"{module}.{alias.name}")
-    return found
+            full = f"{module}.{alias.name}"
+            if full in modules:
+                aliases[alias.asname or alias.name] = full
+            elif _private(alias.name) and module.startswith("bpeproof") and module != own:
+                found.append(full)
+    for use in ast.walk(tree):
+        if (isinstance(use, ast.Attribute) and _private(use.attr) and isinstance(use.value, ast.Name)
+                and use.value.id in aliases and aliases[use.value.id] != own):
+            found.append(f"{aliases[use.value.id]}.{use.attr}")
+    return sorted(set(found))
 
 
-def test_parallel_modules_use_only_public_names() -> None:
-    """Each module of impl/parallel uses only the public names of the others: what one needs of another is part of
-    that module's interface, and named so."""
-    offenders = {str(path.relative_to(ROOT)): bad for path in sorted((ROOT / "impl" / "parallel").glob("*.py"))
-                 for bad in [private_imports(path)] if bad}
+def _every_file() -> list[Path]:
+    """Every Python file of the package, tests included, by its real path."""
+    found = [*(ROOT / "bpeproof").glob("*.py"), *(ROOT / "bpeproof" / "commands").rglob("*.py")]
+    for folder in FOLDERS:
+        found += (ROOT / folder).rglob("*.py")
+    return sorted(found)
+
+
+def test_no_private_name_is_used_outside_its_module() -> None:
+    """Each module, test modules too, uses only the public names of the others: what one needs of another is part
+    of that module's interface, and named so."""
+    offenders = {str(path.relative_to(ROOT)): bad for path in _every_file() for bad in [private_imports(path)] if bad}
     assert not offenders, offenders
 
 
 def test_private_import_check_catches(tmp_path: Path) -> None:
     module = tmp_path / "impl" / "parallel" / "x.py"
     module.parent.mkdir(parents=True)
-    module.write_text("from .errors import _payload, WorkerError\nfrom bpeproof.impl.y import __version__\n",
+    (tmp_path / "impl" / "parallel" / "errors.py").write_text("", encoding="utf-8")
+    (tmp_path / "impl" / "y.py").write_text("", encoding="utf-8")
+    module.write_text("from .errors import _payload, WorkerError\nfrom bpeproof.impl.y import __version__\n"
+                      "from bpeproof.impl import y\nimport bpeproof.impl.y as why\ny._hidden(why._other)\n",
                       encoding="utf-8")
-    assert private_imports(module, tmp_path) == ["bpeproof.impl.parallel.errors._payload"]
+    assert private_imports(module, tmp_path) == ["bpeproof.impl.parallel.errors._payload", "bpeproof.impl.y._hidden",
+                                                 "bpeproof.impl.y._other"]
 
 
 def _scratch_tree(tmp_path: Path, files: Mapping[str, str]) -> list[Path]:
