@@ -26,7 +26,7 @@
  *       bytes of the piece (surrogateescape: U+DC80..U+DCFF stand for the
  *       bytes 0x80..0xFF) encoded as above and stored in ``cache`` when
  *       ``limit`` > 0; a full cache first loses its older half (insertion
- *       order), as bpeproof.impl.tokenizer._PieceCache does.  The ids of all pieces are
+ *       order), as bpeproof.impl.word_cache.WordCache does.  The ids of all pieces are
  *       returned as one list.
  *
  *   encode_text(text: str, table: bytes, which: int, limit: int) -> list[int]
@@ -398,7 +398,7 @@ result_tuple(Merger *m, Py_ssize_t len)
  *
  * Keyed by the code points of a piece, so that a piece of the text is looked up without making a str
  * of it; a str is made only for a new word.  At most ``limit`` words: a full cache first loses its
- * older half (insertion order), as bpeproof.impl.tokenizer._PieceCache does.
+ * older half (insertion order), as bpeproof.impl.word_cache.WordCache does.
  */
 
 static inline uint64_t

@@ -54,7 +54,8 @@ from bpeproof.impl.formats import gguf_file
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.merge_loop import merge
 from bpeproof.impl.pre_tokenizers.hf_splits import PreTokenizer
-from bpeproof.impl.tokenizer import AllowedSpecial, Tokenizer
+from bpeproof.impl.special_tokens import AllowedSpecial
+from bpeproof.impl.tokenizer import Tokenizer
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTextError
 
 __all__ = [
