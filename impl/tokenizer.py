@@ -20,38 +20,17 @@ are the words, or a ``bpeproof.impl.pre_tokenizers.hf_splits.PreTokenizer`` (``p
 sequence of Hugging Face ``Split`` steps, each cutting the pieces of the step
 before, as a ``tokenizer.json`` file's own pre-tokenizer does.
 
-File format (``save`` / ``load``), one UTF-8 JSON object::
-
-    {
-      "format": "bpeproof-tokenizer",   # always this string
-      "version": 1 | 2,                  # 2 exactly when the file has "pretokenizer"
-      "pattern": "<regular expression>", # the regex-module source used for pre-tokenization
-      "pattern_name": "cl100k" | null,   # its name in bpeproof.impl.pre_tokenizers.patterns.PATTERNS, if it has one
-      "rules": [[a, b, c], ...],         # r_1..r_m in order, each over V_{j-1}
-      "special_tokens": {"<name>": id},  # ids outside V_m, distinct, names non-empty
-      "byte_ids": null | [256 ints]      # external id of each byte 0..255 (distinct, apart from the rules'
-                                         # new ids and the special ids); null = identity
-      "pretokenizer": [                  # version 2 only: the split steps, in order; "pattern" is then
-        {"pattern": "<Oniguruma regex>", #   kept but not used for encoding
-         "behavior": "isolated",         #   or removed, merged_with_previous, merged_with_next, contiguous
-         "invert": false}, ...]
-    }
-
-Every key of the version is required and no other key is allowed; the loader
-raises ``FormatError`` naming the file and the key for anything else.  A
-tokenizer without a pre-tokenizer is written as version 1, so files that
-could be read before are written exactly as before.
+Files.  ``save`` / ``load`` write and read the project's own file format, one UTF-8 JSON object, which
+``bpeproof.impl.formats.project_file`` (its one reader and writer) describes key by key.
 
 Speed.  When the optional C extension ``impl/_c/_fastenc.c`` is built (and
 ``bpeproof.impl.encoder.USE_C_LOOP`` is true when the tokenizer is made), the loop over
 the words runs in C: cache look-up, UTF-8 bytes, rank-order merging, the list
 of ids.  For tiktoken's patterns (cl100k, o200k, r50k) the pre-tokenizer is
-written out by hand in C as well, from a table of code point classes of
-Unicode 16.0 (``_char_table``, ``bpeproof.impl.pre_tokenizers.unicode_classes``); the tests check it
-against ``regex.findall`` on the same classes.  A tokenizer with split steps cuts its words with the
-``regex`` module and merges them in C.  Without the
-extension the same ids come from the ``regex`` module and ``bpeproof.impl.encoder``'s
-Python loops.
+written out by hand in C as well (``bpeproof.impl.pre_tokenizers.char_table``); any other pattern is cut by
+the ``regex`` module (``bpeproof.impl.pre_tokenizers.splitter.regex_pieces``).  A tokenizer with split steps cuts
+its words with the ``regex`` module and merges them in C.  Without the extension the same ids come from the
+``regex`` module and ``bpeproof.impl.encoder``'s Python loops.
 
 Files and processes.  ``load`` and ``encode_batch`` are done by the file loaders
 (``bpeproof.impl.pipelines.registry``) and the worker pools (``bpeproof.impl.parallel``), which build on this
@@ -63,14 +42,10 @@ from __future__ import annotations
 
 import codecs
 import os
-import sys
-from collections import Counter
-from collections.abc import Callable, Collection, Container, Iterable, Mapping, Sequence
-from itertools import chain, islice
-from pathlib import Path
-from typing import Any, Literal, Protocol
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from itertools import chain
+from typing import Any, Protocol
 
-from bpeproof.impl import encoder as _encoder
 from bpeproof.impl import tokenizer_hooks
 from bpeproof.impl.encoder import Encoder
 from bpeproof.impl.formats.project_file import (
@@ -82,23 +57,19 @@ from bpeproof.impl.formats.project_file import (
     parse_document,
 )
 from bpeproof.impl.ids import check_byte_ids, check_special_tokens
-from bpeproof.impl.io.atomic import atomic_write_bytes, atomic_write_text
+from bpeproof.impl.io.atomic import atomic_write_text
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.models.merge_model import SEMANTICS, MergeModel
 from bpeproof.impl.models.sequential import SequentialModel
 from bpeproof.impl.models.tiktoken import TiktokenModel
+from bpeproof.impl.pre_tokenizers import splitter
+from bpeproof.impl.pre_tokenizers.char_table import HAND_WRITTEN, char_table
 from bpeproof.impl.pre_tokenizers.hf_splits import PreTokenizer, SplitStep
-from bpeproof.impl.pre_tokenizers.patterns import (
-    PATTERNS,
-    PatternTimeoutError,
-    backtracks,
-    compile_pattern,
-    pattern_name,
-    resolve_pattern,
-    time_limit,
-)
-from bpeproof.impl.pre_tokenizers.unicode_classes import UNICODE_VERSION, pin_pattern, stand_ins
+from bpeproof.impl.pre_tokenizers.patterns import compile_pattern, pattern_name, resolve_pattern
+from bpeproof.impl.pre_tokenizers.unicode_classes import stand_ins
+from bpeproof.impl.special_tokens import AllowedSpecial, allowed_names, names_finder
 from bpeproof.impl.stream import StreamDecoder
+from bpeproof.impl.word_cache import WordCache
 from bpeproof.spec.types import (
     ALPHABET_SIZE,
     BPETypeError,
@@ -114,7 +85,6 @@ __all__ = [
     "FORMAT_NAME",
     "FORMAT_VERSION",
     "PRETOKENIZER_FORMAT_VERSION",
-    "AllowedSpecial",
     "FormatError",
     "TextPipeline",
     "Tokenizer",
@@ -123,237 +93,12 @@ __all__ = [
 
 # FORMAT_NAME, FORMAT_VERSION, PRETOKENIZER_FORMAT_VERSION: bpeproof.impl.formats.project_file, the format's one reader.
 
-#: Texts of at least this many characters are encoded by the Python loops: the C loop takes words below 2**31 bytes.
-C_TEXT_LIMIT = 2**29
-
-#: What ``encode`` may treat as special tokens: all of them, the named ones, or none (None / empty).
-AllowedSpecial = Literal["all"] | Collection[str] | None
-
-
-def regex_pieces(compiled: Any, text: str) -> list[str]:
-    """The matches of a compiled pattern in ``text`` (whole matches, also when it has groups), classified by
-    ``UNICODE_VERSION`` (``bpeproof.impl.pre_tokenizers.unicode_classes.stand_ins``); a pattern that ``backtracks``
-    runs under
-    ``time_limit`` (``PatternTimeoutError`` past it)."""
-    pinned = stand_ins(text)
-    if not backtracks(compiled.pattern):
-        if pinned is not text:
-            return [text[match.start() : match.end()] for match in compiled.finditer(pinned)]
-        return [match.group() for match in compiled.finditer(text)] if compiled.groups else list(compiled.findall(text))
-    limit = time_limit(text)
-    try:
-        return [text[match.start() : match.end()] for match in compiled.finditer(pinned, timeout=limit)]
-    except TimeoutError:
-        raise PatternTimeoutError(
-            f"the pre-tokenization pattern {compiled.pattern[:60]!r} ran more than {limit:.0f} s on a text of"
-            f" {len(text)} characters: it backtracks without end (a repeated group that repeats or alternates)"
-        ) from None
-
-
-def _c_scanner(source: str) -> int:
-    """The number of ``source`` in ``impl/_c/_fastenc_scan.h`` when its C scanner runs here, else -1."""
-    which = _HAND_WRITTEN.get(source, -1)
-    return which if which >= 0 and _encoder.HAVE_C_LOOP and _encoder.USE_C_LOOP else -1
-
-
-def pattern_splitter(pattern: str) -> Callable[[str], list[str]]:
-    """The words a pattern (a name of ``PATTERNS`` or an expression) cuts a text into, as a tokenizer with that
-    pattern finds them: tiktoken's three patterns by the hand-written C scanner when the extension is built, any
-    pattern otherwise by ``regex_pieces``.  Training counts its words with this, so that a trained tokenizer
-    encodes a text with the words it was trained on."""
-    source = resolve_pattern(pattern)
-    compiled = compile_pattern(source)
-    which = _c_scanner(source)
-    if which >= 0:
-        from bpeproof.impl._c import _fastenc  # type: ignore[attr-defined]
-
-        split, table = _fastenc.split_pattern, _char_table()
-
-        def hand_written(text: str) -> list[str]:
-            if len(text) >= C_TEXT_LIMIT:
-                return regex_pieces(compiled, text)
-            pieces: list[str] = split(text, table, which)
-            return pieces
-
-        return hand_written
-
-    def with_regex(text: str) -> list[str]:
-        return regex_pieces(compiled, text)
-
-    return with_regex
-
-
-def _text_to_count(text: str) -> str:
-    if not isinstance(text, str):
-        raise BPETypeError(f"a text to count must be str, not {type(text).__name__}")
-    return text
-
-
-class WordCounts:
-    """The words of texts with their frequencies, the texts cut as ``pattern_splitter(pattern)`` cuts them:
-    ``trainer.count_words(texts, pretokenize=pattern_splitter(pattern))``, added up over the calls of ``add``.  For
-    tiktoken's three patterns with the C extension built, the pieces are counted in C as the scanner finds them
-    (``_fastenc.WordCounter``: a str and a count for each distinct word, no object for each piece)."""
-
-    def __init__(self, pattern: str) -> None:
-        self._source = resolve_pattern(pattern)
-        self._split = pattern_splitter(self._source)
-        which = _c_scanner(self._source)
-        self._c: Any = None
-        if which >= 0:
-            from bpeproof.impl._c import _fastenc  # type: ignore[attr-defined]
-
-            self._c, self._which, self._table = _fastenc.WordCounter(), which, _char_table()
-        self._counts: Counter[bytes] = Counter()
-
-    def add(self, texts: Iterable[str]) -> None:
-        """Count the words of every text (str)."""
-        from bpeproof.impl.trainer import count_words
-
-        if self._c is None:
-            self._counts.update(count_words(map(_text_to_count, texts), pretokenize=self._split))
-            return
-        add, table, which = self._c.add, self._table, self._which
-        long_texts: list[str] = []
-        for text in map(_text_to_count, texts):
-            if len(text) < C_TEXT_LIMIT:
-                add(text, table, which)
-            else:  # beyond the scanner's limit: the regex module
-                long_texts.append(text)
-        if long_texts:
-            self._counts.update(count_words(long_texts, pretokenize=self._split))
-
-    def counts(self) -> Counter[bytes]:
-        """Every word counted so far (UTF-8 bytes) with its count."""
-        if self._c is None:
-            return Counter(self._counts)
-        try:
-            counts: Counter[bytes] = Counter(self._c.counts())
-        except UnicodeEncodeError as error:  # a lone surrogate, as count_words reports it
-            raise InvalidTextError(f"word {error.object!r} cannot be encoded as UTF-8: {error.reason}") from None
-        counts.update(self._counts)
-        return counts
-
-
 class TextPipeline(Protocol):
     """What turns a text into a model's words: the words and the ids of the (allowed) special tokens, in order."""
 
     description: str
 
     def pieces(self, text: str, allowed: Collection[str] | None = None) -> list[str | int]: ...
-
-
-
-_CHAR_TABLE: bytes | None = None
-
-#: The patterns that ``impl/_c/_fastenc_scan.h`` (part of ``impl/_c/_fastenc.c``) writes out by hand, and its number
-# for each.
-_HAND_WRITTEN = {PATTERNS["cl100k"]: 0, PATTERNS["o200k"]: 1, PATTERNS["r50k"]: 2}
-
-
-def _char_table() -> bytes:
-    """For every code point, its classes in Unicode 16.0, as ``split_pattern`` in ``_c/_fastenc_scan.h`` reads them.
-
-    Two planes of 0x110000 bytes.  First plane: bit 0 ``\\p{L}``, bit 1 ``\\p{N}``, bit 2 ``\\s``,
-    bits 3–6 which letter of "sdmtlver" (1–8) the code point matches under ``(?i:…)``, 0 for none.
-    Second plane: bit 0 ``[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]``, bit 1 ``[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]``
-    (o200k's classes).  Computed with the regex module on the classes written out as code point ranges of
-    ``UNICODE_VERSION`` (``bpeproof.impl.pre_tokenizers.unicode_classes.pin_pattern``), so that the hand-written
-    pre-tokenizers
-    classify exactly as the patterns do under ``stand_ins``.  Built once per process, kept on disk.
-    """
-    global _CHAR_TABLE
-    if _CHAR_TABLE is None:
-        _CHAR_TABLE = _cached_char_table()
-    if _CHAR_TABLE is None:
-        import array
-
-        import regex
-
-        size = 0x110000
-        points = array.array("I", range(size))
-        if points.itemsize == 4 and sys.byteorder == "little":  # chr of every code point, quickly
-            everything = points.tobytes().decode("utf-32-le", "surrogatepass")
-        else:  # pragma: no cover - platforms with another int size or byte order
-            everything = "".join(map(chr, range(size)))
-        planes: list[bytearray] = []
-        for classes in (
-            ((1, r"\p{L}+"), (2, r"\p{N}+"), (4, r"(?:(?!\p{Cn})\s)+")),
-            ((1, r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+"), (2, r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]+")),
-        ):
-            combined = 0
-            for flag, expression in classes:
-                layer = bytearray(size)
-                # The classes as UNICODE_VERSION has them (explicit ranges), not the regex module's own tables.
-                for match in regex.finditer(pin_pattern(expression), everything):
-                    layer[match.start() : match.end()] = bytes([flag]) * (match.end() - match.start())
-                combined |= int.from_bytes(layer, "little")  # the flags are distinct bits: OR the layers at once
-            planes.append(bytearray(combined.to_bytes(size, "little")))
-        for index, letter in enumerate("sdmtlver", start=1):
-            for match in regex.finditer(f"(?i:{letter})", everything):
-                planes[0][match.start()] |= index << 3
-        _CHAR_TABLE = bytes(planes[0] + planes[1])
-        _store_char_table(_CHAR_TABLE)
-    return _CHAR_TABLE
-
-
-def _char_table_path() -> Path:
-    """Where the code point table is kept between runs: keyed by the regex module's and Python's Unicode versions."""
-    import hashlib
-    import unicodedata
-
-    import regex
-
-    key = f"{regex.__version__}-{unicodedata.unidata_version}-{sys.version_info[:2]}-unicode-{UNICODE_VERSION}"
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "bpeproof"
-    return base / f"chars-{hashlib.sha256(key.encode()).hexdigest()[:16]}.bin"
-
-
-def _cached_char_table() -> bytes | None:
-    """The table from the cache, if a complete one is there (its SHA-256 is stored after it and checked)."""
-    import hashlib
-
-    try:
-        data = _char_table_path().read_bytes()
-    except OSError:
-        return None
-    table, digest = data[:-32], data[-32:]
-    if len(table) != 2 * 0x110000 or hashlib.sha256(table).digest() != digest:
-        return None
-    return table
-
-
-def _store_char_table(table: bytes) -> None:
-    """Keep the table for the next run; a cache that cannot be written is only slower."""
-    import hashlib
-
-    try:
-        path = _char_table_path()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(path, table + hashlib.sha256(table).digest())
-    except OSError:
-        pass
-
-
-class _PieceCache(dict[str, tuple[int, ...]]):
-    """word → token ids, computed on a miss by ``dict.__missing__`` so that hits stay in C; bounded."""
-
-    __slots__ = ("_compute", "_limit")
-
-    def __init__(self, compute: Callable[[str], tuple[int, ...]], limit: int) -> None:
-        super().__init__()
-        self._compute = compute
-        self._limit = limit
-
-    def __missing__(self, piece: str) -> tuple[int, ...]:
-        value = self._compute(piece)
-        if self._limit:
-            if len(self) >= self._limit:
-                # Insertion order: drop the older half; amortised O(1) per word.
-                for key in list(islice(self, max(1, len(self) // 2))):
-                    self.pop(key, None)
-            self[piece] = value
-        return value
 
 
 class Tokenizer:
@@ -389,7 +134,7 @@ class Tokenizer:
     ) -> None:
         encoder = Encoder(rules, cache_size=0)
         new_ids = frozenset(rule.c for rule in encoder.rules)
-        checked_bytes = self._check_byte_ids(byte_ids, new_ids)
+        checked_bytes = check_byte_ids(byte_ids, new_ids)
         self._setup(SequentialModel(encoder, checked_bytes), pattern, special_tokens, cache_size, pretokenizer)
 
     @classmethod
@@ -438,16 +183,16 @@ class Tokenizer:
         self._special_bytes: dict[int, bytes] = {token: name.encode("utf-8") for name, token in self._specials.items()}
         table.update(self._special_bytes)
         self._table = table
-        self._cache = _PieceCache(self._encode_piece, cache_size)
+        self._cache = WordCache(self._encode_piece, cache_size)
         self._cache_size = cache_size
         # The C word loop (impl/_c/_fastenc.c) reports the model's ids itself and fills the same cache.
         self._fast: Any = model.c_merger()
         # tiktoken's patterns are also written out by hand in C (split_pattern), with a code point table from regex.
         self._split_table: bytes | None = None
-        self._split_which = _HAND_WRITTEN.get(self._pattern_source, -1) if self._pretokenizer is None else -1
+        self._split_which = HAND_WRITTEN.get(self._pattern_source, -1) if self._pretokenizer is None else -1
         if self._fast is not None and self._split_which >= 0:
-            self._split_table = _char_table()
-        self._special_splitters: dict[frozenset[str], Any] = {}
+            self._split_table = char_table()
+        self._special_finders: dict[frozenset[str], Any] = {}
 
     def __repr__(self) -> str:
         pattern = self.pattern_name or repr(self._pattern_source)
@@ -461,11 +206,6 @@ class Tokenizer:
         )
 
     # -- construction checks ----------------------------------------------------------------------------
-
-    @staticmethod
-    def _check_byte_ids(byte_ids: Sequence[int] | None, new_ids: Container[int] = ()) -> tuple[int, ...] | None:
-        """256 distinct non-negative ints, none in ``new_ids`` (the rules' new ids); None for the identity."""
-        return check_byte_ids(byte_ids, new_ids)
 
     @staticmethod
     def _check_pretokenizer(pretokenizer: PreTokenizer | Sequence[SplitStep] | None) -> PreTokenizer | None:
@@ -537,8 +277,8 @@ class Tokenizer:
         return self._regex_pieces(text)
 
     def _regex_pieces(self, text: str) -> list[str]:
-        """The pattern's matches in ``text`` (``regex_pieces``)."""
-        return regex_pieces(self._regex, text)
+        """The pattern's matches in ``text`` (``splitter.regex_pieces``)."""
+        return splitter.regex_pieces(self._regex, text)
 
     @property
     def pattern_name(self) -> str | None:
@@ -605,7 +345,7 @@ class Tokenizer:
             raise InvalidTextError(str(error)) from None  # the C loop's word that needs a byte without an id
 
     def _ordinary_unchecked(self, text: str) -> list[int]:
-        fast = self._fast is not None and len(text) < C_TEXT_LIMIT
+        fast = self._fast is not None and len(text) < splitter.C_TEXT_LIMIT
         if fast and self._split_table is not None:
             # The hand-written pattern matches at every position: the pieces cover the text.
             # The C loop keeps its own word cache for these patterns, keyed by code points (no str per piece).
@@ -633,19 +373,14 @@ class Tokenizer:
             " a pattern must cover the whole text"
         )
 
-    def _splitter(self, allowed_special: AllowedSpecial) -> Any:
+    def _special_finder(self, allowed_special: AllowedSpecial) -> Any:
+        """The expression that finds the allowed special tokens' names (made once per set of names), or None."""
         names = self._allowed_names(allowed_special)
         if names is None:
             return None
-        splitter = self._special_splitters.get(names)
-        if splitter is None:
-            import regex
-
-            # Alternatives longest first: at the leftmost match position the longest name wins.
-            ordered = sorted(names, key=lambda name: (-len(name), name))
-            splitter = regex.compile("|".join(regex.escape(name) for name in ordered))
-            self._special_splitters[names] = splitter
-        return splitter
+        if names not in self._special_finders:
+            self._special_finders[names] = names_finder(names)
+        return self._special_finders[names]
 
     def _allowed_names(self, allowed_special: AllowedSpecial) -> frozenset[str] | None:
         """The special tokens' names ``allowed_special`` allows, or None for none (and always None for a tokenizer
@@ -655,19 +390,8 @@ class Tokenizer:
         return self._named_specials(allowed_special)
 
     def _named_specials(self, allowed_special: AllowedSpecial) -> frozenset[str] | None:
-        """The special tokens' names ``allowed_special`` allows, checked: "all", or a collection of known names;
-        None for none."""
-        if allowed_special is None:
-            return None
-        if allowed_special == "all":
-            return frozenset(self._specials) or None
-        if isinstance(allowed_special, str):
-            raise BPETypeError('allowed_special must be "all", a collection of special token names, or None')
-        names = frozenset(allowed_special)
-        unknown = sorted(name for name in names if name not in self._specials)
-        if unknown:
-            raise BPEValueError(f"allowed_special names unknown special tokens: {unknown!r}")
-        return names or None
+        """The special tokens' names ``allowed_special`` allows, checked (``special_tokens.allowed_names``)."""
+        return allowed_names(self._specials, allowed_special)
 
     def _encode_pipeline(self, pipeline: TextPipeline, text: str, allowed_special: AllowedSpecial) -> list[int]:
         """The pipeline's words encoded through the cache (in C when the model has a C loop), its ids kept."""
@@ -687,7 +411,7 @@ class Tokenizer:
         return out
 
     def _encode_words(self, words: list[str], fast: Any) -> list[int]:
-        if fast is not None and sum(map(len, words)) < C_TEXT_LIMIT:
+        if fast is not None and sum(map(len, words)) < splitter.C_TEXT_LIMIT:
             try:
                 ids: list[int] = fast.encode_pieces(words, self._cache, self._cache_size)
             except ValueError as error:
@@ -700,12 +424,12 @@ class Tokenizer:
     def _encode_text(self, text: str, allowed_special: AllowedSpecial) -> list[int]:
         if self._pipeline is not None:
             return self._encode_pipeline(self._pipeline, text, allowed_special)
-        splitter = self._splitter(allowed_special)
-        if splitter is None:
+        finder = self._special_finder(allowed_special)
+        if finder is None:
             return self._ordinary(text)
         out: list[int] = []
         start = 0
-        for match in splitter.finditer(text):
+        for match in finder.finditer(text):
             out += self._ordinary(text[start : match.start()])
             out.append(self._specials[match.group()])
             start = match.end()

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from bpeproof.impl.tokenizer import AllowedSpecial, Tokenizer
+    from bpeproof.impl.special_tokens import AllowedSpecial
+    from bpeproof.impl.tokenizer import Tokenizer
 
 __all__ = ["encode_batch", "load_tokenizer"]
 

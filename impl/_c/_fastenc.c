@@ -26,7 +26,7 @@
  *       bytes of the piece (surrogateescape: U+DC80..U+DCFF stand for the
  *       bytes 0x80..0xFF) encoded as above and stored in ``cache`` when
  *       ``limit`` > 0; a full cache first loses its older half (insertion
- *       order), as bpeproof.impl.tokenizer._PieceCache does.  The ids of all pieces are
+ *       order), as bpeproof.impl.word_cache.WordCache does.  The ids of all pieces are
  *       returned as one list.
  *
  *   encode_text(text: str, table: bytes, which: int, limit: int) -> list[int]

@@ -7,7 +7,7 @@
  *
  * Keyed by the code points of a piece, so that a piece of the text is looked up without making a str
  * of it; a str is made only for a new word.  At most ``limit`` words: a full cache first loses its
- * older half (insertion order), as bpeproof.impl.tokenizer._PieceCache does.
+ * older half (insertion order), as bpeproof.impl.word_cache.WordCache does.
  */
 
 #ifndef BPEPROOF_FASTENC_CACHE_H

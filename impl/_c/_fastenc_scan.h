@@ -32,9 +32,9 @@
  * At each position the first alternative that matches wins, and within it the first way of matching
  * in the backtracking order of the regex engine (greedy quantifiers longest first, an optional part
  * taken first).  ``table`` classifies every code point 0..0x10FFFF as the regex module does (it is
- * built from the module itself in impl/tokenizer.py), in two planes of 0x110000 bytes: the first has
- * bit 0 \p{L}, bit 1 \p{N}, bit 2 \s, bits 3..6 the letter of "sdmtlver" (1..8) the code point
- * matches case-insensitively (0 for none); the second has bit 0 U and bit 1 W.
+ * built from the module itself in impl/pre_tokenizers/char_table.py), in two planes of 0x110000
+ * bytes: the first has bit 0 \p{L}, bit 1 \p{N}, bit 2 \s, bits 3..6 the letter of "sdmtlver" (1..8)
+ * the code point matches case-insensitively (0 for none); the second has bit 0 U and bit 1 W.
  */
 
 #define CL_L 1

@@ -15,6 +15,27 @@ Version 2 adds ``pretokenizer``, a list of split steps
 twice, a missing or unknown key, or a value of the wrong kind is a
 ``FormatError`` naming the file and the key.
 
+The layout (``Tokenizer.save`` / ``Tokenizer.load``)::
+
+    {
+      "format": "bpeproof-tokenizer",   # always this string
+      "version": 1 | 2,                  # 2 exactly when the file has "pretokenizer"
+      "pattern": "<regular expression>", # the regex-module source used for pre-tokenization
+      "pattern_name": "cl100k" | null,   # its name in bpeproof.impl.pre_tokenizers.patterns.PATTERNS, if it has one
+      "rules": [[a, b, c], ...],         # r_1..r_m in order, each over V_{j-1}
+      "special_tokens": {"<name>": id},  # ids outside V_m, distinct, names non-empty
+      "byte_ids": null | [256 ints]      # external id of each byte 0..255 (distinct, apart from the rules'
+                                         # new ids and the special ids); null = identity
+      "pretokenizer": [                  # version 2 only: the split steps, in order; "pattern" is then
+        {"pattern": "<Oniguruma regex>", #   kept but not used for encoding
+         "behavior": "isolated",         #   or removed, merged_with_previous, merged_with_next, contiguous
+         "invert": false}, ...]
+    }
+
+Every key of the version is required and no other key is allowed.  A tokenizer
+without a pre-tokenizer is written as version 1, so files that could be read
+before are written exactly as before.
+
 As a ``Vocab`` (kind ``bpeproof``), the ids are the external ones: byte ``x``
 is the token ``byte_ids[x]``, every rule's new id ``c`` is a token, and each
 rule is the merge ``(ext(a), ext(b), c)``.  The file's tokenizer encodes each

@@ -81,7 +81,8 @@ from bpeproof.impl.parallel.pool import check_workers, default_workers, ignore, 
 from bpeproof.impl.parallel.progress import bytes_bar
 
 if TYPE_CHECKING:
-    from bpeproof.impl.tokenizer import AllowedSpecial, Tokenizer
+    from bpeproof.impl.special_tokens import AllowedSpecial
+    from bpeproof.impl.tokenizer import Tokenizer
 
 __all__ = [
     "FileTokens",
@@ -136,7 +137,7 @@ def count_files(
     engine: TaskEngine | None = None,
 ) -> Counter[bytes]:
     """The distinct words of text files with their frequencies, as ``train`` counts them in one process
-    (``trainer.count_words(impl.io.corpus.iter_lines(names), pretokenize=tokenizer.pattern_splitter(pattern))``: the
+    (``trainer.count_words(impl.io.corpus.iter_lines(names), pretokenize=splitter.pattern_splitter(pattern))``: the
     words a tokenizer with that pattern encodes), counted in ``workers`` processes (default: all cores) over byte
     ranges of about ``range_bytes`` bytes.
 
@@ -163,7 +164,7 @@ def count_files(
                 bar.close()
         return table
     if "-" in names:  # standard input cannot be cut or handed to another process: one process reads everything
-        from bpeproof.impl.tokenizer import pattern_splitter
+        from bpeproof.impl.pre_tokenizers.splitter import pattern_splitter
         from bpeproof.impl.trainer import count_words
 
         return count_words(iter_lines(names), pretokenize=pattern_splitter(source), progress=progress)

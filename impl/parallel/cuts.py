@@ -14,7 +14,8 @@ from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.parallel.progress import Progress
 
 if TYPE_CHECKING:
-    from bpeproof.impl.tokenizer import AllowedSpecial, Tokenizer
+    from bpeproof.impl.special_tokens import AllowedSpecial
+    from bpeproof.impl.tokenizer import Tokenizer
 
 __all__ = ["Range", "iter_range_texts", "line_cut_positions", "line_cuts_are_exact", "words_stop_at_line_cuts"]
 

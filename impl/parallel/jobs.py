@@ -21,7 +21,8 @@ from bpeproof.impl.parallel.cuts import BLOCK, Range, iter_range_texts
 from bpeproof.impl.parallel.progress import Progress
 
 if TYPE_CHECKING:
-    from bpeproof.impl.tokenizer import AllowedSpecial, Tokenizer
+    from bpeproof.impl.special_tokens import AllowedSpecial
+    from bpeproof.impl.tokenizer import Tokenizer
 
 __all__ = ["JOBS", "TokenizerSource", "count_task", "encode_task", "merge_counts", "tokenizer_parts"]
 
@@ -36,12 +37,12 @@ class _Job(Protocol):
 
 
 class _CountJob:
-    """Count the words of ranges into one table (``tokenizer.WordCounts`` over the range's lines)."""
+    """Count the words of ranges into one table (``word_counts.WordCounts`` over the range's lines)."""
 
     keeps_state = True
 
     def __init__(self, pattern: str, on_bytes: Progress) -> None:
-        from bpeproof.impl.tokenizer import WordCounts
+        from bpeproof.impl.word_counts import WordCounts
 
         self._counts = WordCounts(pattern)
         self._on_bytes = on_bytes
@@ -59,7 +60,7 @@ def _range_lines(task: Range, on_bytes: Progress) -> Iterator[str]:
 
 def count_task(pattern: str, task: Range) -> Counter[bytes]:
     """One range counted on its own (a task of a ``TaskEngine``): the table ``count_files``'s workers add to theirs."""
-    from bpeproof.impl.tokenizer import WordCounts
+    from bpeproof.impl.word_counts import WordCounts
 
     counts = WordCounts(pattern)
     counts.add(_range_lines(task, None))

@@ -24,7 +24,8 @@ from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.models.llama_cpp import LlamaCppModel
 from bpeproof.impl.pipelines.llama_cpp_specials import SpecialTokenPartition, cut_bytes
 from bpeproof.impl.pre_tokenizers.llama_cpp import LlamaCppPreTokenizer
-from bpeproof.impl.tokenizer import AllowedSpecial, Tokenizer
+from bpeproof.impl.special_tokens import AllowedSpecial
+from bpeproof.impl.tokenizer import Tokenizer
 from bpeproof.spec.types import BPETypeError, BPEValueError, InvalidTextError
 
 __all__ = ["LlamaCppTokenizer", "load_gguf_tokenizer"]

@@ -242,7 +242,7 @@ _CUSTOM = {
 _CUSTOM[_LLAMA3_ORIGINAL] = _CUSTOM[LLAMA3_EXPRESSION]
 
 
-class SplitStep:
+class LlamaCppStep:
     """One of llama.cpp's expressions: cuts a fragment of the text into pieces as llama.cpp does."""
 
     def __init__(self, expression: str) -> None:
@@ -377,7 +377,7 @@ class LlamaCppPreTokenizer(PreTokenizer):
     """llama.cpp's pre-tokenizer for one kind (``LLAMA_CPP_REGEXES``): its expressions applied in turn, each to
     every piece of the one before, as ``unicode_regex_split`` computes them (see the module docstring).
 
-    It has no ``SplitStep``s (``steps`` is empty): the expressions do not mean here what they mean to the
+    It has no ``LlamaCppStep``s (``steps`` is empty): the expressions do not mean here what they mean to the
     ``regex`` module.  ``expressions`` lists them as llama.cpp spells them.
     """
 
@@ -390,7 +390,7 @@ class LlamaCppPreTokenizer(PreTokenizer):
         if kind not in LLAMA_CPP_REGEXES:
             raise ValueError(f"llama.cpp has no pre-tokenizer {kind!r}")
         self._kind = kind
-        self._split_steps = tuple(SplitStep(expression) for expression in LLAMA_CPP_REGEXES[kind])
+        self._split_steps = tuple(LlamaCppStep(expression) for expression in LLAMA_CPP_REGEXES[kind])
         self._collapse = any(step.collapsed for step in self._split_steps)
 
     @property

@@ -1,34 +1,37 @@
-"""False claims run through the induction of ``proofs_tests.proofs.induction``, so that
-its gate can show each is refuted at its step.
+"""False claims run through the induction of ``proofs_tests.proofs.induction`` (its cases, and the machinery of
+``proofs_tests.proofs.induction_machinery``), so that its gate can show each is refuted at its step.
 
 Each planted claim is checked at every case of the induction with the same machinery, hypothesis and budget as
 the true ones.  A function named ``planted_*`` is the case where the claim breaks: CrossHair must refute it with a
 counterexample.  A function named ``passes_*`` is another case of the same false claim, where its step does go
 through: CrossHair must confirm it.  Together they show that a refutation points at the step that fails, not
-merely at the claim.  ``proofs_tests/test_induction.py`` checks each planted claim on a real list as well.
+merely at the claim.  ``proofs_tests/tests/proofs/test_crosshair_induction.py`` checks each planted claim on a real
+list as well.
 """
 
 from __future__ import annotations
 
 from bpeproof.proofs_tests.proofs.induction import (
     Corpus,
-    Facts,
-    Recursion,
-    Segment,
-    as_list,
     base_empty,
     base_single,
     corpus_holds,
     corpus_step,
+    step_match,
+    step_skip,
+    word_facts,
+)
+from bpeproof.proofs_tests.proofs.induction_machinery import (
+    Facts,
+    Recursion,
+    Segment,
+    as_list,
     keeps_bytes,
     lemma_holds,
     merge_call,
     spelling,
-    step_match,
-    step_skip,
     tail,
     unfold,
-    word_facts,
 )
 from bpeproof.spec.merge import MergeCall
 from bpeproof.spec.types import Rule

@@ -587,7 +587,7 @@ TEXTS = st.lists(st.sampled_from(ALPHABET), max_size=40).map("".join)
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=TEXTS, variant=st.sampled_from(sorted(CUSTOM)))
 def test_custom_splitters_match_llama_cpp_code(text: str, variant: str) -> None:
-    step = llama_cpp_pre.SplitStep(CUSTOM[variant])
+    step = llama_cpp_pre.LlamaCppStep(CUSTOM[variant])
     spans = step.cut(collapse(text), 0, len(text))
     assert [end - start for start, end in spans] == port_custom(text, variant)
 
@@ -623,7 +623,7 @@ def port_afmoe(text: str) -> list[int]:
 @settings(max_examples=200, deadline=None)
 @given(text=TEXTS)
 def test_digit_grouping_matches_llama_cpp_code(text: str) -> None:
-    step = llama_cpp_pre.SplitStep("\\p{AFMoE_digits}")
+    step = llama_cpp_pre.LlamaCppStep("\\p{AFMoE_digits}")
     assert [end - start for start, end in step.cut(collapse(text), 0, len(text))] == port_afmoe(text)
 
 

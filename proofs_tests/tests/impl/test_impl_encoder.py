@@ -29,11 +29,13 @@ from hypothesis import strategies as st
 
 from bpeproof import spec
 from bpeproof.impl import encoder as impl_encoder
-from bpeproof.impl import tokenizer as impl_tokenizer
 from bpeproof.impl.encoder import SHORT_WORD, Encoder, check_rules, dec, enc
+from bpeproof.impl.pre_tokenizers import splitter
+from bpeproof.impl.pre_tokenizers.char_table import char_table
 from bpeproof.impl.pre_tokenizers.patterns import compile_pinned
-from bpeproof.impl.tokenizer import Tokenizer, WordCounts, _char_table
+from bpeproof.impl.tokenizer import Tokenizer
 from bpeproof.impl.trainer import count_words
+from bpeproof.impl.word_counts import WordCounts
 from bpeproof.proofs_tests.checker.strategies import (
     corpora,
     data_bytes,
@@ -543,7 +545,7 @@ def test_tokenizer_falls_back_for_huge_texts(pattern: str) -> None:
     expected = [python_loops.encode(text) for text in samples]
     for tokenizer in tokenizers(rules, pattern, 8, None):
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(impl_tokenizer, "C_TEXT_LIMIT", 10)  # the first text is past it, the second is not
+            patch.setattr(splitter, "C_TEXT_LIMIT", 10)  # the first text is past it, the second is not
             assert [tokenizer.encode(text) for text in samples] == expected
 
 
@@ -584,12 +586,12 @@ def test_hand_written_patterns_are_the_regex(text: str) -> None:
     """The pre-tokenizers written out in impl/_c/_fastenc_scan.h are regex.findall with tiktoken's patterns."""
     split = split_pattern()
     for which, name in enumerate(HAND_WRITTEN):
-        assert split(text, _char_table(), which) == compile_pinned(name).findall(text), name
+        assert split(text, char_table(), which) == compile_pinned(name).findall(text), name
 
 
 def test_hand_written_pattern_examples() -> None:
     split = split_pattern()
-    table = _char_table()
+    table = char_table()
     examples = [
         "", "don't I'M 'LL 'ſ 'Ve 're' DON'T you'RE", "  \n\n  x  ", "a  \r\n", "   ", "x\u3000\u3000y",
         "1234567 ²³", "!!!\r\n\r\nx", " !?\n", "\t\tword", "'", "''s", "\udc80\udcff abc", "a\u0301b",
@@ -636,7 +638,7 @@ def test_word_counts_examples() -> None:
     counts.add(many)
     assert counts.counts() == count_words(many, pretokenize=compile_pinned("r50k").findall)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(impl_tokenizer, "C_TEXT_LIMIT", 10)
+        patch.setattr(splitter, "C_TEXT_LIMIT", 10)
         counts = WordCounts("o200k")
         counts.add(["short one", "a text longer than ten", "short one"])
         assert counts.counts() == count_words(["short one", "a text longer than ten", "short one"],
@@ -705,7 +707,7 @@ def test_c_merger_rejects_bad_input() -> None:
     assert merger.encode_pieces(["aaa", "\udce1\udce1", "aa", "aaa"], cache, 2) == [256, 97, 225, 225, 256, 256, 97]
     assert list(cache) == ["aa", "aaa"]  # full at 2: the older half went before each new word
     assert merger.encode_pieces(["aa"], {"aa": (1, 2)}, 0) == [1, 2]
-    table = _char_table()
+    table = char_table()
     assert merger.encode_text("aaa \udce1 aa", table, 0, 4) == [256, 97, 32, 225, 32, 256]
     assert merger.cached_words() == 3
     with pytest.raises(ValueError):
@@ -731,7 +733,7 @@ def test_c_word_cache_evicts_and_keeps_results(words: list[str], limit: int) -> 
         pytest.skip("the C extension bpeproof.impl._c._fastenc is not built")
     rules = spec.train([word.encode("utf-8") for word in words] or [b"ab"], 20)
     merger = c_merger(rules)
-    table = _char_table()
+    table = char_table()
     text = "".join(words)
     pieces = compile_pinned("cl100k").findall(text)
     expected = spec.enc_words(rules, [piece.encode("utf-8") for piece in pieces])

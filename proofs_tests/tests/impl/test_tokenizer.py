@@ -650,11 +650,11 @@ def test_a_pattern_that_backtracks_without_end_is_stopped(monkeypatch: pytest.Mo
     """A file's expression such as ``(a|aa)+$`` takes exponential time: it runs under a time limit and fails with
     one clear error instead of hanging (the limit is shortened here; it is 5 s plus 1 s per million characters)."""
     import bpeproof.impl.pre_tokenizers.hf_splits
-    import bpeproof.impl.tokenizer
+    import bpeproof.impl.pre_tokenizers.splitter
     from bpeproof.impl.pre_tokenizers.hf_splits import GPT2_SPLIT, SplitStep
     from bpeproof.impl.pre_tokenizers.patterns import PATTERNS, PatternTimeoutError, backtracks
 
-    monkeypatch.setattr(bpeproof.impl.tokenizer, "time_limit", lambda text: 0.2)
+    monkeypatch.setattr(bpeproof.impl.pre_tokenizers.splitter, "time_limit", lambda text: 0.2)
     monkeypatch.setattr(bpeproof.impl.pre_tokenizers.hf_splits, "time_limit", lambda text: 0.2)
     text = "a" * 40 + "b"
     with pytest.raises(PatternTimeoutError, match="backtracks without end"):

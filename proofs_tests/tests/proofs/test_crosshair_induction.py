@@ -1,5 +1,5 @@
 """The induction gate: lem-merge-step and what follows from it, proved for lists of every length
-(``proofs_tests.proofs.induction``).
+(``proofs_tests.proofs.induction``, on the machinery of ``proofs_tests.proofs.induction_machinery``).
 
 * CrossHair must answer "Confirmed over all paths" for every condition of ``proofs_tests.proofs.induction``: each base
 case and
@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 from bpeproof.proofs_tests.planted import false_steps as planted
 from bpeproof.proofs_tests.proofs import crosshair_runs as runs
 from bpeproof.proofs_tests.proofs import induction
-from bpeproof.proofs_tests.proofs.induction import (
+from bpeproof.proofs_tests.proofs import induction_machinery as machinery
+from bpeproof.proofs_tests.proofs.induction_machinery import (
     EMPTY,
     LEMMA,
     Facts,
@@ -43,7 +44,7 @@ TOKENS = st.integers(0, 3)
 RULES = st.builds(Rule, st.integers(0, 2), st.integers(0, 2), st.just(3))
 
 
-def atoms(rule: Rule) -> induction.Spelling:
+def atoms(rule: Rule) -> machinery.Spelling:
     """A spelling of V' = {0, 1, 2} ∪ {3} in the free monoid: token t ≤ 2 is the atom 10 + t."""
     return spelling(rule, [(t, 10 + t) for t in range(3)])
 
@@ -127,8 +128,8 @@ def test_a_recursive_call_outside_the_hypothesis_is_refused() -> None:
     wrong = as_list(Segment([2], u))  # 2 2 2: a "hypothesis" on a list M_r does not recurse on for 0 1 2 2
     with pytest.raises(NotCovered):
         unfold(rule, as_list(Segment([0, 1], u)), atoms(rule), [(wrong, facts_of(rule, [2, 2, 2], atoms(rule)))])
-    with pytest.raises(induction.IllFounded):
-        induction.Recursion(2, [])([1, 0])
+    with pytest.raises(machinery.IllFounded):
+        machinery.Recursion(2, [])([1, 0])
 
 
 @settings(max_examples=300)
@@ -182,5 +183,5 @@ def test_planted_claims_are_false_on_real_lists() -> None:
     assert dec_over(swapped, merge(distinct, ab), EMPTY) != dec_over(swapped, ab, EMPTY)
     one_word = induction.with_word(facts_of(distinct, ab, right), induction.NO_WORDS)
     assert one_word.cnt == 1 and not planted.drops_by_two(one_word)
-    with pytest.raises(induction.IllFounded):
-        planted.circular_merge(distinct, [1, 0], induction.merge_call(distinct, induction.Recursion(2, [([0, 1], [])])))
+    with pytest.raises(machinery.IllFounded):
+        planted.circular_merge(distinct, [1, 0], machinery.merge_call(distinct, machinery.Recursion(2, [([0, 1], [])])))

@@ -1,0 +1,82 @@
+"""Cutting a text into words with one pattern: the ``regex`` module's matches, or the hand-written C scanner.
+
+``regex_pieces`` is the reference: a compiled pattern's matches, with the characters classified by
+``UNICODE_VERSION`` and, for a pattern that may backtrack without end, under a time limit.  For tiktoken's
+patterns (cl100k, o200k, r50k) with the C extension built, the scanner of ``impl/_c/_fastenc_scan.h`` finds the
+same words without the ``regex`` module (``bpeproof.impl.pre_tokenizers.char_table``).  ``pattern_splitter``
+chooses between the two as a tokenizer with that pattern does, so that training and encoding cut a text alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from bpeproof.impl import encoder
+from bpeproof.impl.pre_tokenizers.char_table import HAND_WRITTEN, char_table
+from bpeproof.impl.pre_tokenizers.patterns import (
+    PatternTimeoutError,
+    backtracks,
+    compile_pattern,
+    resolve_pattern,
+    time_limit,
+)
+from bpeproof.impl.pre_tokenizers.unicode_classes import stand_ins
+
+__all__ = ["C_TEXT_LIMIT", "c_scanner", "pattern_splitter", "regex_pieces"]
+
+#: Texts of at least this many characters are cut and encoded by the Python loops: the C loop takes words below
+#: 2**31 bytes.  The tokenizer and the word counter read it from here when they run, so one setting governs all.
+C_TEXT_LIMIT = 2**29
+
+
+def regex_pieces(compiled: Any, text: str) -> list[str]:
+    """The matches of a compiled pattern in ``text`` (whole matches, also when it has groups), classified by
+    ``UNICODE_VERSION`` (``bpeproof.impl.pre_tokenizers.unicode_classes.stand_ins``); a pattern that ``backtracks``
+    runs under ``time_limit`` (``PatternTimeoutError`` past it)."""
+    pinned = stand_ins(text)
+    if not backtracks(compiled.pattern):
+        if pinned is not text:
+            return [text[match.start() : match.end()] for match in compiled.finditer(pinned)]
+        return [match.group() for match in compiled.finditer(text)] if compiled.groups else list(compiled.findall(text))
+    limit = time_limit(text)
+    try:
+        return [text[match.start() : match.end()] for match in compiled.finditer(pinned, timeout=limit)]
+    except TimeoutError:
+        raise PatternTimeoutError(
+            f"the pre-tokenization pattern {compiled.pattern[:60]!r} ran more than {limit:.0f} s on a text of"
+            f" {len(text)} characters: it backtracks without end (a repeated group that repeats or alternates)"
+        ) from None
+
+
+def c_scanner(source: str) -> int:
+    """The number of ``source`` in ``impl/_c/_fastenc_scan.h`` when its C scanner runs here, else -1."""
+    which = HAND_WRITTEN.get(source, -1)
+    return which if which >= 0 and encoder.HAVE_C_LOOP and encoder.USE_C_LOOP else -1
+
+
+def pattern_splitter(pattern: str) -> Callable[[str], list[str]]:
+    """The words a pattern (a name of ``PATTERNS`` or an expression) cuts a text into, as a tokenizer with that
+    pattern finds them: tiktoken's three patterns by the hand-written C scanner when the extension is built, any
+    pattern otherwise by ``regex_pieces``.  Training counts its words with this, so that a trained tokenizer
+    encodes a text with the words it was trained on."""
+    source = resolve_pattern(pattern)
+    compiled = compile_pattern(source)
+    which = c_scanner(source)
+    if which >= 0:
+        from bpeproof.impl._c import _fastenc  # type: ignore[attr-defined]
+
+        split, table = _fastenc.split_pattern, char_table()
+
+        def hand_written(text: str) -> list[str]:
+            if len(text) >= C_TEXT_LIMIT:
+                return regex_pieces(compiled, text)
+            pieces: list[str] = split(text, table, which)
+            return pieces
+
+        return hand_written
+
+    def with_regex(text: str) -> list[str]:
+        return regex_pieces(compiled, text)
+
+    return with_regex
