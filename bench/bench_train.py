@@ -205,7 +205,7 @@ def _impl(lines: list[str], merges: int, backend: str | None) -> Plan:
         if backend is None:
             return trainer.train_iter(lines, merges, pretokenize=str.split)
         counts = trainer.count_words(lines, pretokenize=str.split)
-        return trainer._train_distinct(counts, merges, False, backend)
+        return trainer.train_distinct(counts, merges, False, backend)
 
     return run, lambda rules: _rule_pieces(rules)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 # The contracts in the docstrings below use these names; nothing else in this module does.
 import bpeproof.impl.encoder
 from bpeproof.impl.encoder import Encoder, dec
-from bpeproof.impl.trainer import _train_distinct, apply_rule
+from bpeproof.impl.trainer import apply_rule, train_distinct
 from bpeproof.spec.types import ALPHABET_SIZE, Rule
 
 C = ALPHABET_SIZE
@@ -59,7 +59,7 @@ def train_unbounded(corpus: list[bytes]) -> list[Rule]:
     counts: dict[bytes, int] = {}
     for word in corpus:
         counts[word] = counts.get(word, 0) + 1
-    return _train_distinct(counts, None, False, backend="strings")
+    return train_distinct(counts, None, False, backend="strings")
 
 
 def lemma_impl_merge_step(a: int, b: int, x: list[int]) -> None:

@@ -507,7 +507,7 @@ _C_INDEX_LIMIT = 2**31 - 1
 _C_COUNT_LIMIT = 2**62
 
 
-def _backend(words: list[bytes], freqs: list[int], symbols: int, merges: int) -> str:
+def choose_backend(words: list[bytes], freqs: list[int], symbols: int, merges: int) -> str:
     """The fastest backend that can run this training."""
     if (
         _fastbpe is not None
@@ -521,7 +521,7 @@ def _backend(words: list[bytes], freqs: list[int], symbols: int, merges: int) ->
     return "lists"
 
 
-def _train_distinct(
+def train_distinct(
     counts: Mapping[bytes, int], bound: int | None, progress: bool | None, backend: str | None = None
 ) -> list[Rule]:
     """def-bpe on the corpus in which word w occurs counts[w] times (rem-faster-training)."""
@@ -532,7 +532,7 @@ def _train_distinct(
     # and a word never has fewer than one, so there are at most Σ (|w| − 1) merges.
     most = symbols - len(words)
     merges = most if bound is None else min(bound, most)
-    run = BACKENDS[backend or _backend(words, freqs, symbols, merges)]
+    run = BACKENDS[backend or choose_backend(words, freqs, symbols, merges)]
     bar = _progress_bar(merges, progress, "merge", "BPE merges")
     try:
         return run(words, freqs, merges, bar)
@@ -553,7 +553,7 @@ def train(corpus: Sequence[bytes], num_merges: int | None, *, progress: bool | N
     """
     counts = _corpus_counts(corpus)
     bound = _check_num_merges(num_merges)
-    return _train_distinct(counts, bound, progress)
+    return train_distinct(counts, bound, progress)
 
 
 def train_counts(
@@ -565,7 +565,7 @@ def train_counts(
     """
     checked = _check_counts(counts)
     bound = _check_num_merges(num_merges)
-    return _train_distinct(checked, bound, progress)
+    return train_distinct(checked, bound, progress)
 
 
 def train_iter(
@@ -585,4 +585,4 @@ def train_iter(
     counts = count_words(items, pretokenize=pretokenize, progress=progress)
     if not counts:
         raise InvalidCorpusError("the stream holds no words: def-bpe needs K >= 1 words")
-    return _train_distinct(counts, bound, progress)
+    return train_distinct(counts, bound, progress)

@@ -81,7 +81,7 @@ def impl_train_strings(w1: bytes, w2: bytes) -> list[Rule]:
     counts: dict[bytes, int] = {}
     for word in (w1, w2):
         counts[word] = counts.get(word, 0) + 1
-    return bpeproof.impl.trainer._train_distinct(counts, None, False, backend="strings")
+    return bpeproof.impl.trainer.train_distinct(counts, None, False, backend="strings")
 
 
 # --- the equalities as contracts --------------------------------------------------------------------------------

@@ -50,7 +50,7 @@ merge_bounds = st.one_of(st.none(), st.integers(0, 10))
 
 def train_with(backend: str, corpus: list[bytes], num_merges: int | None) -> list[Rule]:
     """impl's trainer on ``corpus`` with one backend forced."""
-    return trainer._train_distinct(Counter(corpus), num_merges, False, backend)
+    return trainer.train_distinct(Counter(corpus), num_merges, False, backend)
 
 
 @st.composite
@@ -204,18 +204,18 @@ def test_large_frequencies(backend: str) -> None:
     """Counts beyond 32 bits are exact; f copies of a word count f times (rem-faster-training)."""
     counts = {b"abab": 2**40, b"bab": 2**40 + 1, b"aa": 3, b"ba": 2**33}
     # (a, b): 2·2^40 + 2^40 + 1 beats (b, a): 2^40 + 2^40 + 1 + 2^33; 32-bit counts would get this wrong.
-    rules = trainer._train_distinct(counts, None, False, backend)
-    assert rules == trainer._train_distinct(counts, None, False, "lists")
+    rules = trainer.train_distinct(counts, None, False, backend)
+    assert rules == trainer.train_distinct(counts, None, False, "lists")
     assert rules[0] == Rule(97, 98, 256)
     small = {b"abab": 4, b"bab": 5, b"aa": 3, b"ba": 2}
-    assert trainer._train_distinct(small, None, False, backend) == bpeproof.spec.bpe.train(
+    assert trainer.train_distinct(small, None, False, backend) == bpeproof.spec.bpe.train(
         [w for w, n in small.items() for _ in range(n)], None
     )
 
 
 def test_counts_too_large_for_the_c_loop_use_python() -> None:
     counts = {b"ab": 2**70, b"ba": 1}
-    assert trainer._backend(list(counts), list(counts.values()), 4, 2) == "strings"
+    assert trainer.choose_backend(list(counts), list(counts.values()), 4, 2) == "strings"
     assert trainer.train_counts(counts, None) == [Rule(97, 98, 256), Rule(98, 97, 257)]
 
 
@@ -225,19 +225,21 @@ needs_c_loop = pytest.mark.skipif(not trainer.HAVE_C_LOOP, reason="bpeproof.impl
 @needs_c_loop
 def test_c_loop_counts_up_to_int64_and_no_further() -> None:
     """Counts are int64: a pair count of 2^63 − 1 trains exactly; one more is an OverflowError, never wrong rules."""
+    from bpeproof.impl._c import _fastbpe  # type: ignore[attr-defined]
+
     for largest in ({b"ab": 2**62, b"xab": 2**62 - 1}, {b"abab": 2**62 - 1, b"ab": 1, b"xa": 2**62}):
         # (a, b) occurs 2^63 − 1 times; in the second corpus all the counts add up to more (only each must fit).
-        assert trainer._train_distinct(largest, None, False, "c") == trainer._train_distinct(
+        assert trainer.train_distinct(largest, None, False, "c") == trainer.train_distinct(
             largest, None, False, "lists"
         )
     for beyond in ({b"ab": 2**62, b"xab": 2**62}, {b"abab": 2**62, b"ba": 1}):
         # (a, b) occurs 2^63 times: a count that wrapped round to -2^63 would put another pair first.
-        assert trainer._train_distinct(beyond, None, False, "lists")[0] == Rule(97, 98, 256)
+        assert trainer.train_distinct(beyond, None, False, "lists")[0] == Rule(97, 98, 256)
         with pytest.raises(OverflowError, match=r"^a pair count exceeds 2\*\*63 - 1"):
-            trainer._train_distinct(beyond, None, False, "c")
-        assert trainer._backend(list(beyond), list(beyond.values()), 6, 3) != "c"  # train() never asks the C loop
+            trainer.train_distinct(beyond, None, False, "c")
+        assert trainer.choose_backend(list(beyond), list(beyond.values()), 6, 3) != "c"  # train() never asks the C loop
     with pytest.raises(OverflowError, match=r"^the frequency of word 1 does not fit in 64 bits"):
-        trainer._fastbpe.train([b"ab", b"ba"], [1, 2**63], 2)  # type: ignore[attr-defined]
+        _fastbpe.train([b"ab", b"ba"], [1, 2**63], 2)
 
 
 _HOSTILE_SCRIPT = """
@@ -267,7 +269,7 @@ def test_c_loop_survives_a_frequency_that_changes_the_lists(where: int) -> None:
     assert done.returncode == 0, f"the process ended with {done.returncode}: {done.stderr[-2000:]}"
     words = [b"ab" * (1 + i % 4) + bytes([99 + i % 5]) + str(i).encode() for i in range(300)]  # all distinct
     counts = {word: 7 if i == where else i + 1 for i, word in enumerate(words)}
-    expected = trainer._train_distinct(counts, 40, False, "lists")
+    expected = trainer.train_distinct(counts, 40, False, "lists")
     assert [Rule(*rule) for rule in json.loads(done.stdout)] == expected
 
 
@@ -362,7 +364,7 @@ import itertools, json, sys
 from collections import Counter
 from bpeproof.impl import trainer
 corpus = [bytes(w) for w in itertools.product(b"abcd\\xe3\\x81", repeat=3)] * 2 + [b"ab" * 9, b"dcba" * 5]
-out = {b: [list(r) for r in trainer._train_distinct(Counter(corpus), None, False, b)] for b in sys.argv[1:]}
+out = {b: [list(r) for r in trainer.train_distinct(Counter(corpus), None, False, b)] for b in sys.argv[1:]}
 out["train"] = [list(r) for r in trainer.train(list(reversed(corpus)), 40)]
 print(json.dumps(out))
 """
