@@ -6,7 +6,7 @@ Unicode version: Rust's ``char::is_numeric``, ``is_whitespace`` and ``to_lowerca
 decompositions (Unicode 9.0).  ``bpeproof.impl.pre_tokenizers.hf_chars`` reads this file so that the engine classifies
 as the library
 does, whatever the Unicode version of Python or of the ``regex`` module.  The tables are read off the installed
-library itself (``bpeproof.proofs_tests.checker.tokenizers_probes``)::
+library itself (``bpeproof.proofs_tests.probes.tokenizers_library``)::
 
     python scripts/make_tokenizers_tables.py
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 import unicodedata
 from pathlib import Path
 
-from bpeproof.proofs_tests.checker import tokenizers_probes as probes
+from bpeproof.proofs_tests.probes import tokenizers_library as probes
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET = ROOT / "impl" / "data" / "tokenizers-classes.txt"

@@ -36,7 +36,7 @@ from bpeproof.impl.normalizers.hf import Normalizer, Piece
 from bpeproof.impl.pipelines.registry import load_tokenizer
 from bpeproof.impl.pre_tokenizers import hf_chars
 from bpeproof.impl.tokenizer import Tokenizer
-from bpeproof.proofs_tests.checker import tokenizers_probes as probes
+from bpeproof.proofs_tests.probes import tokenizers_library as probes
 from bpeproof.spec.types import InvalidTextError
 from bpeproof.spec.variants import enc_hf_bpe
 

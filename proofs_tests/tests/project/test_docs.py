@@ -40,3 +40,21 @@ def test_the_proofs_table_is_the_report() -> None:
     page = (DOCS / "proofs.md").read_text(encoding="utf-8")
     shown = page.split("<!-- claims:begin -->\n", 1)[1].split("\n<!-- claims:end -->", 1)[0]
     assert shown.strip() == markdown_table(PROOFS), "regenerate: python -m bpeproof.proofs_tests.proofs.report"
+
+
+def test_the_folder_tree_names_every_folder_and_module() -> None:
+    """The manual's folder tree (docs/index.md) names every folder of the package and every module in it, so that
+    a new module cannot go undescribed."""
+    page = (DOCS / "index.md").read_text(encoding="utf-8").split("## The folder tree", 1)[1]
+    missing: list[str] = []
+    for folder in ("spec", "impl", "proofs_tests", "audit", "bpeproof"):
+        for path in sorted((ROOT / folder).rglob("*")):
+            relative = path.relative_to(ROOT)
+            if "__pycache__" in relative.parts or "tests" in relative.parts or "fixtures" in relative.parts:
+                continue
+            if path.is_dir() and not path.is_symlink() and f"`{relative}/" not in page:
+                missing.append(f"{relative}/")
+            elif path.suffix in (".py", ".c") and path.name not in ("__init__.py", "__main__.py", "conftest.py") \
+                    and not path.name.startswith("_") and f"{path.name}`" not in page:
+                missing.append(str(relative))
+    assert not missing, f"docs/index.md's folder tree does not name: {missing}"
