@@ -49,9 +49,6 @@ from typing import Any, Protocol
 from bpeproof.impl import tokenizer_hooks
 from bpeproof.impl.encoder import Encoder
 from bpeproof.impl.formats.project_file import (
-    FORMAT_NAME,
-    FORMAT_VERSION,
-    PRETOKENIZER_FORMAT_VERSION,
     ProjectDocument,
     document_text,
     parse_document,
@@ -81,17 +78,7 @@ from bpeproof.spec.types import (
     is_int,
 )
 
-__all__ = [
-    "FORMAT_NAME",
-    "FORMAT_VERSION",
-    "PRETOKENIZER_FORMAT_VERSION",
-    "FormatError",
-    "TextPipeline",
-    "Tokenizer",
-    "check_special_tokens",
-]
-
-# FORMAT_NAME, FORMAT_VERSION, PRETOKENIZER_FORMAT_VERSION: bpeproof.impl.formats.project_file, the format's one reader.
+__all__ = ["TextPipeline", "Tokenizer"]
 
 class TextPipeline(Protocol):
     """What turns a text into a model's words: the words and the ids of the (allowed) special tokens, in order."""

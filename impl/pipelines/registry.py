@@ -7,6 +7,7 @@ from pathlib import Path
 
 from bpeproof.impl import formats
 from bpeproof.impl.formats.hf_json import parse_hf_json
+from bpeproof.impl.formats.project_file import FORMAT_NAME
 from bpeproof.impl.formats.sentencepiece_model import MODEL_TYPES, parse_charsmap, parse_model_proto
 from bpeproof.impl.formats.tekken import parse_tekken
 from bpeproof.impl.formats.tiktoken_file import parse_tiktoken
@@ -20,7 +21,7 @@ from bpeproof.impl.normalizers.hf import Normalizer
 from bpeproof.impl.pre_tokenizers import patterns
 from bpeproof.impl.pre_tokenizers.hf_splits import PreTokenizer, steps_from_hf
 from bpeproof.impl.pre_tokenizers.patterns import PATTERNS, compile_pattern, resolve_pattern
-from bpeproof.impl.tokenizer import FORMAT_NAME, Tokenizer
+from bpeproof.impl.tokenizer import Tokenizer
 from bpeproof.spec.types import BPETypeError, BPEValueError
 
 __all__ = ["guess_pattern", "load_tokenizer"]

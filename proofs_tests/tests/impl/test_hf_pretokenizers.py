@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 import bpeproof.impl.encoder
 from bpeproof import spec
 from bpeproof.commands._vocab import load_tokenizer
+from bpeproof.impl.formats.project_file import FORMAT_VERSION, PRETOKENIZER_FORMAT_VERSION
 from bpeproof.impl.formats.vocab import PreTokenizerStep, token_string_to_bytes
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.io.errors import FormatError as FileFormatError
@@ -37,7 +38,7 @@ from bpeproof.impl.pre_tokenizers.hf_splits import (
     translate_oniguruma,
 )
 from bpeproof.impl.pre_tokenizers.unicode_classes import changed_code_points
-from bpeproof.impl.tokenizer import FORMAT_VERSION, PRETOKENIZER_FORMAT_VERSION, Tokenizer
+from bpeproof.impl.tokenizer import Tokenizer
 from bpeproof.proofs_tests.checker.strategies import rule_lists, texts
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTokenError, Rule
 

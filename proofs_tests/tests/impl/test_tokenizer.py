@@ -28,12 +28,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpeproof import spec
+from bpeproof.impl.formats.project_file import FORMAT_NAME, FORMAT_VERSION
 from bpeproof.impl.formats.tiktoken_file import load_tiktoken_ranks, tiktoken_rules
 from bpeproof.impl.io.atomic import atomic_write_bytes, atomic_write_text
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.pre_tokenizers.patterns import PATTERNS, compile_pinned, pattern_name, resolve_pattern
 from bpeproof.impl.pre_tokenizers.unicode_classes import pin_pattern
-from bpeproof.impl.tokenizer import FORMAT_NAME, FORMAT_VERSION, Tokenizer
+from bpeproof.impl.tokenizer import Tokenizer
 from bpeproof.proofs_tests.checker.strategies import data_bytes, texts
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTextError, InvalidTokenError, Rule
 
