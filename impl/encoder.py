@@ -170,7 +170,7 @@ class Encoder:
         self._use_c = USE_C_LOOP and _fastenc is not None and len(checked) <= C_RULE_LIMIT
         self._fast: Any = None  # the C merger, built on first use
 
-    def _c_merger(self, byte_ids: Sequence[int] | None = None) -> Any:
+    def c_merger(self, byte_ids: Sequence[int] | None = None) -> Any:
         """The rules compiled for ``impl/_c/_fastenc.c``, reporting byte b as ``byte_ids[b]``; None without the C loop.
 
         Dense ids: byte b is b and the token of rule k is 256 + k; the merger
@@ -284,7 +284,7 @@ class Encoder:
         if self._use_c and len(word) < C_WORD_LIMIT:
             fast = self._fast
             if fast is None:
-                fast = self._fast = self._c_merger()
+                fast = self._fast = self.c_merger()
             result: tuple[int, ...] = fast.encode(word)
             return result
         token = self.whole_token(word)

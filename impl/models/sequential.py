@@ -43,5 +43,5 @@ class SequentialModel:
         return {(to_external[t] if t < ALPHABET_SIZE else t): data for t, data in table.items()}
 
     def c_merger(self) -> Any:
-        return self.encoder._c_merger(self.byte_ids)
+        return self.encoder.c_merger(self.byte_ids)
 

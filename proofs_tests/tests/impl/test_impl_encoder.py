@@ -382,7 +382,7 @@ def c_merger(rules: list[Rule]) -> Any:
     saved = impl_encoder.USE_C_LOOP
     impl_encoder.USE_C_LOOP = True
     try:
-        return Encoder(rules)._c_merger()
+        return Encoder(rules).c_merger()
     finally:
         impl_encoder.USE_C_LOOP = saved
 
@@ -484,7 +484,7 @@ def test_fallbacks_when_the_c_loop_cannot_run(case: tuple[list[Rule], bytes]) ->
 def test_fast_path_flag_is_read_at_construction() -> None:
     rules = [Rule(97, 98, 256)]
     assert not python_encoder(rules)._use_c
-    assert python_encoder(rules)._c_merger() is None
+    assert python_encoder(rules).c_merger() is None
     if impl_encoder.HAVE_C_LOOP:
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(impl_encoder, "USE_C_LOOP", True)
