@@ -19,6 +19,9 @@ from typing import Literal
 from bpeproof.proofs_tests.proofs.crosshair_runs import EQUIVALENCE, IMPL, INDUCTION, PLANTED, PLANTED_STEPS, SPEC
 
 Expect = Literal["confirmed", "refuted", "no counterexample"]
+#: A claim to prove; a planted false claim, which must be refuted; a search for a counterexample where CrossHair
+#: cannot exhaust the paths, which must find none (no proof, and reported as such).
+Kind = Literal["claim", "planted", "search"]
 
 EVERY_SIZE = "every size"
 
@@ -40,10 +43,10 @@ class Proof:
     """One claim of the article and the obligations that prove it (or, planted, that must refute it)."""
 
     claim: str
-    scope: str  # EVERY_SIZE, or "bounded" (the bounds are the obligations' preconditions)
+    scope: str  # EVERY_SIZE, "bounded" (the bounds are the obligations' preconditions) or "searched"
     method: str
     obligations: tuple[Obligation, ...]
-    planted: bool = False
+    kind: Kind = "claim"
 
 
 def _spec(function: str, *predicates: str) -> Obligation:
@@ -126,14 +129,15 @@ PROOFS: tuple[Proof, ...] = (
     Proof("impl: trainer = def-bpe", "searched",
           "search for a counterexample (dictionaries keep CrossHair from exhausting the paths; Hypothesis checks"
           " beyond)",
-          (Obligation("equivalence.impl_train", EQUIVALENCE, "impl_train_equals_spec", expect="no counterexample"),)),
+          (Obligation("equivalence.impl_train", EQUIVALENCE, "impl_train_equals_spec", expect="no counterexample"),),
+          kind="search"),
     Proof("planted: false claims on the spec", "bounded", "each must be refuted", (
-        Obligation("planted", PLANTED, "*", expect="refuted"),), planted=True),
+        Obligation("planted", PLANTED, "*", expect="refuted"),), kind="planted"),
     Proof("planted: false induction steps", EVERY_SIZE, "each must be refuted at its step and pass at the others", (
         Obligation("induction.planted", PLANTED_STEPS, "planted_*", expect="refuted"),
-        Obligation("induction.planted", PLANTED_STEPS, "passes_*")), planted=True),
+        Obligation("induction.planted", PLANTED_STEPS, "passes_*")), kind="planted"),
     Proof("planted: wrong implementations", "bounded", "each equality must be refuted", (
         Obligation("equivalence.planted", EQUIVALENCE, "planted_merge_equals_spec", expect="refuted"),
         Obligation("equivalence.planted", EQUIVALENCE, "planted_encode_equals_spec", expect="refuted")),
-        planted=True),
+        kind="planted"),
 )

@@ -1,10 +1,11 @@
 """The proof report: every claim of ``obligations.PROOFS`` with its scope, status, conditions and CPU seconds.
 
-``claim_reports`` reads the verdicts of the CrossHair runs (``crosshair_runs``) condition by condition: a claim is
-``proved`` when every condition of its obligations got the expected verdict ("Confirmed over all paths" for a
-proof, a counterexample for a planted false claim, no counterexample for a search), ``refuted`` when a condition
-that must hold got a counterexample (the report quotes it), and ``unknown`` otherwise (no verdict, a run that timed
-out or crashed: the report says which).  ``bpeproof prove`` prints it; the CI gate (``test_crosshair_report.py``)
+``claim_reports`` reads the verdicts of the CrossHair runs (``crosshair_runs``) condition by condition.  A claim is
+``proved`` when every condition of its obligations is "Confirmed over all paths", ``refuted`` when one got a
+counterexample (the report quotes it), and ``unknown`` otherwise (no verdict, a run that timed out or crashed: the
+report says which).  A planted false claim must be ``refuted`` (each of its conditions); one that is ``proved``
+means the gate proves nothing.  A search (where CrossHair cannot exhaust the paths) says ``no counterexample``, which
+is no proof and is never reported as one.  ``bpeproof prove`` prints it; the CI gate (``test_crosshair_report.py``)
 asserts it, from the same runs.
 """
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 import fnmatch
 import inspect
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,13 +35,13 @@ class ClaimReport:
     conditions: int
     cpu_seconds: float
     method: str
-    planted: bool = False
+    kind: str = "claim"
     why: str = ""
     bounds: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "scope": self.scope_text(), "status": self.status, "conditions": self.conditions,
-                "cpu_seconds": round(self.cpu_seconds, 1), "method": self.method, "planted": self.planted,
+                "cpu_seconds": round(self.cpu_seconds, 1), "method": self.method, "kind": self.kind,
                 "why": self.why or None}
 
     def scope_text(self) -> str:
@@ -133,14 +134,33 @@ def claim_report(proof: Proof, result: Callable[[str], runs.Result]) -> ClaimRep
             else:
                 missing.append(f"{path.name}:{line}: {verdict}")
     cpu = sum(result(name).cpu_seconds for name in dict.fromkeys(o.run for o in proof.obligations))
-    status, why = "proved", ""
-    if counterexamples:
-        status, why = "refuted", counterexamples[0]
-    elif missing:
-        status, why = "unknown", missing[0]
+    status, why = _status(proof, counterexamples, missing)
     scope_bounds = [] if proof.scope != "bounded" else [bounds(o) for o in proof.obligations]
-    return ClaimReport(proof.claim, proof.scope, status, conditions, cpu, proof.method, proof.planted, why,
+    return ClaimReport(proof.claim, proof.scope, status, conditions, cpu, proof.method, proof.kind, why,
                        list(dict.fromkeys(scope_bounds)))
+
+
+#: The status each kind of proof must reach.
+GOOD: dict[str, str] = {"claim": "proved", "planted": "refuted", "search": "no counterexample"}
+
+
+def _status(proof: Proof, counterexamples: list[str], missing: list[str]) -> tuple[Status, str]:
+    """The status of a proof, and why when it is not the one its kind must reach.
+
+    ``counterexamples``: conditions that must hold and were refuted; ``missing``: every other condition without
+    the verdict it must get."""
+    if proof.kind == "planted":
+        if not counterexamples and not missing:
+            return "refuted", ""
+        proved = [reason for reason in missing if runs.CONFIRMED in reason]
+        if proved:
+            return "proved", f"a planted false claim was proved: {proved[0]}"
+        return "unknown", (counterexamples or missing)[0]
+    if counterexamples:
+        return "refuted", counterexamples[0]
+    if missing:
+        return "unknown", missing[0]
+    return GOOD[proof.kind], ""
 
 
 def claim_reports(proofs: Sequence[Proof], result: Callable[[str], runs.Result]) -> list[ClaimReport]:
@@ -155,9 +175,8 @@ def select(claim: str | None) -> list[Proof]:
 
 
 def all_hold(reports: Iterable[ClaimReport]) -> bool:
-    """Every claim proved and every planted false claim refuted (a planted proof's status is ``proved`` when each
-    of its conditions got the verdict it must get)."""
-    return all(report.status == "proved" for report in reports)
+    """Every claim proved, every planted false claim refuted, every search without a counterexample."""
+    return all(report.status == GOOD[report.kind] for report in reports)
 
 
 def text_lines(reports: Sequence[ClaimReport]) -> list[str]:
@@ -176,14 +195,17 @@ def text_lines(reports: Sequence[ClaimReport]) -> list[str]:
     return lines
 
 
-def summary(reports: Sequence[ClaimReport], counts: Mapping[str, int] | None = None) -> str:
-    proved = [r for r in reports if not r.planted]
-    every = sum(r.scope == "every size" and r.status == "proved" for r in proved)
-    holds = sum(r.status == "proved" for r in proved)
-    planted = [r for r in reports if r.planted]
-    refuted = sum(r.status == "proved" for r in planted)
-    return (f"{holds} of {len(proved)} claims proved ({every} for every size); {refuted} of {len(planted)} planted"
-            f" false claims refuted as they must be")
+def summary(reports: Sequence[ClaimReport]) -> str:
+    """One line: how many claims are proved (for every size), planted false claims refuted, searches clean."""
+    claims = [r for r in reports if r.kind == "claim"]
+    every = sum(r.scope == "every size" and r.status == "proved" for r in claims)
+    proved = sum(r.status == "proved" for r in claims)
+    planted = [r for r in reports if r.kind == "planted"]
+    refuted = sum(r.status == "refuted" for r in planted)
+    searches = [r for r in reports if r.kind == "search"]
+    clean = sum(r.status == GOOD["search"] for r in searches)
+    return (f"{proved} of {len(claims)} claims proved ({every} for every size); {refuted} of {len(planted)} planted"
+            f" false claims refuted; {clean} of {len(searches)} searches without a counterexample")
 
 
 def scope_of(proof: Proof) -> str:
