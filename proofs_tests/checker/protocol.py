@@ -10,18 +10,16 @@ same for programs.  The manual's page "Check a tokenizer in any language" descri
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import json
 import os
 import shlex
-import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from bpeproof.proofs_tests.checker.process import Gone, Peer
 from bpeproof.proofs_tests.checker.sandbox import Channel, ChannelError, Process, fork_worker, spawn_program
-from bpeproof.proofs_tests.checker.worker import Target, TargetError, describe, import_module_or_file, silence
+from bpeproof.proofs_tests.checker.worker import Target, TargetError, describe, resolve_callable, silence
 
 #: The protocol's name, sent in the hello line.
 PROTOCOL = "bpeproof-check"
@@ -102,36 +100,9 @@ def serve(
         send({"results": results})
 
 
-def resolve_text_function(target: Target, option: str, arguments: int) -> Callable[..., object]:
-    if isinstance(target, str):
-        module_name, _, attribute = target.partition(":")
-        if not module_name or not attribute:
-            raise TargetError(f"{option} {target!r}: expected MODULE:FUNCTION")
-        if os.getcwd() not in sys.path:
-            sys.path.insert(0, os.getcwd())
-        try:
-            obj: object = import_module_or_file(module_name)
-        except ImportError as error:
-            raise TargetError(f"{option} {target}: cannot import module {module_name!r}: {error}") from None
-        except BaseException as error:
-            raise TargetError(f"{option} {target}: importing {module_name!r} failed:"
-                              f" {type(error).__name__}: {error}") from None
-        for part in attribute.split("."):
-            if not hasattr(obj, part):
-                raise TargetError(f"{option} {target}: module {module_name!r} has no attribute {attribute!r}")
-            obj = getattr(obj, part)
-    else:
-        obj = target
-    if not callable(obj):
-        raise TargetError(f"{option} {describe(target)}: not callable ({type(obj).__name__})")
-    with contextlib.suppress(TypeError, ValueError):
-        signature = inspect.signature(obj)
-        try:
-            signature.bind(*([None] * arguments))
-        except TypeError as error:
-            raise TargetError(f"{option} {describe(target)}: signature {signature} does not take one argument"
-                              f" ({error})") from None
-    return obj
+def resolve_text_function(target: Target, option: str) -> Callable[..., object]:
+    """The function ``target`` names, which must take one argument (a text, or ids)."""
+    return resolve_callable(target, option, None, 1, "take one argument")
 
 
 def _takes_allowed_special(function: Callable[..., object]) -> bool:
@@ -145,8 +116,8 @@ def _python_worker(channel: Channel, tokenizer: Target, decode: Target | None, e
     os.environ.update(env)
     silence()
     try:
-        encode_function = resolve_text_function(tokenizer, "--tokenizer", 1)
-        decode_function = None if decode is None else resolve_text_function(decode, "--decode", 1)
+        encode_function = resolve_text_function(tokenizer, "--tokenizer")
+        decode_function = None if decode is None else resolve_text_function(decode, "--decode")
     except TargetError as error:
         channel.send({"protocol": PROTOCOL, "error": str(error)})
         return

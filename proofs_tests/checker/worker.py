@@ -97,11 +97,18 @@ def import_module_or_file(name: str) -> object:
 
 def resolve(target: Target, kind: str) -> Callable[..., object]:
     """The callable a target names, with its signature checked against the spec's (raises ``TargetError``)."""
-    option = f"--{kind}"
+    return resolve_callable(target, f"--{kind}", kind, 2, f"fit {SIGNATURES[kind]}")
+
+
+def resolve_callable(target: Target, option: str, default: str | None, arguments: int, shape: str
+                     ) -> Callable[..., object]:
+    """The callable ``target`` names (``MODULE:FUNCTION``, ``MODULE`` alone meaning ``MODULE:default``, or a
+    callable), imported from the current directory too, and able to take ``arguments`` positional arguments
+    (``shape`` says how, for the message); ``TargetError`` naming ``option`` otherwise."""
     if isinstance(target, str):
         module_name, _, attribute = target.partition(":")
-        attribute = attribute or kind
-        if not module_name:
+        attribute = attribute or default or ""
+        if not module_name or not attribute:
             raise TargetError(f"{option} {target!r}: expected MODULE:FUNCTION")
         if os.getcwd() not in sys.path and "" not in sys.path:
             sys.path.insert(0, os.getcwd())
@@ -124,13 +131,11 @@ def resolve(target: Target, kind: str) -> Callable[..., object]:
     try:
         signature = inspect.signature(obj)
     except (TypeError, ValueError):
-        return obj  # a builtin without a signature: the smoke call decides
+        return obj  # a builtin without a signature: the first call decides
     try:
-        signature.bind(None, None)
+        signature.bind(*([None] * arguments))
     except TypeError as error:
-        raise TargetError(
-            f"{option} {describe(target)}: signature {signature} does not fit {SIGNATURES[kind]} ({error})"
-        ) from None
+        raise TargetError(f"{option} {describe(target)}: signature {signature} does not {shape} ({error})") from None
     return obj
 
 
