@@ -9,19 +9,19 @@ aside):
 - ``bytes``: the implementation's ids do not spell the text (normalisation, a wrong byte table, another
   vocabulary): ``bytes:not-in-vocabulary``, ``bytes:changed-text``;
 - ``split`` / ``merge`` named by a variant: the reference run again with one known variant (``variants``: a
-  pattern variant such as JavaScript's ``\s``, or a merge variant of ``spec/variants.py``), or one of each,
-  gives exactly the implementation's ids: ``split:js-whitespace``, ``merge:bytes-rank``;
+  pattern variant such as JavaScript's ``\s``, a merge variant of ``spec/variants.py``, a token missing from the
+  vocabulary), or a pattern variant with one of the others, gives exactly the implementation's ids:
+  ``split:js-whitespace``, ``merge:bytes-rank``, ``merge:missing:\ufeff``;
 - otherwise the first piece of the reference's pre-tokenization where the id lists differ decides.  ``split``:
   an implementation token crosses the piece's border, the piece encoded alone gets the reference's ids, or the
   implementation's tokens are the reference's merges of smaller pieces cut where the kind of character changes;
-  the key names the pattern's top-level alternative that matched there and the class of the character where the
-  cuts first differ (``split:alt7:Zs``).  ``merge``: both cut the same piece but merge it differently; the key
-  names the variants that give the implementation's tokens of that piece, else the reference token the
-  implementation does not make (``merge:token:\ufeff``).
+  the key names the pattern's top-level alternative that matched there and the kind of the character where the
+  cuts first differ (``split:alt7:space``).  ``merge``: both cut the same piece but merge it differently; the key
+  names the variants that give the implementation's tokens of that piece (``merge:rule-rank``), else it is
+  ``merge``: a merge that no known variant explains, one group however many tokens it touches.
 
 ``align`` shows both id lists side by side, cut where both have a token boundary.
 """
-
 from __future__ import annotations
 
 import itertools

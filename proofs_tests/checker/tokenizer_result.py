@@ -86,7 +86,7 @@ class Divergence:
             lines.append(f"  piece    : #{self.piece_index} {self.piece!r}"
                          + (f" (pattern alternative {self.alternative})" if self.alternative else ""))
         lines.append(f"  reference: {self.expected!r}")
-        if library:
+        if library and self.kind != "decode":  # the library's answer is ids: beside a decode's texts it has no place
             verdict = ""
             if self.library_answer is not None:
                 verdict = (" (= reference)" if self.library_answer == self.expected else

@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -131,8 +132,8 @@ def test_ignore_matches_keys_and_prefixes(tmp_path: Path) -> None:
 
 
 def test_ignore_in_python(vocab: str) -> None:
-    run = {"vocab": vocab, "pattern": "cl100k", "seconds": BOUND_SECONDS, "examples": 3000, "seed": 3,
-           "shrink_seconds": 5, "decode": f"{PORTS}:decode_drop_bom"}
+    run: dict[str, Any] = {"vocab": vocab, "pattern": "cl100k", "seconds": BOUND_SECONDS, "examples": 3000,
+                           "seed": 3, "shrink_seconds": 5, "decode": f"{PORTS}:decode_drop_bom"}
     some = check_tokenizer(f"{PORTS}:encode_js_port", ignore=["split:js-whitespace", "decode"], **run)
     assert some.found and some.layer == "merge" and some.text == "\ufeff", some.report()
     assert [group.key for group in some.set_aside] == ["split:js-whitespace", "decode"]
@@ -192,7 +193,8 @@ def test_special_tokens_given_are_tested(vocab: str, monkeypatch: pytest.MonkeyP
     pytest.importorskip("tiktoken")
     specials = _specials(vocab)
     monkeypatch.setenv(ports.ENV_SPECIALS, json.dumps(specials))
-    run = {"vocab": vocab, "pattern": "cl100k", "seconds": BOUND_SECONDS, "seed": 1, "special": specials}
+    run: dict[str, Any] = {"vocab": vocab, "pattern": "cl100k", "seconds": BOUND_SECONDS, "seed": 1,
+                           "special": specials}
     good = check_tokenizer(f"{PORTS}:encode_tiktoken_special", examples=2000, **run)
     assert not good.found, good.report()
     assert good.per_source.get("special", 0) > 0 and good.per_source.get("special_as_text", 0) > 0, good.per_source
