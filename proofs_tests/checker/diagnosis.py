@@ -350,7 +350,10 @@ def _by_piece(analysis: Analysis, reruns: Reruns, reference: Any, text: str, dat
                            f" ({alt_text}); {how}. def-bpe encodes each word on its own, so the split decides which"
                            f" merges can happen; {none}")
         return
-    agreeing = reruns.variants.agreeing(piece.encode("utf-8"), theirs)
+    try:
+        agreeing = reruns.variants.agreeing(piece.encode("utf-8"), theirs)
+    except Exception:  # a model whose tables the variants cannot be built from
+        agreeing = []
     analysis.variants = agreeing
     named = [name for name in agreeing if name != "sequential"]
     if named:

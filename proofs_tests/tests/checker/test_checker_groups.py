@@ -106,6 +106,31 @@ def test_missing_token_is_named(vocab: str, monkeypatch: pytest.MonkeyPatch) -> 
     assert analyse(reference, text, expected, actual, False, None).key == "merge"
 
 
+def test_the_search_goes_on_after_a_crash_and_a_hang(vocab: str, tmp_path: Path) -> None:
+    """A port that ends on one kind of text and hangs on another: each is a group of its own, a fresh process
+    takes over, and the search goes on to its last text and finds the port's other bug."""
+    port = tmp_path / "fragile_port.py"
+    port.write_text(
+        "import os, time\n"
+        "from bpeproof.proofs_tests.planted import ports\n"
+        "def encode(text):\n"
+        "    if '\u03a9' in text:\n"
+        "        os._exit(3)\n"
+        "    if '\u0642' in text and '\u0628' in text:\n"
+        "        time.sleep(30)\n"
+        "    return ports.encode_js_whitespace(text)\n",
+        encoding="utf-8",
+    )
+    result = check_tokenizer(f"{port}:encode", vocab=vocab, pattern="cl100k", seconds=BOUND_SECONDS, examples=3000,
+                             seed=5, call_timeout=1, shrink_seconds=3)
+    by_key = {group.key: group for group in result.groups}
+    assert set(by_key) == {"split:js-whitespace", "crashed", "timeout"}, result.report()
+    assert by_key["crashed"].text == "\u03a9" and by_key["crashed"].count > 1, result.report()
+    timeout_text = by_key["timeout"].text
+    assert timeout_text is not None and "\u0642" in timeout_text and "\u0628" in timeout_text
+    assert result.examples == 3000 and result.note is None, result.report()
+
+
 def test_a_correct_port_has_no_group(vocab: str) -> None:
     result = check_tokenizer(f"{PORTS}:encode", decode=f"{PORTS}:decode", vocab=vocab, pattern="cl100k",
                              seconds=BOUND_SECONDS, examples=1000, seed=2)
