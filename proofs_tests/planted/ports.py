@@ -33,6 +33,9 @@ missing token; with ``decode_drop_bom`` a check must find three groups of differ
 ``encode`` (the correct port), ``encode_tiktoken`` (tiktoken on the same file),
 ``encode_hf`` (``tokenizers`` on a ``tokenizer.json`` given the same way) and
 ``encode_reference`` (the project's ``Tokenizer``) are correct and must never be reported.
+``encode_tiktoken_special`` is tiktoken with the special tokens ``ENV_SPECIALS`` names, correct too;
+``encode_tiktoken_special_raises`` (tiktoken's default ``disallowed_special``) and
+``encode_tiktoken_special_always`` (names are special tokens where they are not allowed) are planted.
 """
 
 from __future__ import annotations
