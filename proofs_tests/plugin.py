@@ -18,6 +18,7 @@ file's reference tokenizer the same way (``bpeproof check --tokenizer``)::
 
     pytest --pyargs bpeproof.proofs_tests --bpe-tokenizer mymod:encode --bpe-vocab cl100k_base.tiktoken
            [--bpe-pattern cl100k] [--bpe-decode mymod:decode] [--bpe-seconds 20] [--bpe-examples N]
+           [--bpe-ignore GROUP ...] [--bpe-ignore-file FILE] [--bpe-special NAME=ID ...]
 
 which runs only ``test_bpe_tokenizer`` (``proofs_tests/tests/checker/test_checker_tokenizer.py``).
 """
@@ -47,6 +48,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--bpe-decode", metavar="MOD:FUNC", default=None, help="decode(ids) -> str for --bpe-tokenizer")
     group.addoption("--bpe-examples", metavar="N", type=int, default=None, help="--bpe-tokenizer stops after N texts"
                     " (with --bpe-seed: the same texts on any machine)")
+    group.addoption("--bpe-ignore", metavar="GROUP", action="append", default=None, help="--bpe-tokenizer: a group"
+                    " of differences to set aside (repeatable; see bpeproof check --ignore)")
+    group.addoption("--bpe-ignore-file", metavar="FILE", default=None, help="--bpe-tokenizer: group keys to set"
+                    " aside, one a line")
+    group.addoption("--bpe-special", metavar="NAME=ID", action="append", default=None, help="--bpe-tokenizer: a"
+                    " special token of --bpe-vocab (repeatable)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -1,4 +1,5 @@
-"""The command line's vocabulary loader (``bpeproof.impl.pipelines.registry``) and its parser of token ids."""
+"""The command line's vocabulary loader (``bpeproof.impl.pipelines.registry``) and its parsers of token ids and of
+special tokens (``--special NAME=ID``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import re
 from bpeproof.commands import UsageError
 from bpeproof.impl.pipelines.registry import guess_pattern, load_tokenizer
 
-__all__ = ["guess_pattern", "load_tokenizer", "parse_ids"]
+__all__ = ["guess_pattern", "load_tokenizer", "parse_ids", "parse_specials"]
 
 
 _INTEGER = re.compile(r"[0-9]{1,20}")
@@ -34,3 +35,14 @@ def parse_ids(words: list[str], source: str) -> list[int]:
             raise UsageError(f"{source}: {item[:40]!r} is not a token id (ids are non-negative integers)")
         ids.append(int(item))
     return ids
+
+
+def parse_specials(items: list[str]) -> dict[str, int]:
+    """Special tokens from ``--special NAME=ID`` options (the last ``=`` separates: a name may hold one)."""
+    specials: dict[str, int] = {}
+    for item in items:
+        name, _, value = item.rpartition("=")
+        if not name or not value.isdigit():
+            raise UsageError(f"--special {item!r}: expected NAME=ID, e.g. '<|endoftext|>=100000'")
+        specials[name] = int(value)
+    return specials

@@ -5,13 +5,16 @@
     bpeproof check --impl mymod          # whichever of mymod.enc, mymod.dec, mymod.train exist
     bpeproof check --tokenizer mymod:encode --vocab cl100k_base.tiktoken [--decode mymod:decode]
     bpeproof check --cmd 'node adapter.js' --vocab cl100k_base.tiktoken [--examples N --seed S]
+                   [--ignore GROUP ... --ignore-file FILE] [--special NAME=ID ...]
 
-Exit codes: 0 examples ran and no difference was found within the budget; 1 a
-difference was found (the shrunk input, the spec's answer, the implementation's
-answer and the article id of the claim it breaks are printed); 2 a usage error (an
-import path that does not resolve, not callable, a wrong signature, a program that
-does not speak the protocol, a file that is not a vocabulary) or a run in which no
-example ran, as one line.  The code under test is imported only in the worker process.  The current directory is
+Exit codes: 0 examples ran and no difference was found within the budget (a
+tokenizer check: none outside the groups set aside with --ignore); 1 a difference
+was found (the shrunk input, the spec's answer, the implementation's answer and the
+article id of the claim it breaks are printed; a tokenizer check prints every group
+of differences); 2 a usage error (an import path that does not resolve, not
+callable, a wrong signature, a program that does not speak the protocol, a file
+that is not a vocabulary) or a run in which no example ran, as one line.  The code
+under test is imported only in the worker process.  The current directory is
 importable, so ``--enc mymod:enc`` finds ``./mymod.py``; a path works too
 (``--enc src/mybpe.py:enc``).  The search itself lives in ``bpeproof.proofs_tests.checker.functions``.
 """
@@ -66,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
     if args.examples is not None:
         raise UsageError("--examples counts the texts of a --tokenizer/--cmd check; --enc, --dec, --train and"
                          " --impl run on --seconds")
+    if args.ignore or args.ignore_file or args.special:
+        raise UsageError("--ignore, --ignore-file and --special are for a --tokenizer/--cmd check")
     targets, optional = _targets(args)
     from bpeproof.proofs_tests.checker.functions import TargetError, check
 
@@ -103,8 +108,16 @@ def _run_tokenizer(args: argparse.Namespace) -> int:
     if any(getattr(args, kind) for kind in KINDS) or args.impl:
         raise UsageError("--tokenizer/--cmd check text -> ids functions; --enc, --dec, --train, --impl check"
                          " the specification's signatures: give one kind")
+    from bpeproof.commands._vocab import parse_specials
+    from bpeproof.proofs_tests.checker.groups import read_ignore_file
     from bpeproof.proofs_tests.checker.tokenizers import TargetError, check_tokenizer
 
+    ignore = list(args.ignore or [])
+    for path in args.ignore_file or []:
+        try:
+            ignore += read_ignore_file(path)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
     try:
         result = check_tokenizer(
             args.tokenizer,
@@ -117,6 +130,8 @@ def _run_tokenizer(args: argparse.Namespace) -> int:
             examples=args.examples,
             call_timeout=args.call_timeout,
             memory_mb=args.memory_mb,
+            ignore=ignore,
+            special=parse_specials(args.special or []),
         )
     except TargetError as error:
         raise UsageError(str(error)) from None
@@ -131,7 +146,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         " fresh ids, repeated pairs, tie-heavy corpora, long inputs), run the given functions on them in a"
         " separate process with a time limit per call, and compare with the specification. A difference is"
         " shrunk and reported with the article id of the claim it breaks.",
-        epilog="Exit codes: 0 no difference within the budget, 1 a difference found, 2 usage error.",
+        epilog="Exit codes: 0 no difference within the budget (outside the groups set aside with --ignore), 1 a"
+        " difference found, 2 usage error.",
     )
     parser.add_argument("--enc", metavar="MOD:FUNC", help="enc(rules, data: bytes) -> list[int]")
     parser.add_argument("--dec", metavar="MOD:FUNC", help="dec(rules, ids: list[int]) -> bytes")
@@ -161,4 +177,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                        " the run)")
     group.add_argument("--decode", metavar="MOD:FUNC", help="decode(ids: list[int]) -> str, checked as"
                        " decode(encode(t)) == t")
+    group.add_argument("--ignore", metavar="GROUP", action="append", help="set a known group of differences aside"
+                       " (its key as the report prints it, or a prefix up to a colon: 'split'); repeatable; still"
+                       " reported, but exit 0 when every group found is set aside")
+    group.add_argument("--ignore-file", metavar="FILE", action="append", help="group keys to set aside, one a line"
+                       " ('#' starts a comment)")
+    group.add_argument("--special", metavar="NAME=ID", action="append", help="a special token of the vocabulary"
+                       " (repeatable): allowed with allowed_special, ordinary text without; a rank file of r50k,"
+                       " p50k, cl100k or o200k gets its encoding's own")
     parser.set_defaults(handler=run)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from bpeproof.commands import EXIT_OK, UsageError
 from bpeproof.commands._engine import open_engine
+from bpeproof.commands._vocab import parse_specials
 from bpeproof.commands.count import add_parallel_options, checked_pattern
 from bpeproof.impl.io.corpus import iter_lines
 from bpeproof.impl.io.counts import read_counts
@@ -22,16 +23,6 @@ from bpeproof.impl.trainer import train_counts
 def read_lines(paths: list[str]) -> Iterator[str]:
     """The lines of UTF-8 text files (``.gz`` read as gzip; ``-`` is standard input), streamed (``impl.io.corpus``)."""
     return iter_lines(paths)
-
-
-def parse_specials(items: list[str]) -> dict[str, int]:
-    specials: dict[str, int] = {}
-    for item in items:
-        name, _, value = item.rpartition("=")
-        if not name or not value.isdigit():
-            raise UsageError(f"--special {item!r}: expected NAME=ID, e.g. '<|endoftext|>=100000'")
-        specials[name] = int(value)
-    return specials
 
 
 def run(args: argparse.Namespace) -> int:

@@ -2,11 +2,12 @@
 
 A check draws examples from several *sources* (the function checker's Hypothesis properties, the text → ids
 checker's text generator) and runs them on the code under check until one is answered differently from the
-reference, the time is up, or the examples are spent.  ``run`` gives the sources turns, round-robin, each a
-time slice proportional to its weight that doubles every round: a cheap source finds a shallow bug at once, and
-no source starves one that needs time.  The ``Search`` a source writes into holds the budget, the counts per
-source and the first finding; ``isolate_state`` then tells a plain bug from one that needs earlier inputs in the
-same process, the same way for both checkers.
+reference, the time is up, or the examples are spent (the text → ids checker goes on after a difference:
+``stop_at_first`` false, its source groups what it finds, ``groups``).  ``run`` gives the sources turns,
+round-robin, each a time slice proportional to its weight that doubles every round: a cheap source finds a
+shallow bug at once, and no source starves one that needs time.  The ``Search`` a source writes into holds the
+budget, the counts per source and the first finding; ``isolate_state`` then tells a plain bug from one that needs
+earlier inputs in the same process, the same way for both checkers.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ class Search(Generic[F]):
     start: float
     deadline: float
     examples: int | None = None  # the most examples to draw; None: as many as time allows
+    stop_at_first: bool = True  # end the search at the first finding (else: at the end of the budget)
+    halted: str | None = None  # why the search cannot go on (the code under check no longer starts)
     counts: Counter[str] = field(default_factory=Counter)
     drawn: int = 0
     finding: F | None = None
@@ -44,8 +47,13 @@ class Search(Generic[F]):
         return granted
 
     def spent(self) -> bool:
-        """The deadline has passed or every example has been drawn."""
-        return time.monotonic() >= self.deadline or (self.examples is not None and self.drawn >= self.examples)
+        """The deadline has passed, every example has been drawn, or the search was halted."""
+        return (self.halted is not None or time.monotonic() >= self.deadline
+                or (self.examples is not None and self.drawn >= self.examples))
+
+    def over(self) -> bool:
+        """The budget is spent, or a finding ends the search."""
+        return self.spent() or (self.stop_at_first and self.finding is not None)
 
     def record(self, finding: F, source: str, replaces: Callable[[F, F], bool] | None = None) -> None:
         """Keep ``finding``: the first one, or a later one that ``replaces(new, old)`` prefers (a smaller one)."""
@@ -70,11 +78,11 @@ class Source(Protocol[F]):
 
 
 def run(search: Search[F], sources: Sequence[Source[F]], base_slice: float) -> None:
-    """Give the sources turns until one records a finding or the budget is spent (see the module docstring)."""
+    """Give the sources turns until the search is over (see the module docstring)."""
     round_no = 0
-    while search.finding is None and not search.spent():
+    while not search.over():
         for index, source in enumerate(sources):
-            if search.finding is not None or search.spent():
+            if search.over():
                 break
             now = time.monotonic()
             until = min(search.deadline, now + base_slice * source.weight * 2 ** min(round_no, MAX_DOUBLINGS))

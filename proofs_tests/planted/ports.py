@@ -23,11 +23,19 @@ encode_nfc                         the text NFC-normalised first
 encode_greedy_longest              the longest token at each position instead of merging
 encode_byte_table_from_1           the single-byte table built from ``range(1, 256)`` (NUL is lost)
 encode_cache_by_length             a per-text cache keyed by the text's length
+encode_missing_bom_token           a bundled vocabulary without the token for EF BB BF (U+FEFF's UTF-8)
+decode_drop_bom                    a decode that drops a leading U+FEFF (JavaScript's ``TextDecoder`` does)
 =================================  =====================================================================
+
+``encode_js_port`` has two of these bugs at once, as a port to JavaScript may: JavaScript's ``\\s`` and the
+missing token; with ``decode_drop_bom`` a check must find three groups of differences in one run.
 
 ``encode`` (the correct port), ``encode_tiktoken`` (tiktoken on the same file),
 ``encode_hf`` (``tokenizers`` on a ``tokenizer.json`` given the same way) and
 ``encode_reference`` (the project's ``Tokenizer``) are correct and must never be reported.
+``encode_tiktoken_special`` is tiktoken with the special tokens ``ENV_SPECIALS`` names, correct too;
+``encode_tiktoken_special_raises`` (tiktoken's default ``disallowed_special``) and
+``encode_tiktoken_special_always`` (names are special tokens where they are not allowed) are planted.
 """
 
 from __future__ import annotations
@@ -155,6 +163,15 @@ class _ByteTableFrom1(Port):
         self.byte_table = {b: ranks[bytes([b])] for b in range(1, 256)}  # was: range(256)
 
 
+#: The token a bundled vocabulary lacks (``encode_missing_bom_token``): U+FEFF's UTF-8.
+BOM_TOKEN = "\ufeff".encode()
+
+
+class _MissingBomToken(Port):
+    def __init__(self, ranks: dict[bytes, int], pattern: str) -> None:
+        super().__init__({token: rank for token, rank in ranks.items() if token != BOM_TOKEN}, pattern)  # added
+
+
 class _CacheByLength(Port):
     def encode(self, text: str) -> list[int]:
         key = len(text)  # was: key = text
@@ -175,6 +192,7 @@ PATTERN_BUGS: dict[str, str] = {
     "js_whitespace": _CL100K.replace(r"[^\s", "[^" + _JS_SPACE).replace(r"\S", f"[^{_JS_SPACE}]")
     .replace(r"\s", f"[{_JS_SPACE}]"),
 }
+PATTERN_BUGS["js_port"] = PATTERN_BUGS["js_whitespace"]
 assert all(pattern != _CL100K for pattern in PATTERN_BUGS.values())
 
 
@@ -184,6 +202,7 @@ def _port(kind: str) -> Port:
     classes: dict[str, type[Port]] = {
         "pair_ranks": _PairRanks, "no_whole_piece": _NoWholePiece, "nfc": _Nfc, "greedy_longest": _GreedyLongest,
         "byte_table_from_1": _ByteTableFrom1, "cache_by_length": _CacheByLength,
+        "missing_bom_token": _MissingBomToken, "js_port": _MissingBomToken,
     }
     return classes.get(kind, Port)(ranks, PATTERN_BUGS.get(kind, _pattern()))
 
@@ -197,6 +216,12 @@ def decode(ids: list[int]) -> str:
     """The correct port's decoding: the tokens' bytes joined, then UTF-8 decoded once."""
     by_rank = _by_rank(_vocab())
     return b"".join(by_rank[t] for t in ids).decode("utf-8")
+
+
+def decode_drop_bom(ids: list[int]) -> str:
+    """Planted: a leading U+FEFF is dropped, as JavaScript's ``new TextDecoder().decode`` does by default."""
+    text = decode(ids)
+    return text[1:] if text.startswith("\ufeff") else text  # added
 
 
 @lru_cache(maxsize=4)
@@ -250,6 +275,15 @@ def encode_byte_table_from_1(text: str) -> list[int]:
 
 def encode_cache_by_length(text: str) -> list[int]:
     return _port("cache_by_length").encode(text)
+
+
+def encode_missing_bom_token(text: str) -> list[int]:
+    return _port("missing_bom_token").encode(text)
+
+
+def encode_js_port(text: str) -> list[int]:
+    """Planted, two bugs: JavaScript's ``\\s`` and a vocabulary without the token for EF BB BF."""
+    return _port("js_port").encode(text)
 
 
 @lru_cache(maxsize=4)
@@ -332,3 +366,39 @@ def encode_special_always(text: str, allowed_special: str | None = None) -> list
     """Planted: special names are always special tokens, even when not allowed."""
     tokenizer = _reference(_vocab(), os.environ.get("BPEPROOF_CHECK_PATTERN"))
     return list(tokenizer.encode(text, allowed_special="all"))  # type: ignore[attr-defined]  # was: allowed_special
+
+
+#: The environment variable naming the special tokens of a rank file for the ports below (JSON: name → id), as
+#: a port bundles them; the checker learns them from ``--special`` (or the known encoding).
+ENV_SPECIALS = "BPEPROOF_PLANTED_SPECIALS"
+
+
+@lru_cache(maxsize=4)
+def _tiktoken_special(path: str, pattern: str, specials: str) -> object:
+    import json
+
+    import tiktoken
+
+    return tiktoken.Encoding("port", pat_str=pattern, mergeable_ranks=_ranks(path), special_tokens=json.loads(specials))
+
+
+def encode_tiktoken_special(text: str, allowed_special: str | None = None) -> list[int]:
+    """tiktoken on a rank file with the special tokens of ``ENV_SPECIALS``: allowed ones are special tokens, the
+    others ordinary text (``disallowed_special=()``)."""
+    encoding = _tiktoken_special(_vocab(), _pattern(), os.environ.get(ENV_SPECIALS, "{}"))
+    allowed = "all" if allowed_special == "all" else set()
+    return list(encoding.encode(text, allowed_special=allowed, disallowed_special=()))  # type: ignore[attr-defined]
+
+
+def encode_tiktoken_special_raises(text: str, allowed_special: str | None = None) -> list[int]:
+    """Planted: tiktoken's default ``disallowed_special="all"`` kept, so a special token's name in ordinary text
+    raises instead of being encoded as text."""
+    encoding = _tiktoken_special(_vocab(), _pattern(), os.environ.get(ENV_SPECIALS, "{}"))
+    allowed = "all" if allowed_special == "all" else set()
+    return list(encoding.encode(text, allowed_special=allowed))  # type: ignore[attr-defined]  # was: disallowed=()
+
+
+def encode_tiktoken_special_always(text: str, allowed_special: str | None = None) -> list[int]:
+    """Planted: special tokens' names are special tokens even where they are not allowed."""
+    encoding = _tiktoken_special(_vocab(), _pattern(), os.environ.get(ENV_SPECIALS, "{}"))
+    return list(encoding.encode(text, allowed_special="all"))  # type: ignore[attr-defined]  # was: allowed

@@ -21,7 +21,9 @@ from pathlib import Path
 import pytest
 
 from bpeproof.proofs_tests.checker.diagnosis import matched_alternative, top_level_alternatives
-from bpeproof.proofs_tests.checker.tokenizers import TargetError, TokenizerCheckResult, check_tokenizer
+from bpeproof.proofs_tests.checker.groups import read_ignore_file
+from bpeproof.proofs_tests.checker.tokenizer_result import TokenizerCheckResult
+from bpeproof.proofs_tests.checker.tokenizers import TargetError, check_tokenizer
 from bpeproof.proofs_tests.planted.ports import CORRECT_PORTS, PORTS
 from bpeproof.proofs_tests.planted.vocab import write_rank_file
 
@@ -119,7 +121,8 @@ def test_javascript_whitespace_is_named_as_a_split(vocab: str, monkeypatch: pyte
     spaces, where no kind of character changes, and was once reported as a merge difference."""
     from bpeproof.commands._vocab import load_tokenizer
     from bpeproof.impl.pre_tokenizers.patterns import PATTERNS
-    from bpeproof.proofs_tests.checker.diagnosis import analyse, with_js_whitespace
+    from bpeproof.proofs_tests.checker.diagnosis import analyse
+    from bpeproof.proofs_tests.checker.variants import with_js_whitespace
     from bpeproof.proofs_tests.planted import ports
 
     monkeypatch.setenv("BPEPROOF_CHECK_VOCAB", vocab)
@@ -142,7 +145,7 @@ def test_javascript_whitespace_is_named_as_a_split(vocab: str, monkeypatch: pyte
 def test_variants_agree_with_the_spec(vocab: str) -> None:
     """The table-driven variants used in reports give the spec's own answers (spec.variants) on a small file."""
     from bpeproof.commands._vocab import load_tokenizer
-    from bpeproof.proofs_tests.checker.diagnosis import Variants
+    from bpeproof.proofs_tests.checker.variants import Variants
     from bpeproof.spec.variants import enc_bytes_rank, enc_whole_word_first
 
     reference = load_tokenizer(vocab, "cl100k")
@@ -302,11 +305,17 @@ def test_bpe_tokenizer(pytestconfig: pytest.Config) -> None:
         pytest.skip("no --bpe-tokenizer MOD:FUNC given (see proofs_tests/plugin.py)")
     if not vocab_file:
         pytest.fail("--bpe-tokenizer needs --bpe-vocab FILE")
+    ignore = list(pytestconfig.getoption("--bpe-ignore", default=None) or [])
+    if pytestconfig.getoption("--bpe-ignore-file", default=None):
+        ignore += read_ignore_file(str(pytestconfig.getoption("--bpe-ignore-file")))
+    special = {name: int(token) for name, _, token in (item.rpartition("=") for item in
+                                                       pytestconfig.getoption("--bpe-special", default=None) or [])}
     result = check_tokenizer(str(target), vocab=str(vocab_file), pattern=pytestconfig.getoption("--bpe-pattern"),
                              decode=pytestconfig.getoption("--bpe-decode"),
                              seconds=float(pytestconfig.getoption("--bpe-seconds", default=10.0)),
                              seed=pytestconfig.getoption("--bpe-seed", default=None),
-                             examples=pytestconfig.getoption("--bpe-examples", default=None))
+                             examples=pytestconfig.getoption("--bpe-examples", default=None), ignore=ignore,
+                             special=special)
     assert result.ran, result.note
     assert not result.found, "\n" + result.report()
 

@@ -1,0 +1,333 @@
+"""The search of a text → ids check: texts judged against the reference in batches, every wrong answer grouped by
+cause, and each group's smallest text confirmed and shrunk.
+
+``TextSource`` is the one source of the search loop (``search.run``): batches of generated texts (``texts``),
+pipelined, so that while the implementation works on one batch the next is drawn and the reference's answers
+computed.  Every text answered wrongly, and every text whose ids the implementation's own decode does not turn
+back into it, goes into its group (``groups``); the search goes on until the budget is spent.  A batch on which
+the process hangs or ends is run again text by text (``TextSource.locate``): the text that does it is a finding,
+a fresh process takes over, and the search goes on.
+
+After the search ``settle`` takes each group once: its smallest text is replayed in fresh processes to see
+whether it needs an earlier text (a cache with a wrong key; ``confirm``, with ``search.isolate_state``), then
+shrunk (``shrink``) while it still fails *in the same group*, so that another bug's text never takes its place.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bpeproof.proofs_tests.checker import shrink as shrinking
+from bpeproof.proofs_tests.checker.groups import NO_ANSWER, Finding, Group, Groups
+from bpeproof.proofs_tests.checker.process import Gone
+from bpeproof.proofs_tests.checker.protocol import Answer, ErrorAnswer, Implementation
+from bpeproof.proofs_tests.checker.search import Search, isolate_state
+from bpeproof.proofs_tests.checker.texts import TextGenerator
+from bpeproof.proofs_tests.checker.worker import TargetError
+
+#: Candidates per request while shrinking: a slow implementation stops early.
+SHRINK_CHUNK = 16
+#: Groups shrunk for their full time; the ones after them share what is left of that much time.
+SHRINK_GROUPS = 3
+
+#: Whether a finding still belongs to the group being shrunk.
+SameGroup = Callable[[Finding], bool]
+
+
+class Judge:
+    """Runs texts on the implementation and compares its answers with the reference's."""
+
+    def __init__(self, impl: Implementation, reference: Any, table: dict[int, bytes]) -> None:
+        self.impl = impl
+        self.reference = reference
+        self.table = table  # id → token bytes: whether an implementation's ids spell the text
+
+    def spells(self, text: str, ids: Answer) -> bool:
+        """Whether ``ids`` are tokens of the vocabulary whose bytes are the text's UTF-8."""
+        if not isinstance(ids, list) or any(token not in self.table for token in ids):
+            return False
+        return b"".join(self.table[token] for token in ids) == text.encode("utf-8")
+
+    def expected(self, text: str, allowed: str | None) -> list[int]:
+        if allowed is None:
+            return list(self.reference.encode(text))
+        return list(self.reference.encode(text, allowed_special=allowed))
+
+    def differences(self, texts: Sequence[str], expected: Sequence[list[int]], answers: Sequence[Answer],
+                    allowed: str | None, sources: Sequence[str]) -> list[Finding]:
+        """Every text of a batch whose answer differs, each with the texts before it in the same request."""
+        out: list[Finding] = []
+        for index, (text, want, got) in enumerate(zip(texts, expected, answers, strict=True)):
+            if got != want:
+                memory = isinstance(got, ErrorAnswer) and "memory cap" in got.message
+                out.append(Finding("memory" if memory else "encode", text, allowed, want, got, list(texts[:index]),
+                                   sources[index]))
+        return out
+
+    def roundtrips(self, texts: Sequence[str], expected: Sequence[list[int]], answers: Sequence[Answer],
+                   sources: Sequence[str]) -> list[Finding]:
+        """Every text whose ids the implementation's own decode does not turn back into it: of the texts
+        answered right, and of those answered otherwise with ids that still spell the text (a decode bug is
+        not hidden behind an encode bug; ids that spell another text are the encode's fault alone)."""
+        spelled = [(i, got) for i, (text, want, got) in enumerate(zip(texts, expected, answers, strict=True))
+                   if isinstance(got, list) and (got == want or self.spells(text, got))]
+        if not spelled:
+            return []
+        try:
+            decoded = self.impl.decode([ids for _, ids in spelled])
+        except Gone:
+            decoded = []
+            for _, ids in spelled:  # the one that ends or hangs the process, each in turn (a fresh one after it)
+                try:
+                    decoded += self.impl.decode([ids])
+                except Gone as gone:
+                    decoded.append(ErrorAnswer(f"no answer: {gone}"))
+        return [Finding("decode", texts[i], None, texts[i], back, [], sources[i])
+                for (i, _), back in zip(spelled, decoded, strict=True) if back != texts[i]]
+
+    def probe(self, piece: str) -> Answer:
+        """The implementation's ids of one piece, in the running process (for the diagnosis)."""
+        try:
+            return self.impl.encode([piece])[0]
+        except (Gone, TargetError):
+            return ErrorAnswer("no answer")
+
+    def replay(self, finding: Finding, text: str, earlier: Sequence[str], fresh: bool) -> Finding | None:
+        """Run ``text`` again (after ``earlier``, in a fresh process when ``fresh``); the finding if it fails."""
+        if fresh:
+            self.impl.restart()
+        texts = [*earlier, text]
+        try:
+            if finding.kind == "decode":
+                got = self.impl.encode(texts)[-1]
+                if not isinstance(got, list):
+                    return None
+                back = self.impl.decode([got])[0]
+                return Finding("decode", text, None, text, back, list(earlier), finding.source) if back != text \
+                    else None
+            answers = self.impl.encode(texts, finding.allowed_special)
+        except Gone as gone:
+            if finding.kind in NO_ANSWER:
+                return Finding(gone.kind, text, finding.allowed_special, None, str(gone), list(earlier),
+                               finding.source)
+            return None
+        if finding.kind in NO_ANSWER:
+            return None
+        want = self.expected(text, finding.allowed_special)
+        got = answers[-1]
+        if got != want and finding.kind in ("encode", "memory"):
+            return Finding(finding.kind, text, finding.allowed_special, want, got, list(earlier), finding.source)
+        return None
+
+    def first_failing(self, finding: Finding, candidates: Sequence[str], until: float, same: SameGroup
+                      ) -> tuple[str, Finding] | None:
+        """The first candidate text that still fails in the group of ``finding`` (see ``shrink.Attempt``)."""
+        stateless = not finding.earlier and finding.kind in ("encode", "memory")
+        if stateless:  # one request for many candidates
+            for chunk in range(0, len(candidates), SHRINK_CHUNK):
+                if time.monotonic() >= until:
+                    return None
+                part = candidates[chunk : chunk + SHRINK_CHUNK]
+                try:
+                    answers = self.impl.encode(part, finding.allowed_special)
+                except Gone:
+                    break  # the process is gone: try the candidates one by one, each in a fresh process
+                for candidate, got in zip(part, answers, strict=True):
+                    want = self.expected(candidate, finding.allowed_special)
+                    if got != want and isinstance(got, type(finding.actual)):
+                        again = Finding(finding.kind, candidate, finding.allowed_special, want, got, [],
+                                        finding.source)
+                        if same(again):
+                            return candidate, again
+            else:
+                return None
+        fresh = bool(finding.earlier) or finding.kind in NO_ANSWER
+        for candidate in candidates:
+            if time.monotonic() >= until:
+                return None
+            replayed = self.replay(finding, candidate, finding.earlier, fresh)
+            if replayed is not None and same(replayed):
+                return candidate, replayed
+        return None
+
+
+def shrink(judge: Judge, finding: Finding, until: float, same: SameGroup) -> Finding:
+    """The failing text made smaller while it still fails in its group (chunks cut out, then simpler
+    characters), then the earlier text it needs, until ``until``."""
+    def attempt(candidates: Sequence[str]) -> tuple[str, Finding] | None:
+        return judge.first_failing(finding, candidates, until, same)
+
+    best = finding
+    for candidates in (shrinking.deletions, shrinking.simpler_characters):
+        finding = best
+        _text, best = shrinking.greedy(best.text, best, candidates, attempt, until)
+    if best.earlier:  # shrink the earlier text too
+        needed = best
+
+        def attempt_earlier(candidates: Sequence[str]) -> tuple[str, Finding] | None:
+            for candidate in candidates:
+                if time.monotonic() >= until:
+                    return None
+                again = judge.replay(needed, needed.text, [candidate], fresh=True)
+                if again is not None and same(again):
+                    return candidate, again
+            return None
+
+        _earlier, best = shrinking.greedy(best.earlier[-1], best, shrinking.deletions, attempt_earlier, until)
+    return best
+
+
+def confirm(judge: Judge, finding: Finding, until: float) -> Finding:
+    """Replay the text in fresh processes: alone, else after the earlier texts (``search.isolate_state``)."""
+    if finding.kind in NO_ANSWER:
+        return Finding(finding.kind, finding.text, finding.allowed_special, finding.expected, finding.actual, [],
+                       finding.source)
+    again, _needed, _state = isolate_state(
+        lambda before: judge.replay(finding, finding.text, before, fresh=True), finding.earlier, until)
+    return finding if again is None else again
+
+
+def settle(judge: Judge, groups: Groups, shrink_for: float) -> dict[str, tuple[Finding, bool]]:
+    """Each group's smallest text confirmed and shrunk once, at most ``shrink_for`` seconds each and
+    ``SHRINK_GROUPS`` times that in all: group key → the finding to report, and whether it was settled (a group
+    left over is reported as seen, without the texts sent before it)."""
+    out: dict[str, tuple[Finding, bool]] = {}
+    last = time.monotonic() + shrink_for * SHRINK_GROUPS
+    for group in groups.ordered():
+        now = time.monotonic()
+        seen = group.finding
+        if now >= last:
+            out[group.key] = (Finding(seen.kind, seen.text, seen.allowed_special, seen.expected, seen.actual, [],
+                                      seen.source), False)
+            continue
+        until = min(now + shrink_for, last)
+        try:
+            out[group.key] = (shrink(judge, confirm(judge, seen, until), until, _same(groups, group)), True)
+        except TargetError:  # the implementation no longer starts: report what was seen
+            out[group.key] = (seen, False)
+    return out
+
+
+def _same(groups: Groups, group: Group) -> SameGroup:
+    def same(finding: Finding) -> bool:
+        analysis = groups.classifier.diagnose(finding)
+        return group.key in (analysis.keys or [analysis.key])
+
+    return same
+
+
+@dataclass
+class Batch:
+    """Texts sent in one request: their sources, the reference's ids, and allowed_special."""
+
+    texts: list[str]
+    sources: list[str]
+    expected: list[list[int]]
+    allowed: str | None
+
+
+class TextSource:
+    """Batches of generated texts, pipelined: the next batch is drawn and judged by the reference while the
+    implementation answers the current one.  ``allowed``: some batches allow special tokens (the implementation
+    takes ``allowed_special``); ``names``: special tokens' names also come as ordinary text."""
+
+    name = "texts"
+    weight = 1.0
+
+    def __init__(self, judge: Judge, generator: TextGenerator, batch: int, groups: Groups, allowed: bool,
+                 names: bool) -> None:
+        self.judge = judge
+        self.generator = generator
+        self.batch = batch
+        self.groups = groups
+        self.allowed = allowed
+        self.names = names
+
+    def draw(self, search: Search[Finding]) -> Batch | None:
+        """The next batch; None when no example is left."""
+        allowed = "all" if self.allowed and self.generator.rng.random() < 0.15 else None
+        size = search.take(self.batch)
+        if size == 0:
+            return None
+        texts: list[str] = []
+        sources: list[str] = []
+        for _ in range(size):
+            if allowed:
+                texts.append(self.generator.special())
+                sources.append("special")
+            elif self.names and self.generator.rng.random() < 0.05:  # special names as ordinary text
+                texts.append(self.generator.special())
+                sources.append("special_as_text")
+            else:
+                text, source = self.generator.draw()
+                texts.append(text)
+                sources.append(source)
+        return Batch(texts, sources, [self.judge.expected(t, allowed) for t in texts], allowed)
+
+    def send(self, search: Search[Finding], batch: Batch) -> bool:
+        """Send a batch; when that fails, run it text by text instead (False: there is no answer to read)."""
+        try:
+            self.judge.impl.send_encode(batch.texts, batch.allowed)
+        except Gone as gone:
+            self.locate(search, batch, gone)
+            return False
+        except TargetError as error:
+            search.halted = str(error)
+            return False
+        return True
+
+    def turn(self, search: Search[Finding], until: float, round_no: int, index: int) -> None:
+        current = self.draw(search)
+        if current is None:
+            return
+        sent = self.send(search, current)
+        while True:
+            upcoming = self.draw(search) if time.monotonic() < until else None
+            if sent:
+                try:
+                    answers = self.judge.impl.receive_encode(len(current.texts))
+                except Gone as gone:
+                    self.locate(search, current, gone)
+                else:
+                    self.judge_batch(search, current, answers)
+            if upcoming is None or time.monotonic() >= search.deadline or search.halted is not None:
+                return
+            current = upcoming
+            sent = self.send(search, current)
+
+    def judge_batch(self, search: Search[Finding], batch: Batch, answers: Sequence[Answer]) -> None:
+        """Count a batch, and put each wrong answer (and wrong round trip) in its group."""
+        search.counts.update(batch.sources)
+        findings = self.judge.differences(batch.texts, batch.expected, answers, batch.allowed, batch.sources)
+        if self.judge.impl.has_decode and batch.allowed is None:
+            try:
+                findings += self.judge.roundtrips(batch.texts, batch.expected, answers, batch.sources)
+            except TargetError as error:
+                search.halted = str(error)
+        for finding in findings:
+            self.groups.add(finding)
+
+    def locate(self, search: Search[Finding], batch: Batch, gone: Gone) -> None:
+        """The texts of a batch on which the process hung or ended, each alone (a fresh process after each that
+        does it again): those are findings, the others judged as usual."""
+        impl = self.judge.impl
+        located = False
+        for text, source, want in zip(batch.texts, batch.sources, batch.expected, strict=True):
+            try:
+                got = impl.encode([text], batch.allowed)
+            except Gone as again:
+                self.groups.add(Finding(again.kind, text, batch.allowed, None, str(again), [], source))
+                located = True
+                continue
+            except TargetError as error:
+                search.halted = str(error)
+                return
+            finally:
+                search.counts[source] += 1
+            for finding in self.judge.differences([text], [want], got, batch.allowed, [source]):
+                self.groups.add(finding)
+        if not located:  # the batch as a whole, not one text of it
+            self.groups.add(Finding(gone.kind, batch.texts[0], batch.allowed, None, str(gone), [], batch.sources[0]))
