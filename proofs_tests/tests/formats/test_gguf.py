@@ -3,9 +3,11 @@
 The oracle is llama.cpp's: ``proofs_tests/fixtures/llama_cpp`` holds the vocabulary-only GGUF files of
 llama.cpp's ``models/`` folder with its ``.inp`` / ``.out`` test vectors (read here exactly as
 ``tests/test-tokenizer-0.cpp`` reads them: no BOS, special tokens not parsed); every vector must give its ids.
-``BPEPROOF_LLAMA_CPP_MODELS`` may name a folder with more of them
+The byte-level BPE files are llama.cpp's own; the SPM (llama-spm, phi-3) and ``gemma4`` ones are reduced to what
+their vectors need (see the folder's README).  ``BPEPROOF_LLAMA_CPP_MODELS`` may name a folder with more of them
 (``bench/fetch_llama_cpp_vectors.py`` fetches llama.cpp's whole folder): each one of a model the engine executes
-must pass too, each other one must be refused naming its model or pre-tokenizer.
+must pass too, each other one must be refused naming its model or pre-tokenizer.  The SPM and ``gemma4`` models
+have their own tests in ``test_gguf_spm.py``.
 
 Where the vectors do not reach, the hand-written code of llama.cpp is the oracle: its splitters
 (``unicode_regex_split_custom_*``), its special-token partition (``tokenizer_st_partition``) and its merge loop
@@ -84,7 +86,7 @@ COMMITTED = _vocab_files(FIXTURES, vectors=True)
 
 
 def test_committed_vectors_are_present() -> None:
-    assert len(COMMITTED) >= 11, "proofs_tests/fixtures/llama_cpp lost its GGUF files"
+    assert len(COMMITTED) >= 14, "proofs_tests/fixtures/llama_cpp lost its GGUF files"
 
 
 @pytest.mark.parametrize("path", COMMITTED, ids=[path.name.split(".gguf")[0] for path in COMMITTED])
