@@ -121,8 +121,9 @@ class LlamaCppTokenizer(Tokenizer):
                             f" {kind}, which no rule list reproduces in general")
 
     def __repr__(self) -> str:
-        return (f"{type(self).__name__}(model={self.gguf.model!r}, pre={self.gguf.pre or 'default'!r},"
-                f" special_tokens={len(self._specials)}, vocab_size={self.vocab_size})")
+        pre = self.gguf.pre_type if self.gguf.model == "gemma4" else self.gguf.pre or "default"
+        return (f"{type(self).__name__}(model={self.gguf.model!r}, pre={pre!r}, special_tokens={len(self._specials)},"
+                f" vocab_size={self.vocab_size})")
 
     def _partition(self, names: frozenset[str] | None) -> SpecialTokenPartition:
         partition = self._partitions.get(names)
