@@ -1,7 +1,7 @@
 """Fetch llama.cpp's tokenizer test vectors (vocabulary-only GGUF files with their inputs and expected ids).
 
     python bench/fetch_llama_cpp_vectors.py DEST [--version 0.3.36] [--sdist TAR.GZ] [--gzip] [--only NAME ...]
-                                                 [--unicode-table FILE]
+                                                 [--reduce] [--unicode-table FILE]
 
 llama.cpp keeps, in its ``models/`` folder, one ``ggml-vocab-NAME.gguf`` per tokenizer it supports, most of
 them with ``ggml-vocab-NAME.gguf.inp`` (texts separated by a line ``__ggml_vocab_test__``) and
@@ -11,6 +11,14 @@ PyPI carries llama.cpp (MIT licence) under ``vendor/llama.cpp``; this script dow
 no dependencies) and copies that folder's ``ggml-vocab-*`` files into DEST (``--gzip``: the GGUF files
 gzip-compressed, as ``proofs_tests/fixtures/llama_cpp`` keeps them).  Point the tests at DEST with
 ``BPEPROOF_LLAMA_CPP_MODELS=DEST`` to check every vocabulary there.
+
+``--reduce`` writes each GGUF file of a vocabulary spelt as text (SPM, ``gemma4``) that has vectors reduced to
+what its vectors need, with the ``gguf`` package: the same ids, the tokens their texts can reach (every token
+that is a substring of an input with spaces written U+2581, or one more U+2581 before it), every token that is
+not of the normal type or that llama.cpp recognises by its text, and the merges those texts can apply; every
+other token becomes an empty string of the unused type (llama.cpp names it ``[EMPTY_<id>]``) with the score 0.
+Only the tokenizer's keys and ``general.name`` are kept.  Such a file gives llama.cpp's ids on its vectors as
+the whole one does: a token that is no substring of the text merged never takes part in merging it.
 
 ``--unicode-table FILE`` also writes, from the same source's ``src/unicode-data.cpp``, the code point classes
 that llama.cpp's pre-tokenizer uses (the module ``impl/pre_tokenizers/llama_cpp_unicode.py``).
@@ -59,6 +67,62 @@ def extract(archive: Path, into: Path) -> Path:
     if not roots:
         raise SystemExit(f"{archive} holds no vendor/llama.cpp folder")
     return roots[0]
+
+
+_SEPARATOR = "\n__ggml_vocab_test__\n"
+
+
+def reduce_vocabulary(source: Path, target: Path, compress: bool) -> None:
+    """Write ``source`` (a ``ggml-vocab-*.gguf`` with its ``.inp`` beside it) reduced to what its vectors need
+    (see the module docstring) to ``target``, gzip-compressed when ``compress``."""
+    import gguf
+
+    from bpeproof.impl.formats.gguf_tokenizer import NORMAL, read_gguf_tokenizer
+    from bpeproof.impl.formats.gguf_vocab import merge_sides
+
+    tokenizer = read_gguf_tokenizer(source)
+    if tokenizer.model != "llama" and not tokenizer.escape_whitespaces:
+        raise SystemExit(f"{source.name}: only vocabularies spelt as text (SPM, gemma4) are reduced")
+    inputs = source.with_name(source.name + ".inp").read_text(encoding="utf-8").split(_SEPARATOR)
+    reached = "\0".join(text.replace(" ", "\u2581") for text in inputs)
+    reader = gguf.GGUFReader(str(source))
+    fields = {name: field for name, field in reader.fields.items() if not name.startswith("GGUF.")}
+    texts = fields["tokenizer.ggml.tokens"].contents()
+    types = fields["tokenizer.ggml.token_type"].contents()
+    keep = [kind != 1 or attr != NORMAL or text in reached or (text[:1] == "\u2581" and text[1:] in reached)
+            for text, kind, attr in zip(texts, types, tokenizer.attrs, strict=True)]
+    replaced: dict[str, list[object]] = {
+        "tokenizer.ggml.tokens": [text if kept else "" for text, kept in zip(texts, keep, strict=True)],
+        "tokenizer.ggml.token_type": [kind if kept else 5 for kind, kept in zip(types, keep, strict=True)],
+    }
+    if "tokenizer.ggml.scores" in fields:
+        scores = fields["tokenizer.ggml.scores"].contents()
+        replaced["tokenizer.ggml.scores"] = [score if kept else 0 for score, kept in zip(scores, keep, strict=True)]
+    if "tokenizer.ggml.merges" in fields:
+        lines = fields["tokenizer.ggml.merges"].contents()
+        sides = merge_sides(lines)
+        replaced["tokenizer.ggml.merges"] = [line for line, left, right in zip(lines, sides[0::2], sides[1::2],
+                                                                              strict=True)
+                                             if left and right and left + right in reached]
+    scratch = target.with_name(target.name + ".tmp")
+    writer = gguf.GGUFWriter(str(scratch), fields["general.architecture"].contents())
+    for name, field in fields.items():
+        if name == "general.architecture" or name == "tokenizer.chat_template" or not (
+                name.startswith("tokenizer.") or name == "general.name"):
+            continue
+        value = replaced.get(name, field.contents())
+        writer.add_key_value(name, value, field.types[0], field.types[1] if len(field.types) > 1 else None)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    if compress:
+        with scratch.open("rb") as plain, gzip.GzipFile(target, "wb", compresslevel=9, mtime=0) as packed:
+            shutil.copyfileobj(plain, packed)
+        scratch.unlink()
+    else:
+        scratch.replace(target)
+    print(f"{target}: {sum(keep)} of {len(keep)} tokens kept")
 
 
 def unicode_table(source: str) -> list[tuple[int, str]]:
@@ -112,6 +176,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--gzip", action="store_true", help="store the GGUF files gzip-compressed (*.gguf.gz)")
     parser.add_argument("--only", nargs="*", default=None, metavar="NAME",
                         help="copy only these vocabularies (ggml-vocab-NAME.gguf)")
+    parser.add_argument("--reduce", action="store_true",
+                        help="write the GGUF files of SPM and gemma4 vocabularies reduced to what their vectors need")
     parser.add_argument("--sdist", type=Path, metavar="TAR.GZ",
                         help="use this llama-cpp-python source distribution instead of downloading one")
     parser.add_argument("--unicode-table", type=Path, metavar="FILE",
@@ -124,6 +190,9 @@ def main(argv: list[str]) -> int:
         for source in sorted((root / "models").glob("ggml-vocab-*")):
             name = source.name.removeprefix("ggml-vocab-").split(".gguf")[0]
             if args.only is not None and name not in args.only:
+                continue
+            if source.suffix == ".gguf" and args.reduce:
+                reduce_vocabulary(source, args.dest / (source.name + (".gz" if args.gzip else "")), args.gzip)
                 continue
             if source.suffix == ".gguf" and args.gzip:
                 target = args.dest / (source.name + ".gz")

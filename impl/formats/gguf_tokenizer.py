@@ -3,12 +3,19 @@
 The keys of the tokenizer (``tokenizer.ggml.*``), among the key-value pairs ``bpeproof.impl.formats.gguf_container``
 reads:
 
-- ``model``: the tokenizer kind; ``gpt2`` is byte-level BPE (the others: ``llama`` sentencepiece BPE, ``bert``
-  WordPiece, ``t5`` Unigram, ``rwkv``, ``plamo2``, ``gemma4`` BPE over raw UTF-8, …);
-- ``pre``: the name of the pre-tokenizer (``GGUFTokenizer.pre_type`` maps it to the kind llama.cpp runs);
+- ``model``: the tokenizer kind (``MODEL_KINDS``); read here: ``gpt2`` (byte-level BPE), ``llama`` (llama.cpp's
+  SPM tokenizer, sentencepiece's BPE by scores) and ``gemma4`` (BPE over raw UTF-8 with spaces written as
+  U+2581); refused: ``bert`` WordPiece, ``t5`` Unigram, ``rwkv``, ``plamo2``, …;
+- ``pre``: the name of the pre-tokenizer (``GGUFTokenizer.pre_type`` maps it to the kind llama.cpp runs; a
+  ``gemma4`` model always runs ``gemma4``, an SPM one none);
 - ``tokens``: the token strings, index = id (byte-level tokens in GPT-2's byte-to-character spelling; control
-  and user-defined tokens as their plain text); ``token_type``: per token 1 normal, 2 unknown, 3 control,
-  4 user-defined, 5 unused, 6 byte; ``merges``: "left right" strings, one per merge, in rank order;
+  and user-defined tokens as their plain text; SPM and ``gemma4`` tokens as UTF-8 text with U+2581 for the
+  space and byte tokens ``<0xXX>``); ``token_type``: per token 1 normal, 2 unknown, 3 control, 4 user-defined,
+  5 unused, 6 byte; ``scores``: per token a float (or an int, which llama.cpp makes a float), the merge
+  priority of SPM; ``merges``: "left right" strings, one per merge, in rank order (BPE models only);
+- the flags ``add_space_prefix`` (SPM: a space before the text and after each special token; default true
+  for SPM, false otherwise), ``remove_extra_whitespaces`` (read, but only llama.cpp's Unigram tokenizer uses
+  it), ``add_bos_token`` / ``add_eos_token``;
 - the ids of the special tokens (``bos_token_id``, ``eos_token_id``, ``fim_pre_token_id``, …).
 
 ``read_gguf_tokenizer`` checks the types as llama.cpp's loader does (a key of the wrong type makes llama.cpp
@@ -21,6 +28,7 @@ from __future__ import annotations
 
 import os
 import re
+import struct
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,8 +36,10 @@ from bpeproof.impl.formats.gguf_container import GGUFMetadata, read_gguf_metadat
 from bpeproof.impl.io.errors import FormatError
 
 __all__ = [
+    "EXECUTED_MODELS",
     "MODEL_KINDS",
     "PRE_TYPES",
+    "RAW_UTF8_PRE_TYPES",
     "SPECIAL_ID_KEYS",
     "TOKEN_TYPES",
     "GGUFTokenizer",
@@ -130,6 +140,16 @@ MODEL_KINDS = {
     "test": "llama.cpp's test tokenizer",
 }
 
+#: The tokenizer models this engine executes as llama.cpp does.
+EXECUTED_MODELS = ("gpt2", "llama", "gemma4")
+
+#: The pre-tokenizer kinds llama.cpp runs over raw UTF-8 with every space written U+2581 (``escape_whitespaces``),
+#: tokens spelt as text and bytes as ``<0xXX>`` tokens, like a ``gemma4`` model.
+RAW_UTF8_PRE_TYPES = frozenset({"gemma4", "sarvam-moe"})
+
+#: llama.cpp's default special ids by model (role → id; -1 for none), before the file's keys replace them.
+_DEFAULT_IDS = {"gpt2": {"bos": 11, "eos": 11}, "llama": {"bos": 1, "eos": 2, "unk": 0}, "gemma4": {}}
+
 #: The keys of special token ids llama.cpp reads (each a u32), in its order; the deprecated fill-in-the-middle
 #: names last.  Value: the role the id takes.
 SPECIAL_ID_KEYS = {
@@ -186,11 +206,16 @@ class GGUFTokenizer:
 
     ``texts``: each token's string as llama.cpp keeps it (an empty one becomes ``[EMPTY_<id>]``, as llama.cpp
     renames it); ``attrs``: each token's attribute bits (``NORMAL``, ``CONTROL``, ``USER_DEFINED``, ``UNKNOWN``,
-    ``LSTRIP``, ``RSTRIP``, …) after llama.cpp's adjustments; ``merges``: the merge strings in order;
-    ``pre``: ``tokenizer.ggml.pre`` ("" when absent), ``pre_type``: llama.cpp's pre-tokenizer kind for it
-    (None for a model other than ``gpt2``); ``ignore_merges``: a word that is a token is that token;
-    ``special_ids``: role → id after llama.cpp's defaults and recognition by text; ``eog``: the
-    end-of-generation ids; ``add_bos`` / ``add_eos``: what llama.cpp adds when asked to add special tokens.
+    ``LSTRIP``, ``RSTRIP``, …) after llama.cpp's adjustments; ``merges``: the merge strings in order (none for
+    SPM, which llama.cpp does not read them for); ``scores``: each token's score as the float32 llama.cpp keeps
+    (0.0 without the key); ``pre``: ``tokenizer.ggml.pre`` ("" when absent), ``pre_type``: llama.cpp's
+    pre-tokenizer kind for it (``gemma4`` for a ``gemma4`` model, None for SPM); ``ignore_merges``: a word that
+    is a token is that token; ``special_ids``: role → id after llama.cpp's defaults and recognition by text;
+    ``eog``: the end-of-generation ids; ``add_bos`` / ``add_eos``: what llama.cpp adds when asked to add special
+    tokens; ``add_space_prefix``: SPM's space before the text (and llama.cpp's detokenizer drops one from the
+    first token); ``remove_extra_whitespaces``: the file's flag, which no model read here uses (llama.cpp's
+    SPM tokenizer ignores it); ``escape_whitespaces``: every space is written U+2581 before a BPE model runs
+    (``RAW_UTF8_PRE_TYPES``).
     """
 
     path: str
@@ -207,6 +232,10 @@ class GGUFTokenizer:
     add_eos: bool = False
     name: str = ""
     architecture: str = ""
+    scores: list[float] = field(default_factory=list)
+    add_space_prefix: bool = False
+    remove_extra_whitespaces: bool = False
+    escape_whitespaces: bool = False
 
     @property
     def special_tokens(self) -> dict[str, int]:
@@ -237,44 +266,81 @@ def _model_refusal(model: str) -> str:
     kind = MODEL_KINDS.get(model)
     if kind is None:
         return f"the tokenizer model {model!r} is unknown to llama.cpp"
-    return (f"the tokenizer model is {model!r} ({kind}); only 'gpt2' (byte-level BPE) is executed by this"
-            " engine")
+    return (f"the tokenizer model is {model!r} ({kind}); this engine executes 'gpt2' (byte-level BPE), 'llama'"
+            " (SPM) and 'gemma4' only")
+
+
+def _kind(metadata: GGUFMetadata, model: str, pre: str | None) -> tuple[str | None, bool]:
+    """llama.cpp's pre-tokenizer kind and ``ignore_merges`` for the model and ``tokenizer.ggml.pre``."""
+    if model == "llama":
+        return None, False  # SPM runs no pre-tokenizer: llama.cpp does not look at the name
+    if model == "gemma4":
+        return "gemma4", False  # llama.cpp replaces the file's name by "gemma4"
+    pre_name = "default" if pre is None or pre == "" else pre
+    if pre_name not in PRE_TYPES:
+        raise FormatError(metadata.path, "key 'tokenizer.ggml.pre'", f"the pre-tokenizer {pre_name!r} is unknown to"
+                          " llama.cpp (and to this engine)")
+    return PRE_TYPES[pre_name]
+
+
+def _scores(metadata: GGUFMetadata, count: int) -> list[float]:
+    """Each token's score as llama.cpp keeps it: a float32 (an int score made one, rounded as C rounds it)."""
+    scores = _typed(metadata, "tokenizer.ggml.scores", ("array[f32]", "array[i32]"))
+    if scores is None:
+        return [0.0] * count
+    if len(scores) < count:
+        raise FormatError(metadata.path, "key 'tokenizer.ggml.scores'", f"{len(scores)} scores for {count} tokens")
+    if metadata.types["tokenizer.ggml.scores"] == "array[i32]":
+        return list(struct.unpack(f"<{count}f", struct.pack(f"<{count}f", *scores[:count])))
+    return list(scores[:count])
+
+
+def _flags(metadata: GGUFMetadata, model: str, pre_type: str | None) -> tuple[bool, bool, bool, bool]:
+    """``add_bos``, ``add_eos``, ``add_space_prefix``, ``remove_extra_whitespaces``: llama.cpp's defaults for
+    the model and pre-tokenizer, replaced by the file's keys (and ``add_bos`` forced on for Gemma 4)."""
+    spm = model == "llama"
+    flags = {"tokenizer.ggml.add_bos_token": spm or pre_type in ("llama3", "tekken", "chameleon"),
+             "tokenizer.ggml.add_eos_token": False,
+             "tokenizer.ggml.add_space_prefix": spm,
+             "tokenizer.ggml.remove_extra_whitespaces": False}
+    for key in flags:
+        value = _typed(metadata, key, ("bool",))
+        if value is not None:
+            flags[key] = value
+    add_bos, add_eos, add_space_prefix, remove_extra_whitespaces = flags.values()
+    return add_bos or pre_type == "gemma4", add_eos, add_space_prefix, remove_extra_whitespaces
 
 
 def read_gguf_tokenizer(path: str | os.PathLike[str]) -> GGUFTokenizer:
-    """The tokenizer of a GGUF file, for the byte-level BPE model (``tokenizer.ggml.model`` = ``gpt2``).
+    """The tokenizer of a GGUF file, for the models this engine executes (``EXECUTED_MODELS``).
 
     Every other model, an unknown ``pre`` name, a key of the wrong type, token strings that are not UTF-8 or
-    occur twice (llama.cpp stops on both), a missing merge list: ``FormatError`` naming it.
+    occur twice (llama.cpp stops on both), a missing merge list (BPE): ``FormatError`` naming it.
     """
     metadata = read_gguf_metadata(path, lambda key: key.startswith(_KEPT_PREFIXES))
     name = metadata.path
     model = _typed(metadata, "tokenizer.ggml.model", ("string",))
     if model is None:
         raise FormatError(name, "key 'tokenizer.ggml.model'", "missing: the file holds no tokenizer")
-    if model != "gpt2":
+    if model not in EXECUTED_MODELS:
         raise FormatError(name, "key 'tokenizer.ggml.model'", _model_refusal(model))
     pre = _typed(metadata, "tokenizer.ggml.pre", ("string",))
-    pre_name = "default" if pre is None or pre == "" else pre
-    if pre_name not in PRE_TYPES:
-        raise FormatError(name, "key 'tokenizer.ggml.pre'", f"the pre-tokenizer {pre_name!r} is unknown to"
-                          " llama.cpp (and to this engine)")
-    pre_type, ignore_merges = PRE_TYPES[pre_name]
-    merges = _typed(metadata, "tokenizer.ggml.merges", ("array[string]",))
-    if merges is None:
-        raise FormatError(name, "key 'tokenizer.ggml.merges'", "missing: llama.cpp needs the merges of a BPE"
-                          " tokenizer")
+    pre_type, ignore_merges = _kind(metadata, model, pre)
+    merges: list[str] = []
+    if model != "llama":
+        merges = _typed(metadata, "tokenizer.ggml.merges", ("array[string]",))
+        if merges is None:
+            raise FormatError(name, "key 'tokenizer.ggml.merges'", "missing: llama.cpp needs the merges of a BPE"
+                              " tokenizer")
     for key, expected in (("tokenizer.ggml.token_type_count", ("u32",)), ("general.name", ("string",)),
-                          ("general.architecture", ("string",)), ("tokenizer.ggml.add_space_prefix", ("bool",)),
-                          ("tokenizer.ggml.remove_extra_whitespaces", ("bool",))):
+                          ("general.architecture", ("string",))):
         _typed(metadata, key, expected)
+    add_bos, add_eos, add_space_prefix, remove_extra_whitespaces = _flags(metadata, model, pre_type)
     texts = _typed(metadata, "tokenizer.ggml.tokens", ("array[string]",))
     if texts is None:
         raise FormatError(name, "key 'tokenizer.ggml.tokens'", "missing: the file holds no vocabulary")
     count = len(texts)
-    scores = _typed(metadata, "tokenizer.ggml.scores", ("array[f32]", "array[i32]"))
-    if metadata.types.get("tokenizer.ggml.scores") is not None and scores is not None and len(scores) < count:
-        raise FormatError(name, "key 'tokenizer.ggml.scores'", f"{len(scores)} scores for {count} tokens")
+    scores = _scores(metadata, count)
     types = _typed(metadata, "tokenizer.ggml.token_type", ("array[i32]",))
     if types is not None and len(types) < count:
         raise FormatError(name, "key 'tokenizer.ggml.token_type'", f"{len(types)} token types for {count} tokens")
@@ -294,30 +360,24 @@ def read_gguf_tokenizer(path: str | os.PathLike[str]) -> GGUFTokenizer:
             first[text] = index
     attrs = [_ATTR_OF_TYPE.get(kind, _UNDEFINED_ATTR) for kind in types] if types is not None else [NORMAL] * count
     del attrs[count:]
-    special_ids = _special_ids(metadata, count)
-    add_bos = pre_type in ("llama3", "tekken", "chameleon")
-    add_eos = False
-    for key, default in (("tokenizer.ggml.add_bos_token", add_bos), ("tokenizer.ggml.add_eos_token", add_eos)):
-        value = _typed(metadata, key, ("bool",))
-        if key.endswith("bos_token"):
-            add_bos = default if value is None else value
-        else:
-            add_eos = default if value is None else value
+    special_ids = _special_ids(metadata, model, count)
     general_name = metadata.values.get("general.name") or ""
     architecture = metadata.values.get("general.architecture") or ""
     eog = _adjust_attributes(name, texts, index_of, attrs, special_ids)
-    _strip_attributes(name, pre_name, general_name, architecture, index_of, attrs)
+    _strip_attributes(name, pre or "default", general_name, architecture, index_of, attrs)
     return GGUFTokenizer(name, model, pre or "", pre_type, texts, attrs, merges, ignore_merges,
                          {role: token for role, token in special_ids.items() if token >= 0}, frozenset(eog),
-                         add_bos, add_eos, general_name, architecture)
+                         add_bos, add_eos, general_name, architecture, scores, add_space_prefix,
+                         remove_extra_whitespaces, pre_type in RAW_UTF8_PRE_TYPES)
 
 
-def _special_ids(metadata: GGUFMetadata, count: int) -> dict[str, int]:
-    """Role → id (-1 for none): llama.cpp's defaults for BPE (bos and eos 11), replaced by the file's keys."""
-    ids = {"bos": 11, "eos": 11, "eot": -1, "eom": -1, "unk": -1, "sep": -1, "pad": -1, "mask": -1,
-           "fim_pre": -1, "fim_suf": -1, "fim_mid": -1, "fim_pad": -1, "fim_rep": -1, "fim_sep": -1}
-    if metadata.values.get("tokenizer.ggml.pre") == "chatglm-bpe" or metadata.values.get("tokenizer.ggml.pre") in (
-            "glm4", "glm5"):
+def _special_ids(metadata: GGUFMetadata, model: str, count: int) -> dict[str, int]:
+    """Role → id (-1 for none): llama.cpp's defaults for the model (``_DEFAULT_IDS``), replaced by the file's
+    keys."""
+    ids = {role: -1 for role in ("bos", "eos", "eot", "eom", "unk", "sep", "pad", "mask", "fim_pre", "fim_suf",
+                                 "fim_mid", "fim_pad", "fim_rep", "fim_sep")}
+    ids.update(_DEFAULT_IDS[model])
+    if model == "gpt2" and metadata.values.get("tokenizer.ggml.pre") in ("chatglm-bpe", "glm4", "glm5"):
         ids["bos"] = -1
     for key, role in SPECIAL_ID_KEYS.items():
         if ids[role] >= count:

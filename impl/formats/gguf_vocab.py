@@ -1,8 +1,11 @@
-"""A GGUF tokenizer's byte-level tables, its merges as bytes, and the project's ``Vocab`` built from them.
+"""A GGUF tokenizer's tokens as bytes: the byte-level tables, the merges as bytes, the pieces of text-spelt
+tokens, and the project's ``Vocab`` built from them.
 
 The tokens of a byte-level BPE GGUF file (``bpeproof.impl.formats.gguf_tokenizer``) are strings in GPT-2's
 byte-to-character spelling: ``byte_level_tables`` gives their bytes, the look-up llama.cpp's merge loop makes
 and the bytes its detokenizer gives; ``vocab_from_gguf`` gives the project's common ``Vocab`` (kind ``gguf``).
+The tokens of an SPM or ``gemma4`` file are text with U+2581 for the space and ``<0xXX>`` byte tokens:
+``text_pieces`` gives the bytes llama.cpp's detokenizer gives for them.
 """
 
 from __future__ import annotations
@@ -15,14 +18,26 @@ from dataclasses import dataclass
 from itertools import accumulate, repeat
 from typing import Any
 
-from bpeproof.impl.formats.gguf_tokenizer import CONTROL, UNKNOWN, USER_DEFINED, GGUFTokenizer, read_gguf_tokenizer
+from bpeproof.impl.formats.gguf_tokenizer import (
+    BYTE,
+    CONTROL,
+    NORMAL,
+    UNKNOWN,
+    USER_DEFINED,
+    GGUFTokenizer,
+    read_gguf_tokenizer,
+)
 from bpeproof.impl.formats.vocab import Vocab, bytes_to_unicode
+from bpeproof.impl.io.errors import FormatError
 
 __all__ = [
     "ByteLevelTables",
     "byte_level_bytes",
     "byte_level_tables",
+    "byte_token_value",
     "merge_bytes",
+    "merge_sides",
+    "text_pieces",
     "vocab_from_gguf",
 ]
 
@@ -87,7 +102,7 @@ def _llama_decode_text(text: str) -> bytes:
     return bytes(out)
 
 
-def _merge_sides(merges: list[str]) -> list[str]:
+def merge_sides(merges: list[str]) -> list[str]:
     """[left0, right0, left1, right1, …] of the merge strings, each cut at its first space after the first
     character, as llama.cpp cuts them; a string without such a space gives two empty sides."""
     joined = "\n".join(merges)
@@ -119,7 +134,7 @@ def byte_level_tables(tokenizer: GGUFTokenizer) -> ByteLevelTables:
     buildable = dict(zip(texts, range(count), strict=True))
     for token in outside:
         del buildable[texts[token]]
-    sides = _merge_sides(tokenizer.merges)
+    sides = merge_sides(tokenizer.merges)
     lefts, rights = sides[0::2], sides[1::2]
     a_ids = list(map(buildable.get, lefts))
     b_ids = list(map(buildable.get, rights))
@@ -164,7 +179,7 @@ def _odd_merges_apply(lefts: list[str], rights: list[str], odd: list[int]) -> bo
 def merge_bytes(tokenizer: GGUFTokenizer) -> list[tuple[bytes, bytes]]:
     """The merges as byte pairs in rank order, first occurrence of a pair only, leaving out those that never
     apply (a side empty or spelt outside the byte table)."""
-    sides = _merge_sides(tokenizer.merges)
+    sides = merge_sides(tokenizer.merges)
     pairs: dict[tuple[bytes, bytes], None] = {}
     for left, right in zip(sides[0::2], sides[1::2], strict=True):
         left_bytes, right_bytes = byte_level_bytes(left), byte_level_bytes(right)
@@ -173,14 +188,62 @@ def merge_bytes(tokenizer: GGUFTokenizer) -> list[tuple[bytes, bytes]]:
     return list(pairs)
 
 
+#: The characters C's ``strtol`` skips before a number (``isspace`` in the C locale).
+_C_SPACE = b" \t\n\v\f\r"
+
+
+def byte_token_value(text: str) -> int:
+    """The byte llama.cpp's detokenizer gives for a byte token: the characters 3 and 4 of its text read as
+    ``strtol(…, 16)`` reads them, cast to a byte (``<0x41>`` gives 0x41; any other text gives what C gives)."""
+    digits = text.encode("utf-8")[3:5].lstrip(_C_SPACE)
+    negative = digits[:1] == b"-"
+    if digits[:1] in (b"-", b"+"):
+        digits = digits[1:]
+    value = 0
+    for digit in digits:
+        position = b"0123456789abcdef".find(bytes([digit]).lower())
+        if position < 0:
+            break
+        value = value * 16 + position
+    return (-value if negative else value) & 0xFF
+
+
+def text_pieces(tokenizer: GGUFTokenizer) -> dict[int, bytes]:
+    """id → the bytes llama.cpp's ``token_to_piece`` gives for each non-special token of a tokenizer spelt as
+    text (SPM, or BPE with ``escape_whitespaces``): a normal token's text with U+2581 as the space, a byte
+    token's byte, nothing for any other (unused, undefined).  ``FormatError`` for a byte token of fewer than
+    three bytes, on which llama.cpp's loader fails (it builds these pieces when it loads the file)."""
+    pieces: dict[int, bytes] = {}
+    special = CONTROL | USER_DEFINED | UNKNOWN
+    for token, (text, attr) in enumerate(zip(tokenizer.texts, tokenizer.attrs, strict=True)):
+        if attr & special:
+            continue
+        if attr & NORMAL:
+            pieces[token] = text.replace("\u2581", " ").encode("utf-8")
+        elif attr & BYTE:
+            if len(text.encode("utf-8")) < 3:
+                raise FormatError(tokenizer.path, f"key 'tokenizer.ggml.tokens', token {token}",
+                                  f"the byte token {text!r} is shorter than '<0xXX>': llama.cpp fails to load it")
+            pieces[token] = bytes([byte_token_value(text)])
+        else:
+            pieces[token] = b""
+    return pieces
+
+
 def vocab_from_gguf(path: str | os.PathLike[str]) -> Vocab:
-    """The project's ``Vocab`` (kind ``gguf``) of a byte-level BPE GGUF file.
+    """The project's ``Vocab`` (kind ``gguf``) of a byte-level BPE GGUF file; ``FormatError`` for the other
+    models (their tokens are text, not GPT-2's byte spelling, and they have no merge list of byte pairs).
 
     ``tokens``: the non-special tokens' bytes and the special tokens' texts (UTF-8); ``merges``: the merges
     whose sides and result are tokens, as id triples, in rank order; ``specials``: the control, user-defined
     and unknown tokens; ``ignore_merges`` as llama.cpp sets it for the pre-tokenizer.
     """
     tokenizer = read_gguf_tokenizer(path)
+    if tokenizer.model != "gpt2" or tokenizer.escape_whitespaces:
+        kind = "SPM" if tokenizer.model == "llama" else "BPE over raw UTF-8 with spaces written as U+2581"
+        raise FormatError(tokenizer.path, "key 'tokenizer.ggml.model'", f"the tokenizer is {kind}, not byte-level"
+                          " BPE: the project's vocabulary holds byte-level ones only ('bpeproof encode --vocab'"
+                          " encodes it as llama.cpp does)")
     tables = byte_level_tables(tokenizer)
     specials = tokenizer.special_tokens
     tokens: dict[int, bytes] = dict(tables.decoded)

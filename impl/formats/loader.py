@@ -83,7 +83,8 @@ def load(path: str | os.PathLike[str], *, pattern: str | None = None) -> Vocab:
       replaces the file's);
     - ``*.model``, ``*.model.*``: sentencepiece BPE model;
     - ``*.gguf`` / ``*.gguf.gz``, or a file starting with ``GGUF``: llama.cpp's GGUF file, its byte-level BPE
-      tokenizer (kind ``gguf``, see ``bpeproof.impl.formats.gguf_tokenizer``; other tokenizer models are refused);
+      tokenizer (kind ``gguf``, see ``bpeproof.impl.formats.gguf_tokenizer``; other tokenizer models are refused
+      here, the SPM and ``gemma4`` ones too: ``bpeproof.impl.pipelines.gguf`` runs those);
     - ``*tekken*.json[.gz]``, or JSON with tekken's config and token entries: Mistral's tekken file, read as a
       rank file (kind ``tiktoken``) with its pattern, its special tokens and the ids they shift;
     - ``*encoder*.json[.gz]`` or ``*.bpe[.gz]``: GPT-2's pair of files — the

@@ -19,8 +19,12 @@ which also lists the semantics (``SEMANTICS``); ``semantics`` names what a model
                 the score of the piece they spell, highest first, unknown characters as byte pieces or ``unk``
                 (``sentencepiece.SentencePieceModel``; it runs in Python).
 ``llama.cpp``   llama.cpp's BPE on the tokens of a GGUF file: the adjacent pair listed first joined first, whatever
-                the joined bytes are (``llama_cpp.LlamaCppModel``; the rest of llama.cpp's tokenizer, its
+                the joined bytes are (``llama_cpp.LlamaCppModel`` on bytes, ``llama_cpp.LlamaCppTextModel`` on the
+                characters of a vocabulary spelt as text, ``gemma4``; the rest of llama.cpp's tokenizer, its
                 special-token partition and pre-tokenizer, is the pipeline ``bpeproof.impl.pipelines.llama_cpp``).
+``llama.cpp-spm``  llama.cpp's SPM tokenizer: the two symbols whose joined text is the highest-scoring token
+                joined first, any other symbol as ``<0xXX>`` byte tokens (``llama_cpp_spm.LlamaCppSpmModel``; the
+                space prefix and special tokens are the pipeline ``bpeproof.impl.pipelines.llama_cpp_spm``).
 
 Each model runs in C when the optional extension is built (``c_merger``) and in Python otherwise, with the
 same ids; the tests compare both with the definitions in ``spec/variants.py`` and with the libraries.

@@ -1,5 +1,7 @@
 """llama.cpp's BPE as a merge model: the adjacent pair listed first joined first, on the tokens of a GGUF file
-(``llm_tokenizer_bpe_session``); the rest of llama.cpp's tokenizer is ``bpeproof.impl.pipelines.llama_cpp``."""
+(``llm_tokenizer_bpe_session``), on bytes for a byte-level vocabulary (``LlamaCppModel``) or on characters for one
+spelt as text (``LlamaCppTextModel``); the rest of llama.cpp's tokenizer is ``bpeproof.impl.pipelines.llama_cpp``
+and ``bpeproof.impl.pipelines.llama_cpp_spm``."""
 
 from __future__ import annotations
 
@@ -15,9 +17,10 @@ try:
 except ImportError:  # the C extension is optional: the Python loop gives the same ids
     _fastenc = None
 from bpeproof.impl.merge_loop import merge
+from bpeproof.impl.models.llama_cpp_spm import utf8_symbols
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError
 
-__all__ = ["LlamaCppModel"]
+__all__ = ["LlamaCppModel", "LlamaCppTextModel"]
 
 #: Bytes no UTF-8 encoding of a code point contains (llama.cpp's pieces are always such encodings).
 _NEVER_IN_UTF8 = frozenset((0xC0, 0xC1, *range(0xF5, 0x100)))
@@ -166,3 +169,56 @@ class LlamaCppModel:
             list(map(dense_of.__getitem__, b_ids)), range(len(a_ids)), list(map(dense_of.__getitem__, c_ids)),
             outputs, whole)
         return self._fast
+
+
+class LlamaCppTextModel:
+    """llama.cpp's BPE session on tokens spelt as text (``byte_encode`` false: ``gemma4``, ``sarvam-moe``), over
+    the one merge loop; ``semantics`` "llama.cpp".
+
+    A word (UTF-8, spaces already written U+2581) starts as its symbols, cut as llama.cpp cuts them
+    (``bpeproof.impl.models.llama_cpp_spm.utf8_symbols``: a character each); the adjacent pair of symbols listed
+    first in ``merges`` ((left, right) texts as bytes, in rank order, the first line of a pair kept) is joined,
+    leftmost first, whatever the joined text is; at the end a symbol that is a token (``lookup``: every token's
+    text → id) gives it, any other gives its bytes' ``<0xXX>`` tokens, a byte without one left out.
+    ``newline_runs``: a word of newlines only that is a token is that token (llama.cpp's fix for Gemma 4);
+    ``ignore_merges``: a word that is a token is that token.  ``table``: id → bytes of the ids the model reports
+    as its own.
+    """
+
+    semantics = "llama.cpp"
+
+    def __init__(self, lookup: Mapping[bytes, int], merges: Sequence[tuple[bytes, bytes]],
+                 table: Mapping[int, bytes], *, newline_runs: bool = False, ignore_merges: bool = False) -> None:
+        self._lookup = dict(lookup)
+        self._table = dict(table)
+        self._ranks: dict[tuple[bytes, bytes], int] = {}
+        for rank, pair in enumerate(merges):
+            self._ranks.setdefault(pair, rank)
+        self._byte_tokens = [self._lookup.get(f"<0x{byte:02X}>".encode("ascii")) for byte in range(ALPHABET_SIZE)]
+        self._newline_runs = newline_runs
+        self._ignore_merges = ignore_merges
+
+    @property
+    def vocabulary_size(self) -> int:
+        return len(self._table)
+
+    def token_table(self) -> dict[int, bytes]:
+        return dict(self._table)
+
+    def c_merger(self) -> Any:
+        return None
+
+    def encode_word(self, word: bytes) -> tuple[int, ...]:
+        lookup = self._lookup
+        whole = lookup.get(word)
+        if whole is not None and (self._ignore_merges or (self._newline_runs and not word.strip(b"\n"))):
+            return (whole,)
+        ranks = self._ranks.get
+        out: list[int] = []
+        for symbol in merge(utf8_symbols(word), lambda x, y: ranks((x, y)), lambda x, y, code: x + y):
+            token = lookup.get(symbol)
+            if token is not None:
+                out.append(token)
+                continue
+            out += [unit for unit in map(self._byte_tokens.__getitem__, symbol) if unit is not None]
+        return tuple(out)

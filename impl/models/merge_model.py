@@ -16,6 +16,9 @@ SEMANTICS = {
     " (leftmost among equal scores), unknown characters as <0xXX> byte pieces or unk",
     "llama.cpp": "llama.cpp's BPE tokenizer: its special-token partition and pre-tokenizer, the lowest-ranked merge"
     " of two token strings first (bpeproof.impl.pipelines.llama_cpp)",
+    "llama.cpp-spm": "llama.cpp's SPM tokenizer: its special-token partition, a space prefix, spaces as U+2581, the"
+    " two symbols spelling the highest-scoring token first (leftmost among equals), bytes of the rest as <0xXX>"
+    " tokens (bpeproof.impl.pipelines.llama_cpp_spm)",
 }
 
 

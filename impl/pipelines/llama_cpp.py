@@ -1,7 +1,9 @@
-"""llama.cpp's byte-level BPE tokenizer, as ``llama_tokenize`` runs it on a GGUF file (``tokenizer.ggml.model``
-= ``gpt2``): special-token partition, pre-tokenizer, merges.
+"""llama.cpp's tokenizer as ``llama_tokenize`` runs it on a GGUF file: the special-token partition every model
+shares, and the byte-level BPE one (``tokenizer.ggml.model`` = ``gpt2``): pre-tokenizer, merges.  Its SPM
+tokenizer and its BPE over text (``gemma4``) build on this class in ``bpeproof.impl.pipelines.llama_cpp_spm``;
+``bpeproof.impl.pipelines.gguf`` picks the one a file needs.
 
-Encoding a text, llama.cpp
+Encoding a text with a byte-level BPE vocabulary, llama.cpp
 
 1. cuts the special tokens out of it (``tokenizer_st_partition``, ``bpeproof.impl.pipelines.llama_cpp_specials``):
    the tokens that are control, user-defined or unknown, longest text first; each one's occurrences, left to
@@ -12,34 +14,45 @@ Encoding a text, llama.cpp
    (``bpeproof.impl.pre_tokenizers.llama_cpp``, which says where llama.cpp departs from what they say), each
    one cutting the pieces of the one before into its matches and the text between them;
 3. merges each piece's bytes (``bpeproof.impl.models.llama_cpp.LlamaCppModel``).
+
+Decoding gives each token's piece (``llama_token_to_piece`` with special tokens as their text), joined; with
+``add_space_prefix`` the first one loses a leading space, as ``llama_detokenize`` does.  ``llama_detokenize``'s
+clean-up of spaces before punctuation (``clean_spaces``) is not applied.
 """
 
 from __future__ import annotations
 
+import codecs
+from collections.abc import Iterable
 from typing import Any
 
-from bpeproof.impl.formats.gguf_tokenizer import LSTRIP, RSTRIP, GGUFTokenizer, read_gguf_tokenizer
+from bpeproof.impl.formats.gguf_tokenizer import LSTRIP, RSTRIP, GGUFTokenizer
 from bpeproof.impl.formats.gguf_vocab import byte_level_tables, merge_bytes
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.models.llama_cpp import LlamaCppModel
 from bpeproof.impl.pipelines.llama_cpp_specials import SpecialTokenPartition, cut_bytes
 from bpeproof.impl.pre_tokenizers.llama_cpp import LlamaCppPreTokenizer
 from bpeproof.impl.special_tokens import AllowedSpecial
+from bpeproof.impl.stream import StreamDecoder
 from bpeproof.impl.tokenizer import Tokenizer
 from bpeproof.spec.types import BPETypeError, BPEValueError, InvalidTextError
 
-__all__ = ["LlamaCppTokenizer", "load_gguf_tokenizer"]
+__all__ = ["LlamaCppTokenizer", "lenient_utf8"]
 
 
 class LlamaCppTokenizer(Tokenizer):
-    """A tokenizer that encodes as llama.cpp's ``llama_tokenize`` does on a byte-level BPE GGUF file, without
-    the BOS / EOS it adds when asked to add special tokens (``add_special``), as its test vectors are made.
+    """A tokenizer that encodes as llama.cpp's ``llama_tokenize`` does on a byte-level BPE GGUF file (and, in
+    its subclasses, on the other models), without the BOS / EOS it adds when asked to add special tokens
+    (``add_special``), as its test vectors are made.
 
     ``encode(text)`` is ``llama_tokenize(text, add_special=false, parse_special=false)``: user-defined tokens
     are cut out of the text, control tokens are not.  ``encode(text, allowed_special="all")`` is
     ``parse_special=true``: every control, user-defined and unknown token is cut out; a collection of names
     cuts those control tokens and the user-defined ones.  ``special_tokens`` are the control, user-defined and
     unknown tokens (text → id); they decode to their text.
+
+    A subclass sets up its model with ``_setup``, then ``_setup_specials``, and encodes each fragment of text
+    between special tokens in ``_fragment_ids`` / ``_fragment_bytes_ids``.
     """
 
     _partitions: dict[frozenset[str] | None, SpecialTokenPartition]
@@ -52,7 +65,7 @@ class LlamaCppTokenizer(Tokenizer):
         ``FormatError`` for a pre-tokenizer not reproduced, or special tokens whose cutting llama.cpp leaves
         unspecified."""
         kind = tokenizer.pre_type
-        if kind is None:
+        if kind is None or tokenizer.model != "gpt2" or tokenizer.escape_whitespaces:
             raise FormatError(tokenizer.path, "key 'tokenizer.ggml.model'", "not a byte-level BPE tokenizer")
         try:
             pretokenizer = LlamaCppPreTokenizer(kind)
@@ -65,16 +78,21 @@ class LlamaCppTokenizer(Tokenizer):
         else:
             model = LlamaCppModel(tables.lookup, merge_bytes(tokenizer), tables.decoded,
                                   ignore_merges=tokenizer.ignore_merges)
-        specials = tokenizer.special_tokens
-        self._setup(model, "words", specials, cache_size, pretokenizer)
+        self._setup(model, "words", tokenizer.special_tokens, cache_size, pretokenizer)
+        self._setup_specials(tokenizer)
+        self._barrier = model.has_barrier
+
+    def _setup_specials(self, tokenizer: GGUFTokenizer) -> None:
+        """What every tokenizer of llama.cpp keeps of a file's special tokens, after ``_setup``: their flags and
+        partitions, checked for an order llama.cpp leaves unspecified."""
         self.gguf = tokenizer
         self._special_flags = {
             text: (token, tokenizer.parsed_always(token), bool(tokenizer.attrs[token] & LSTRIP),
                    bool(tokenizer.attrs[token] & RSTRIP))
-            for text, token in specials.items()
+            for text, token in tokenizer.special_tokens.items()
         }
         self._partitions = {}
-        self._barrier = model.has_barrier
+        self._barrier = False
         problem = self._partition(None).ambiguity()
         if problem is not None:
             raise FormatError(tokenizer.path, "key 'tokenizer.ggml.token_type'",
@@ -98,11 +116,13 @@ class LlamaCppTokenizer(Tokenizer):
         return ids
 
     def _sequential(self, what: str) -> Any:
-        raise BPEValueError(f"{what} needs the article's sequential semantics; this tokenizer runs llama.cpp's BPE,"
-                            " which no rule list reproduces in general")
+        kind = "BPE" if self.gguf.model != "llama" else "SPM tokenizer"
+        raise BPEValueError(f"{what} needs the article's sequential semantics; this tokenizer runs llama.cpp's"
+                            f" {kind}, which no rule list reproduces in general")
 
     def __repr__(self) -> str:
-        return (f"LlamaCppTokenizer(pre={self.gguf.pre or 'default'!r}, special_tokens={len(self._specials)},"
+        pre = self.gguf.pre_type if self.gguf.model == "gemma4" else self.gguf.pre or "default"
+        return (f"{type(self).__name__}(model={self.gguf.model!r}, pre={pre!r}, special_tokens={len(self._specials)},"
                 f" vocab_size={self.vocab_size})")
 
     def _partition(self, names: frozenset[str] | None) -> SpecialTokenPartition:
@@ -124,16 +144,32 @@ class LlamaCppTokenizer(Tokenizer):
             if problem is not None:
                 raise BPEValueError(f"{problem}: llama.cpp's result then depends on its unspecified sort order")
         out: list[int] = []
+        after_special = True
         for fragment in partition.cut(text) if partition.tokens else [text] if text else []:
             if isinstance(fragment, int):
                 out.append(fragment)
+                after_special = True
             else:
-                out += self._ordinary(fragment)
+                out += self._fragment_ids(fragment, after_special)
+                after_special = False
+        return out
+
+    def _fragment_ids(self, text: str, after_special: bool) -> list[int]:
+        """The ids of one fragment of text between special tokens (``after_special``: the first one, or one
+        after a special token): pre-tokenized, each piece merged."""
+        return self._ordinary(text)
+
+    def _fragment_bytes_ids(self, data: bytes, after_special: bool) -> list[int]:
+        """``_fragment_ids`` of a fragment that is not UTF-8: read by llama.cpp's lenient decoder first."""
+        out: list[int] = []
+        for piece in self.pre_tokenize(lenient_utf8(data)):
+            out += self._model.encode_word(piece.encode("utf-8", "surrogatepass"))
         return out
 
     def encode_bytes(self, data: bytes, *, allowed_special: AllowedSpecial = None) -> list[int]:
         """Encode bytes as llama.cpp does: invalid UTF-8 is read by its lenient decoder (each bad byte one
-        U+FFFD, overlong and surrogate forms taken as the code points they spell)."""
+        U+FFFD, overlong and surrogate forms taken as the code points they spell) where its tokenizer decodes
+        the text (byte-level BPE, BPE over text), and taken as it is by SPM."""
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise BPETypeError(f"data must be bytes, not {type(data).__name__}")
         raw = bytes(data)
@@ -148,16 +184,45 @@ class LlamaCppTokenizer(Tokenizer):
             needle = token_text.encode("utf-8")
             fragments = cut_bytes(fragments, needle, token, lstrip, rstrip)
         out: list[int] = []
+        after_special = True
         for fragment in fragments:
             if isinstance(fragment, int):
                 out.append(fragment)
-                continue
-            text = _lenient_utf8(fragment)
-            for piece in self.pre_tokenize(text):
-                out += self._model.encode_word(piece.encode("utf-8", "surrogatepass"))
+                after_special = True
+            else:
+                out += self._fragment_bytes_ids(fragment, after_special)
+                after_special = False
         return out
 
-def _lenient_utf8(data: bytes) -> str:
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        """The tokens' pieces joined, as llama.cpp's ``llama_detokenize`` gives them (special tokens as their
+        text): with ``add_space_prefix`` the first token's piece loses one leading space.  llama.cpp's clean-up
+        of spaces before punctuation (``clean_spaces``) is not applied."""
+        if isinstance(ids, (str, bytes)):
+            return super().decode_bytes(ids)  # refused there
+        items = ids if isinstance(ids, (list, tuple)) else list(ids)
+        data = super().decode_bytes(items)
+        if self.gguf.add_space_prefix and data[:1] == b" " and self.token_bytes(items[0])[:1] == b" ":
+            return data[1:]
+        return data
+
+    def stream_decoder(self, errors: str = "strict") -> StreamDecoder:
+        """A decoder for tokens arriving in pieces: the first token loses its leading space as in
+        ``decode_bytes``, the others keep theirs."""
+        codecs.lookup_error(errors)
+        started = False
+
+        def pieces(ids: Iterable[int]) -> bytes:
+            nonlocal started
+            items = list(ids)
+            data = self.decode_bytes(items) if not started else Tokenizer.decode_bytes(self, items)
+            started = started or bool(items)
+            return data
+
+        return StreamDecoder(pieces, errors)
+
+
+def lenient_utf8(data: bytes) -> str:
     """llama.cpp's ``unicode_cpts_from_utf8``: a lead byte with its continuation bytes is the code point they
     spell (overlong forms and surrogates included); any other byte is U+FFFD.  A code point above U+10FFFF
     makes llama.cpp fail, so it raises ``InvalidTextError``."""
@@ -184,9 +249,3 @@ def _lenient_utf8(data: bytes) -> str:
         out.append("\ufffd")
         i += 1
     return "".join(out)
-
-
-def load_gguf_tokenizer(path: str, *, cache_size: int = 1 << 18) -> LlamaCppTokenizer:
-    """The ``LlamaCppTokenizer`` of a GGUF file; every feature not reproduced raises ``FormatError`` naming it."""
-    return LlamaCppTokenizer.from_gguf(read_gguf_tokenizer(path), cache_size=cache_size)
-

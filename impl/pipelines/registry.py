@@ -66,10 +66,11 @@ def load_tokenizer(path: str, pattern: str | None = None, *, decode_only: bool =
     ``decode_only``: the tokenizer is only used to decode, so a file that states no pattern needs none (the
     pre-tokenization of such a tokenizer is the ``words`` pattern, never to be used for encoding).
 
-    - a GGUF file (``*.gguf``, ``*.gguf.gz`` or the magic ``GGUF``) of a byte-level BPE tokenizer
-      (``tokenizer.ggml.model`` = ``gpt2``): llama.cpp's semantics (``bpeproof.impl.pipelines.llama_cpp``): its
-      special-token
-      partition, the pre-tokenizer its ``tokenizer.ggml.pre`` names, its merges; no BOS/EOS added.
+    - a GGUF file (``*.gguf``, ``*.gguf.gz`` or the magic ``GGUF``): llama.cpp's tokenizer for its
+      ``tokenizer.ggml.model`` (``bpeproof.impl.pipelines.gguf``): its special-token partition, then for
+      ``gpt2`` the pre-tokenizer its ``tokenizer.ggml.pre`` names and its merges, for ``llama`` its SPM session
+      (scores, space prefix, ``<0xXX>`` byte fallback), for ``gemma4`` its BPE over raw UTF-8 with spaces
+      written U+2581; no BOS/EOS added.
 
     Ids are the file's own.  Whatever the engine cannot execute exactly as the library does (a Hugging Face
     normalizer or pre-tokenizer it does not have, BPE dropout, a unigram model, …) is refused with
@@ -81,9 +82,9 @@ def load_tokenizer(path: str, pattern: str | None = None, *, decode_only: bool =
     from bpeproof.impl.formats.gguf_container import is_gguf
 
     if file.is_file() and is_gguf(file):
-        # A GGUF file (llama.cpp): llama.cpp's byte-level BPE with the file's own pre-tokenizer
-        # (impl.pipelines.llama_cpp).
-        from bpeproof.impl.pipelines.llama_cpp import load_gguf_tokenizer
+        # A GGUF file (llama.cpp): the tokenizer its model names, with the file's own pre-tokenizer and flags
+        # (impl.pipelines.gguf).
+        from bpeproof.impl.pipelines.gguf import load_gguf_tokenizer
 
         if pattern is not None:
             raise FormatError(path, None, "a GGUF file names its own pre-tokenizer (tokenizer.ggml.pre); --pattern"

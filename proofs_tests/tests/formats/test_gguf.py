@@ -3,8 +3,11 @@
 The oracle is llama.cpp's: ``proofs_tests/fixtures/llama_cpp`` holds the vocabulary-only GGUF files of
 llama.cpp's ``models/`` folder with its ``.inp`` / ``.out`` test vectors (read here exactly as
 ``tests/test-tokenizer-0.cpp`` reads them: no BOS, special tokens not parsed); every vector must give its ids.
-``BPEPROOF_LLAMA_CPP_MODELS`` may name a folder with more of them (``bench/fetch_llama_cpp_vectors.py`` fetches
-llama.cpp's whole folder): each BPE one must pass too, each other one must be refused naming its model.
+The byte-level BPE files are llama.cpp's own; the SPM (llama-spm, phi-3) and ``gemma4`` ones are reduced to what
+their vectors need (see the folder's README).  ``BPEPROOF_LLAMA_CPP_MODELS`` may name a folder with more of them
+(``bench/fetch_llama_cpp_vectors.py`` fetches llama.cpp's whole folder): each one of a model the engine executes
+must pass too, each other one must be refused naming its model or pre-tokenizer.  The SPM and ``gemma4`` models
+have their own tests in ``test_gguf_spm.py``.
 
 Where the vectors do not reach, the hand-written code of llama.cpp is the oracle: its splitters
 (``unicode_regex_split_custom_*``), its special-token partition (``tokenizer_st_partition``) and its merge loop
@@ -83,7 +86,7 @@ COMMITTED = _vocab_files(FIXTURES, vectors=True)
 
 
 def test_committed_vectors_are_present() -> None:
-    assert len(COMMITTED) >= 11, "proofs_tests/fixtures/llama_cpp lost its GGUF files"
+    assert len(COMMITTED) >= 14, "proofs_tests/fixtures/llama_cpp lost its GGUF files"
 
 
 @pytest.mark.parametrize("path", COMMITTED, ids=[path.name.split(".gguf")[0] for path in COMMITTED])
@@ -122,16 +125,18 @@ def _env_files() -> list[Any]:
 
 @pytest.mark.parametrize("path", _env_files())
 def test_llama_cpp_folder(path: Path) -> None:
-    """Every BPE vocabulary of llama.cpp's folder gives its vectors; every other one is refused, named."""
+    """Every vocabulary of llama.cpp's folder whose model the engine executes (byte-level BPE, SPM, ``gemma4``)
+    gives its vectors; every other one is refused, named."""
     metadata = gguf_container.read_gguf_metadata(path,
                                                  lambda key: key in ("tokenizer.ggml.model", "tokenizer.ggml.pre"))
     model = metadata.values["tokenizer.ggml.model"]
     pre = metadata.values.get("tokenizer.ggml.pre") or "default"
     kind = gguf_tokenizer.PRE_TYPES.get(pre, (None,))[0]
-    if model != "gpt2" or kind in llama_cpp_pre.UNSUPPORTED_PRE:
+    unsupported = set(llama_cpp_pre.UNSUPPORTED_PRE) - gguf_tokenizer.RAW_UTF8_PRE_TYPES
+    if model not in gguf_tokenizer.EXECUTED_MODELS or (model == "gpt2" and kind in unsupported):
         with pytest.raises(FormatError) as refusal:
             load_tokenizer(str(path))
-        assert (repr(model) if model != "gpt2" else repr(kind)) in str(refusal.value)
+        assert (repr(model) if model not in gguf_tokenizer.EXECUTED_MODELS else repr(kind)) in str(refusal.value)
         assert "\n" not in str(refusal.value)
         return
     tokenizer = load_tokenizer(str(path))
@@ -383,24 +388,24 @@ def test_missing_and_repeated_tokens_refused(tmp_path: Path) -> None:
     assert "not UTF-8" in _refused(write(tmp_path, broken))
 
 
-@pytest.mark.parametrize("model", ["llama", "bert", "t5", "rwkv", "plamo2", "gemma4", "hybriddna", "none", "mine"])
+@pytest.mark.parametrize("model", ["bert", "t5", "rwkv", "plamo2", "hybriddna", "whitespace", "none", "mine"])
 def test_other_models_refused(tmp_path: Path, model: str) -> None:
     message = _refused(write(tmp_path, tokenizer_pairs(SMALL_MERGES, model=model)))
     assert repr(model) in message
 
 
 @pytest.mark.parametrize(("pre", "expected"), [("no-such-pre", "'no-such-pre' is unknown"), ("kimi-k2", "kimi-k2"),
-                                               ("granite-embed-multi-311m", "gemma4")])
+                                               ("whitespace", "whitespace")])
 def test_pre_tokenizers_refused(tmp_path: Path, pre: str, expected: str) -> None:
     assert expected in _refused(write(tmp_path, tokenizer_pairs(SMALL_MERGES, pre=pre)))
 
 
 def test_cli_refusal_is_one_line(tmp_path: Path) -> None:
-    path = write(tmp_path, tokenizer_pairs(SMALL_MERGES, model="llama"))
+    path = write(tmp_path, tokenizer_pairs(SMALL_MERGES, model="bert"))
     result = subprocess.run([sys.executable, "-m", "bpeproof.cli", "encode", "hello", "--vocab", str(path)],
                             capture_output=True, text=True, check=False)
     assert result.returncode == 2
-    assert result.stderr.count("\n") == 1 and "'llama'" in result.stderr and "Traceback" not in result.stderr
+    assert result.stderr.count("\n") == 1 and "'bert'" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_order_dependent_files_refused(tmp_path: Path) -> None:

@@ -1,0 +1,156 @@
+"""llama.cpp's SPM tokenizer as a merge model (``llm_tokenizer_spm_session``): the symbols of one text joined
+where their joined text is a token, the highest score first; the rest of llama.cpp's SPM tokenizer (the
+special-token partition, the space prefix, spaces written U+2581) is ``bpeproof.impl.pipelines.llama_cpp_spm``.
+
+llama.cpp's SPM is its own algorithm, not sentencepiece's (``bpeproof.impl.models.sentencepiece``), though both
+rank pairs by the score of the piece they spell:
+
+- the text is cut into symbols by the length its lead byte announces (``unicode_len_utf8``: 0xC0..0xDF two
+  bytes, 0xE0..0xEF three, 0xF0..0xFF four, any other byte one; the last symbol cut short at the end), without
+  checking the bytes that follow: invalid UTF-8 is taken as it comes, never replaced;
+- two adjacent symbols join when their joined text is *any* token (control, unknown, byte and unused ones
+  too), with that token's score; the highest score first, the leftmost among equal scores (floats compared as
+  floats: -0.0 equals 0.0);
+- a final symbol that is a token gives that token (whatever its type); any other gives, byte by byte, the token
+  ``<0xXX>`` or else the token whose text is that one byte (ASCII); a byte with neither makes llama.cpp fail
+  (``std::out_of_range``, uncaught), so it raises ``InvalidTextError``;
+- no normalization, no unknown token, no resegmentation of unused tokens.
+
+Merges never cross a place where two adjacent symbols occur side by side in no token, so the text is cut there
+and each part merged on its own (and cached): the same ids, as llama.cpp's queue orders merges of different
+parts independently.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from bpeproof.impl.merge_loop import merge
+from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTextError
+
+__all__ = ["LlamaCppSpmModel", "utf8_symbols"]
+
+#: How many bytes llama.cpp's ``unicode_len_utf8`` takes for a symbol, by the lead byte's upper four bits.
+_SYMBOL_LENGTH = (1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4)
+
+
+def _join(x: bytes, y: bytes, code: int) -> bytes:
+    return x + y
+
+
+def utf8_symbols(data: bytes) -> list[bytes]:
+    """``data`` cut as llama.cpp cuts a text into symbols: each as long as its lead byte announces (the last one
+    cut short at the end), the following bytes unchecked; valid UTF-8 gives its characters."""
+    try:
+        return [char.encode("utf-8") for char in data.decode("utf-8")]
+    except UnicodeDecodeError:
+        pass
+    symbols: list[bytes] = []
+    position = 0
+    while position < len(data):
+        size = _SYMBOL_LENGTH[data[position] >> 4]
+        symbols.append(data[position : position + size])
+        position += size
+    return symbols
+
+
+class LlamaCppSpmModel:
+    """llama.cpp's SPM session on the tokens of a GGUF file; ``semantics`` "llama.cpp-spm".
+
+    ``texts``: every token's text, index = id; ``scores``: their float32 scores; ``table``: id → the bytes of
+    the ids the model reports as its own (the pipeline leaves the special tokens out: they decode by their
+    text).  ``encode_word`` takes one text whose spaces are already written U+2581 (with the space prefix),
+    as llama.cpp's session takes it.  ``BPEValueError`` for a NaN score of a token that two symbols can spell
+    (llama.cpp's queue then has no order).
+    """
+
+    semantics = "llama.cpp-spm"
+
+    def __init__(self, texts: Sequence[str], scores: Sequence[float], table: Mapping[int, bytes], *,
+                 cache_size: int = 1 << 16) -> None:
+        if len(texts) != len(scores):
+            raise BPETypeError(f"{len(texts)} token texts but {len(scores)} scores")
+        self._lookup = {text.encode("utf-8"): token for token, text in enumerate(texts)}
+        self._table = dict(table)
+        keys: dict[bytes, float] = {}
+        adjacent: set[bytes] = set()
+        for token, text in enumerate(texts):
+            if len(text) < 2:
+                continue  # one character is one symbol: never spelt by two of them
+            score = float(scores[token])
+            if math.isnan(score):
+                raise BPEValueError(f"token {token} {text!r} has the score NaN: llama.cpp's order of merges is then"
+                                    " unspecified")
+            keys[text.encode("utf-8")] = score
+            adjacent.update(text[i : i + 2].encode("utf-8") for i in range(len(text) - 1))
+        ranked = {score: rank for rank, score in enumerate(sorted(set(keys.values()), reverse=True))}
+        self._codes = {data: ranked[score] for data, score in keys.items()}
+        self._adjacent = adjacent
+        self._byte_tokens: list[int | None] = []
+        for byte in range(ALPHABET_SIZE):
+            found = self._lookup.get(f"<0x{byte:02X}>".encode("ascii"))
+            if found is None and 0 < byte < 0x80:
+                found = self._lookup.get(bytes([byte]))  # llama.cpp's fallback: the byte itself as a string
+            self._byte_tokens.append(found)
+        self._cache: dict[bytes, tuple[int, ...]] = {}
+        self._cache_size = cache_size
+
+    @property
+    def vocabulary_size(self) -> int:
+        return len(self._table)
+
+    def token_table(self) -> dict[int, bytes]:
+        return dict(self._table)
+
+    def c_merger(self) -> Any:
+        return None
+
+    def byte_token(self, byte: int) -> int | None:
+        """The token llama.cpp gives a byte of a symbol that is no token (``byte_to_token``), None for none."""
+        return self._byte_tokens[byte]
+
+    def encode_word(self, word: bytes) -> tuple[int, ...]:
+        """The ids of one text (spaces already written U+2581), as llama.cpp's SPM session gives them."""
+        out: list[int] = []
+        cache = self._cache
+        for part in self._parts(utf8_symbols(word)):
+            key = b"".join(part)
+            ids = cache.get(key)
+            if ids is None:
+                ids = self._merge(part)
+                if len(cache) >= self._cache_size:
+                    cache.clear()
+                if self._cache_size:
+                    cache[key] = ids
+            out += ids
+        return tuple(out)
+
+    def _parts(self, symbols: list[bytes]) -> Iterator[list[bytes]]:
+        """``symbols`` cut between every two adjacent ones that no token holds side by side."""
+        adjacent = self._adjacent
+        start = 0
+        for i in range(1, len(symbols)):
+            if symbols[i - 1] + symbols[i] not in adjacent:
+                yield symbols[start:i]
+                start = i
+        if symbols:
+            yield symbols[start:]
+
+    def _merge(self, symbols: list[bytes]) -> tuple[int, ...]:
+        get = self._codes.get
+        lookup = self._lookup
+        out: list[int] = []
+        for symbol in merge(symbols, lambda x, y: get(x + y), _join):
+            token = lookup.get(symbol)
+            if token is not None:
+                out.append(token)
+                continue
+            for byte in symbol:
+                fallback = self._byte_tokens[byte]
+                if fallback is None:
+                    raise InvalidTextError(f"the byte 0x{byte:02X} of {symbol!r} has no token <0x{byte:02X}>:"
+                                           " llama.cpp fails on this text")
+                out.append(fallback)
+        return tuple(out)
