@@ -202,12 +202,14 @@ class Implementation:
         except Gone as gone:
             self.stop()
             if gone.kind == "timeout":
-                raise TargetError(f"{self.name}: no hello line within {timeout:.3g} s (still loading?)") from None
-            raise TargetError(f"{self.name}: {gone} before its hello line") from None
+                raise TargetError(f"{self.name}: no hello line within {timeout:.3g} s (still loading?)"
+                                  + self._stderr_said()) from None
+            raise TargetError(f"{self.name}: {gone} before its hello line{self._stderr_said()}") from None
         if not isinstance(hello, dict) or hello.get("protocol") != PROTOCOL:
             self.stop()
             raise TargetError(f"{self.name}: the first line must be the hello object"
-                              f' {{"protocol": "{PROTOCOL}", ...}}, not {json.dumps(hello)[:80]}')
+                              f' {{"protocol": "{PROTOCOL}", ...}}, not {json.dumps(hello)[:80]}'
+                              + self._stderr_said())
         if "error" in hello:
             self.stop()
             raise TargetError(str(hello["error"]))
@@ -215,6 +217,10 @@ class Implementation:
         self.special = hello.get("special") is True
         if isinstance(hello.get("name"), str) and self.cmd is not None:
             self.name = f"{self.cmd} ({hello['name'][:80]})"
+
+    def _stderr_said(self) -> str:
+        tail = self._peer.stderr_tail()
+        return f"; its stderr: {tail}" if tail else ""
 
     def stop(self) -> None:
         self._peer.stop()
