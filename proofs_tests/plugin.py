@@ -18,6 +18,7 @@ file's reference tokenizer the same way (``bpeproof check --tokenizer``)::
 
     pytest --pyargs bpeproof.proofs_tests --bpe-tokenizer mymod:encode --bpe-vocab cl100k_base.tiktoken
            [--bpe-pattern cl100k] [--bpe-decode mymod:decode] [--bpe-seconds 20] [--bpe-examples N]
+           [--bpe-corpus FILE...]
 
 which runs only ``test_bpe_tokenizer`` (``proofs_tests/tests/checker/test_checker_tokenizer.py``).
 """
@@ -47,6 +48,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--bpe-decode", metavar="MOD:FUNC", default=None, help="decode(ids) -> str for --bpe-tokenizer")
     group.addoption("--bpe-examples", metavar="N", type=int, default=None, help="--bpe-tokenizer stops after N texts"
                     " (with --bpe-seed: the same texts on any machine)")
+    group.addoption("--bpe-corpus", metavar="FILE", nargs="+", default=None, help="text files (UTF-8, plain or .gz)"
+                    " whose lines --bpe-tokenizer checks among its texts")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

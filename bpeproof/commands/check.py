@@ -5,6 +5,7 @@
     bpeproof check --impl mymod          # whichever of mymod.enc, mymod.dec, mymod.train exist
     bpeproof check --tokenizer mymod:encode --vocab cl100k_base.tiktoken [--decode mymod:decode]
     bpeproof check --cmd 'node adapter.js' --vocab cl100k_base.tiktoken [--examples N --seed S]
+                   [--corpus FILE...] [--progress SECONDS]
 
 Exit codes: 0 examples ran and no difference was found within the budget; 1 a
 difference was found (the shrunk input, the spec's answer, the implementation's
@@ -63,6 +64,8 @@ def run(args: argparse.Namespace) -> int:
         _positive(args.examples, "--examples")
     if args.tokenizer or args.cmd or args.vocab:
         return _run_tokenizer(args)
+    if args.corpus:
+        raise UsageError("--corpus gives the texts of a --tokenizer/--cmd check")
     if args.examples is not None:
         raise UsageError("--examples counts the texts of a --tokenizer/--cmd check; --enc, --dec, --train and"
                          " --impl run on --seconds")
@@ -117,6 +120,8 @@ def _run_tokenizer(args: argparse.Namespace) -> int:
             examples=args.examples,
             call_timeout=args.call_timeout,
             memory_mb=args.memory_mb,
+            corpus=args.corpus,
+            progress=args.progress if args.progress > 0 else None,
         )
     except TargetError as error:
         raise UsageError(str(error)) from None
@@ -161,4 +166,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                        " the run)")
     group.add_argument("--decode", metavar="MOD:FUNC", help="decode(ids: list[int]) -> str, checked as"
                        " decode(encode(t)) == t")
+    group.add_argument("--corpus", metavar="FILE", nargs="+", default=None,
+                       help="text files (UTF-8, plain or .gz) whose lines are the real-text source of the texts"
+                       " (default: ../shared/corpora if present, else a multilingual sample shipped with bpeproof)")
+    group.add_argument("--progress", type=float, default=5.0, metavar="SECONDS",
+                       help="a progress line on stderr every SECONDS (texts checked, rate, findings so far;"
+                       " default 5, 0: none)")
     parser.set_defaults(handler=run)

@@ -47,10 +47,17 @@ class Peer:
     def alive(self) -> bool:
         return self.process is not None
 
-    def greet(self, timeout: float) -> Any:
-        """Start a process and return its first message, the hello (``Gone`` when none comes)."""
+    def begin(self) -> None:
+        """Start a fresh process without waiting for it: ``greet(timeout, begun=True)`` reads its hello later, so
+        that the checker does other work while the process starts."""
         self.stop()
         self.process = self.last = self.launch()
+
+    def greet(self, timeout: float, begun: bool = False) -> Any:
+        """Start a process (unless ``begun`` and one was) and return its first message, the hello (``Gone`` when
+        none comes)."""
+        if not (begun and self.process is not None):
+            self.begin()
         return self.receive(timeout)
 
     def stderr_tail(self, lines: int = 3, width: int = 300) -> str:

@@ -195,10 +195,15 @@ class Implementation:
         tokenizer, decode, env = self.tokenizer, self.decode_target, self.env
         return fork_worker(lambda channel: _python_worker(channel, tokenizer, decode, env), self.memory_mb)
 
+    def begin(self) -> None:
+        """Start the process without waiting for its hello (``start`` reads it): the checker prepares meanwhile."""
+        self._peer.begin()
+
     def start(self, timeout: float) -> None:
-        """Start the process and read its hello line (``TargetError`` when it does not speak the protocol)."""
+        """Start the process, or take the one ``begin`` started, and read its hello line (``TargetError`` when it
+        does not speak the protocol)."""
         try:
-            hello = self._peer.greet(timeout)
+            hello = self._peer.greet(timeout, begun=True)
         except Gone as gone:
             self.stop()
             if gone.kind == "timeout":

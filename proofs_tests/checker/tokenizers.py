@@ -23,7 +23,6 @@ that differs with its cause (``diagnosis``).
 from __future__ import annotations
 
 import math
-import os
 import secrets
 import time
 from collections.abc import Sequence
@@ -31,21 +30,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bpeproof.proofs_tests.checker import shrink as shrinking
-from bpeproof.proofs_tests.checker.diagnosis import Variants, align, analyse, token_table
-from bpeproof.proofs_tests.checker.library import Library, load_reference
+from bpeproof.proofs_tests.checker.diagnosis import align, analyse
+from bpeproof.proofs_tests.checker.library import Library
 from bpeproof.proofs_tests.checker.process import Gone
-from bpeproof.proofs_tests.checker.protocol import (
-    BATCH,
-    ENV_PATTERN,
-    ENV_VOCAB,
-    Answer,
-    ErrorAnswer,
-    Implementation,
-)
+from bpeproof.proofs_tests.checker.progress import Progress
+from bpeproof.proofs_tests.checker.protocol import BATCH, Answer, ErrorAnswer, Implementation
 from bpeproof.proofs_tests.checker.result import RunResult
 from bpeproof.proofs_tests.checker.sandbox import DEFAULT_MEMORY_MB
 from bpeproof.proofs_tests.checker.search import Search, isolate_state, run
-from bpeproof.proofs_tests.checker.texts import TextGenerator
+from bpeproof.proofs_tests.checker.startup import prepare
+from bpeproof.proofs_tests.checker.texts import TextGenerator, read_corpus
 from bpeproof.proofs_tests.checker.worker import Target, TargetError
 
 __all__ = ["TargetError", "TokenizerCheckResult", "check_tokenizer"]
@@ -93,6 +87,7 @@ class TokenizerCheckResult(RunResult):
     variants: list[str] = field(default_factory=list)
     aligned: list[tuple[bytes, list[str], list[str]]] = field(default_factory=list)
     source: str | None = None
+    ids: list[int] | None = None  # a decode finding: the implementation's ids for the text, which it decoded
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict with stable keys."""
@@ -107,7 +102,7 @@ class TokenizerCheckResult(RunResult):
             "variants": list(self.variants),
             "aligned": [{"bytes": list(data), "reference": ref, "implementation": impl}
                         for data, ref, impl in self.aligned],
-            "source": self.source, "implementation": self.implementation, "vocab": self.vocab,
+            "source": self.source, "ids": self.ids, "implementation": self.implementation, "vocab": self.vocab,
             "reference": self.reference, "examples": self.examples, "seconds": round(self.seconds, 3),
             "seconds_to_find": None if self.seconds_to_find is None else round(self.seconds_to_find, 3),
             "examples_per_second": round(self.examples_per_second, 1), "per_source": dict(self.per_source),
@@ -139,6 +134,11 @@ class TokenizerCheckResult(RunResult):
         if self.piece is not None:
             lines.append(f"  piece    : #{self.piece_index} {self.piece!r}"
                          + (f" (pattern alternative {self.alternative})" if self.alternative else ""))
+        if self.kind == "decode":  # texts as texts, ids as ids
+            lines += self._decode_lines()
+            if self.note:
+                lines.append(f"  note     : {self.note}")
+            return "\n".join(lines)
         lines.append(f"  reference: {self.expected!r}")
         if self.library:
             verdict = ""
@@ -156,7 +156,13 @@ class TokenizerCheckResult(RunResult):
             lines.append(f"  note     : {self.note}")
         return "\n".join(lines)
 
-
+    def _decode_lines(self) -> list[str]:
+        """A decode finding: the ids the implementation gave for the text, and the text it decoded them to."""
+        lines = []
+        if self.ids is not None:
+            lines.append(f"  ids      : {self.ids!r} (the implementation's encoding of the text)")
+        lines.append(f"  decoded  : {self.actual!r} (the implementation's decode of those ids; expected the text)")
+        return lines
 
 
 # ---------------------------------------------------------------------------
@@ -175,6 +181,7 @@ class Finding:
     actual: Any
     earlier: list[str] = field(default_factory=list)
     source: str | None = None
+    ids: list[int] | None = None  # a decode finding: the ids that decoded to ``actual``
 
 
 class Judge:
@@ -204,9 +211,9 @@ class Judge:
         if not pairs:
             return None
         decoded = self.impl.decode([a for _, a in pairs if isinstance(a, list)])
-        for (text, _ids), back in zip(pairs, decoded, strict=True):
+        for (text, ids), back in zip(pairs, decoded, strict=True):
             if back != text:
-                return Finding("decode", text, None, text, back, [])
+                return Finding("decode", text, None, text, back, [], ids=list(ids) if isinstance(ids, list) else None)
         return None
 
     def replay(self, finding: Finding, text: str, earlier: Sequence[str], fresh: bool) -> Finding | None:
@@ -220,8 +227,8 @@ class Judge:
                 if not isinstance(got, list):
                     return None
                 back = self.impl.decode([got])[0]
-                return Finding("decode", text, None, text, back, list(earlier), finding.source) if back != text \
-                    else None
+                return Finding("decode", text, None, text, back, list(earlier), finding.source, ids=got) \
+                    if back != text else None
             answers = self.impl.encode(texts, finding.allowed_special)
         except Gone as gone:
             if finding.kind in NO_ANSWER:
@@ -393,30 +400,6 @@ class TextSource:
         return Finding(gone.kind, texts[0], allowed, None, str(gone), [], sources[0])
 
 
-def _token_texts(reference: Any, limit: int = 8_000) -> tuple[list[str], list[str]]:
-    """The texts of (a sample of) the reference's tokens, and those of them that merging their bytes by the
-    lowest rank does not reach (only a whole-piece lookup gives them)."""
-    texts: list[str] = []
-    whole_only: list[str] = []
-    try:
-        table = token_table(reference)
-        variants = Variants(reference, pairs=False)
-    except Exception:
-        return texts, whole_only
-    items = list(table.items())
-    step = max(1, len(items) // limit)
-    for token, data in items[::step]:
-        if len(data) > 1:
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError:
-                continue
-            texts.append(text)
-            if variants.bytes_rank_parts(data) != [token]:
-                whole_only.append(text)
-    return texts, whole_only
-
-
 def check_tokenizer(
     tokenizer: Target | None = None,
     *,
@@ -432,6 +415,8 @@ def check_tokenizer(
     shrink_seconds: float | None = None,
     batch: int = BATCH,
     weights: dict[str, float] | None = None,
+    corpus: Sequence[str] | None = None,
+    progress: float | None = None,
 ) -> TokenizerCheckResult:
     """Check ``tokenizer(text) -> list[int]`` (a callable or ``MOD:FUNC``), or the program ``cmd`` speaking the
     line protocol, against the reference tokenizer of the vocabulary file ``vocab``, for ``seconds``.
@@ -442,6 +427,10 @@ def check_tokenizer(
     ``decode(ids) -> str`` (or the program's decode) is checked as decode(encode(t)) == t.  Raises
     ``TargetError`` for a function that cannot be imported, a program that does not speak the protocol or a
     file that is not a vocabulary.  ``result.ran`` is false when no example ran (never a pass).
+
+    ``corpus``: text files (UTF-8, plain or ``.gz``) whose lines are the ``corpus`` source (``texts.read_corpus``)
+    instead of the sample shipped with the package.  ``progress``: seconds between progress lines on stderr
+    (``progress.Progress``; None: none).
     """
     if not (isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds > 0):
         raise TargetError(f"seconds must be a positive number, not {seconds!r}")
@@ -452,21 +441,18 @@ def check_tokenizer(
     run_seed = secrets.randbelow(2**31) if seed is None else seed
     start = time.monotonic()
     search: Search[Finding] = Search(start=start, deadline=start + seconds, examples=examples)
-    reference = load_reference(vocab, pattern)
+    lines = None if corpus is None else read_corpus(list(corpus))
+    ready = prepare(tokenizer, decode, cmd, vocab, pattern, call_timeout, memory_mb, search.deadline)
+    reference, impl = ready.reference, ready.impl
     semantics = getattr(reference, "semantics", None)
     reference_name = "bpeproof Tokenizer" + (f", semantics {semantics}" if semantics else "")
-    env = {ENV_VOCAB: os.path.abspath(vocab)}
-    if pattern is not None:
-        env[ENV_PATTERN] = pattern
-    impl = Implementation(tokenizer, decode, cmd, env, call_timeout, memory_mb)
-    impl.start(max(0.5, search.deadline - time.monotonic()))
     judge = Judge(impl, reference)
     specials = sorted(reference.special_tokens) if impl.special else []
-    token_texts, whole_only = _token_texts(reference)
-    source = TextSource(judge, TextGenerator(run_seed, token_texts, specials, weights, whole_only), batch,
-                        bool(specials))
+    source = TextSource(judge, TextGenerator(run_seed, ready.token_texts, specials, weights, ready.whole_only,
+                                             lines), batch, bool(specials))
     try:
-        run(search, [source], FIRST_SLICE)
+        with Progress(lambda: (sum(list(search.counts.values())), int(search.finding is not None)), progress):
+            run(search, [source], FIRST_SLICE)
         finding = search.finding
         if finding is not None:
             shrink_for = max(1.0, min(5.0, 0.2 * seconds)) if shrink_seconds is None else shrink_seconds
@@ -521,7 +507,11 @@ def _describe(result: TokenizerCheckResult, finding: Finding, judge: Judge, voca
                          f" {finding.actual!r}")
     elif finding.kind == "decode":
         result.layer, result.claim = "decode", "thm-bpe-roundtrip"
-        result.detail = f"decode(encode(t)) must give t back; it gave {finding.actual!r}"
+        result.ids = finding.ids
+        result.library_answer = None  # an encoding: not comparable with a decoded text
+        same = finding.ids is not None and finding.ids == list(reference.encode(finding.text))
+        result.detail = (f"decode(encode(t)) must give t back; it gave {finding.actual!r}"
+                         + (" (its ids are the reference's: the decode is wrong)" if same else ""))
     elif finding.kind == "memory":
         result.layer, result.claim = "memory", "def-bpe"
         result.detail = "the implementation hit the worker's memory cap on this text"

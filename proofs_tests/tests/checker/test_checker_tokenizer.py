@@ -306,7 +306,8 @@ def test_bpe_tokenizer(pytestconfig: pytest.Config) -> None:
                              decode=pytestconfig.getoption("--bpe-decode"),
                              seconds=float(pytestconfig.getoption("--bpe-seconds", default=10.0)),
                              seed=pytestconfig.getoption("--bpe-seed", default=None),
-                             examples=pytestconfig.getoption("--bpe-examples", default=None))
+                             examples=pytestconfig.getoption("--bpe-examples", default=None),
+                             corpus=pytestconfig.getoption("--bpe-corpus", default=None))
     assert result.ran, result.note
     assert not result.found, "\n" + result.report()
 
