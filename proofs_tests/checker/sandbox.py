@@ -135,6 +135,9 @@ def isolate(parent: int, memory_mb: int | None, which: str = "as") -> None:
     a subreaper, killed with the checker); what returns is the worker, killed with the reaper, under the memory
     cap."""
     start_reaper(parent)
+    # A forked worker holds copies of the checker's other workers: never its to stop (at a signal, at exit).
+    _LIVE.clear()
+    _CONTAINED.clear()
     _cap_memory(memory_mb, which)
 
 
