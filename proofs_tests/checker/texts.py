@@ -23,7 +23,11 @@ text and the name of the source it came from:
 
 from __future__ import annotations
 
+import contextlib
 import gzip
+import hashlib
+import json
+import os
 import random
 import unicodedata
 import zlib
@@ -32,6 +36,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from bpeproof.impl.io.atomic import atomic_write_bytes
 from bpeproof.proofs_tests.checker.diagnosis import token_table
 from bpeproof.proofs_tests.checker.worker import TargetError
 
@@ -91,10 +96,19 @@ def category_samples() -> dict[str, list[str]]:
 
 @lru_cache(maxsize=1)
 def corpus_lines(limit_per_file: int = 4000) -> tuple[str, ...]:
-    """Lines of real text: a seeded sample of each file of ``CORPORA``, else the lines of ``SAMPLE``."""
+    """Lines of real text: a seeded sample of each file of ``CORPORA``, else the lines of ``SAMPLE``.
+
+    Reading and sampling the corpora takes a second; the sample is kept in the user's cache directory
+    (``_corpus_cache``), keyed by the files' names, sizes and times, so that a check starts at once the next
+    time."""
+    files = sorted(CORPORA.glob("*.txt.gz")) if CORPORA.is_dir() else []
+    cache = _corpus_cache(files, limit_per_file)
+    cached = _read_cached_lines(cache) if cache is not None else None
+    if cached is not None:
+        return cached
     rng = random.Random(1)
     lines: list[str] = []
-    for path in sorted(CORPORA.glob("*.txt.gz")) if CORPORA.is_dir() else []:
+    for path in files:
         try:
             with gzip.open(path, "rt", encoding="utf-8", errors="replace", newline="") as handle:
                 head = handle.read(1_500_000)
@@ -102,9 +116,36 @@ def corpus_lines(limit_per_file: int = 4000) -> tuple[str, ...]:
             continue
         chosen = [line for line in head.splitlines(keepends=True) if line.strip()]
         lines += rng.sample(chosen, min(limit_per_file, len(chosen)))
+    if lines and cache is not None:
+        with contextlib.suppress(OSError):
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(cache, json.dumps(lines, ensure_ascii=False).encode("utf-8"))
     if not lines:
         text = SAMPLE.read_text(encoding="utf-8") if SAMPLE.is_file() else ""
         lines = [line for line in text.splitlines(keepends=True) if line.strip()]
+    return tuple(lines)
+
+
+def _corpus_cache(files: Sequence[Path], limit_per_file: int) -> Path | None:
+    """Where the sample of ``files`` is kept between runs (None without files, or when one cannot be read)."""
+    if not files:
+        return None
+    try:
+        key = "|".join(f"{path.name}:{path.stat().st_size}:{path.stat().st_mtime_ns}" for path in files)
+    except OSError:
+        return None
+    digest = hashlib.sha256(f"corpus-v1|{limit_per_file}|{key}".encode()).hexdigest()[:16]
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "bpeproof"
+    return base / f"corpus-{digest}.json"
+
+
+def _read_cached_lines(path: Path) -> tuple[str, ...] | None:
+    try:
+        lines = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not (isinstance(lines, list) and lines and all(isinstance(line, str) for line in lines)):
+        return None
     return tuple(lines)
 
 

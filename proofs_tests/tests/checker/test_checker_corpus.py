@@ -102,3 +102,25 @@ def test_corpus_lines_are_checked(vocab: str, tmp_path: Path) -> None:
                              corpus=[str(corpus)], weights={"corpus": 50.0})
     assert result.found and result.source == "corpus" and result.text is not None and "zqxj" in result.text, \
         result.report()
+
+
+def test_the_corpora_sample_is_cached(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The sample of ../shared/corpora is kept in the cache directory and read from there while the files stay."""
+    corpora = tmp_path / "corpora"
+    corpora.mkdir()
+    source = corpora / "a.txt.gz"
+    source.write_bytes(gzip.compress("".join(f"line {n}\n" for n in range(100)).encode()))
+    monkeypatch.setattr(texts, "CORPORA", corpora)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    corpus_lines.cache_clear()
+    try:
+        first = corpus_lines()
+        [cache] = (tmp_path / "cache" / "bpeproof").glob("corpus-*.json")
+        cache.write_text('["from the cache\\n"]', encoding="utf-8")
+        corpus_lines.cache_clear()
+        assert corpus_lines() == ("from the cache\n",)
+        os.utime(source, ns=(1, 1))  # the file changed: the cache no longer applies
+        corpus_lines.cache_clear()
+        assert corpus_lines() == first and len(first) == 100
+    finally:
+        corpus_lines.cache_clear()
