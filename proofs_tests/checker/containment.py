@@ -48,6 +48,8 @@ POLL_SECONDS = 0.2
 #: The signals a reaper waits for: a child ended, or it is asked to stop.
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 _WAITED = (signal.SIGCHLD, *_STOP_SIGNALS)
+#: The stop signals a reaper received, where it handles them (no ``sigtimedwait``).
+_STOPPED: list[int] = []
 
 
 def _load_prctl() -> Callable[..., int] | None:
@@ -164,6 +166,16 @@ def _exit_as(status: int | None) -> NoReturn:
     os._exit(128 + signum)
 
 
+def _stop_signal() -> bool:
+    """Wait up to ``POLL_SECONDS`` for a signal; whether it asks the reaper to stop.  The signals are blocked and
+    taken with ``sigtimedwait``; where there is none (macOS), they are handled and the reaper polls."""
+    if hasattr(signal, "sigtimedwait"):
+        received: Any = signal.sigtimedwait(_WAITED, POLL_SECONDS)
+        return received is not None and received.si_signo in _STOP_SIGNALS
+    time.sleep(POLL_SECONDS / 4)
+    return bool(_STOPPED)
+
+
 def _supervise(worker: int) -> NoReturn:
     """The reaper's life: reap orphans until the worker ends or a stop signal comes, then kill every descendant
     and end as the worker did."""
@@ -173,8 +185,7 @@ def _supervise(worker: int) -> NoReturn:
             _reap(statuses)
             if worker in statuses:
                 break
-            received: Any = signal.sigtimedwait(_WAITED, POLL_SECONDS)
-            if received is not None and received.si_signo in _STOP_SIGNALS:
+            if _stop_signal():
                 break
         if sys.platform.startswith("linux"):
             kill_descendants(os.getpid(), reap=statuses)
@@ -195,7 +206,13 @@ def start_reaper(parent: int) -> None:
     with contextlib.suppress(OSError):
         os.setsid()
     become_subreaper()
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _WAITED)  # taken by sigtimedwait, never by a handler
+    handlers = {signum: signal.getsignal(signum) for signum in _STOP_SIGNALS}
+    if hasattr(signal, "sigtimedwait"):
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, _WAITED)  # taken by sigtimedwait, never by a handler
+    else:
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+        for signum in _STOP_SIGNALS:
+            signal.signal(signum, lambda number, frame: _STOPPED.append(number))
     with contextlib.suppress(ValueError, OSError):
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # children must stay waitable
     die_with_parent(parent, signal.SIGTERM)
@@ -203,6 +220,9 @@ def start_reaper(parent: int) -> None:
     worker = os.fork()
     if worker == 0:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        for signum, handler in handlers.items():
+            with contextlib.suppress(ValueError, OSError, TypeError):
+                signal.signal(signum, handler)
         die_with_parent(reaper, signal.SIGKILL)
         return
     # The reaper holds none of the worker's pipes: the checker must see them close when the worker ends.
