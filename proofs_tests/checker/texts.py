@@ -191,13 +191,15 @@ def token_texts(reference: Any, limit: int = 8_000, checked: int = 2_000) -> tup
     texts: list[str] = []
     whole_only: list[str] = []
     try:
-        table = token_table(reference)
+        table = _token_table(reference)
     except Exception:
         return texts, whole_only
+    items = list(table.items())
     # The rank of a token's bytes: its id, the smallest where two ids have the same bytes (as
     # ``diagnosis.Variants`` ranks them without a rule list).
-    rank = {data: token for token, data in sorted(table.items(), reverse=True)}
-    items = list(table.items())
+    keys = list(table)
+    ascending = items if keys == sorted(keys) else sorted(items)
+    rank = {data: token for token, data in reversed(ascending)}
     step = max(1, len(items) // limit)
     sample = items[::step]
     every = max(1, len(sample) // checked)
@@ -211,6 +213,16 @@ def token_texts(reference: Any, limit: int = 8_000, checked: int = 2_000) -> tup
             if index % every == 0 and _merged_by_rank(data, rank) != [token]:
                 whole_only.append(text)
     return texts, whole_only
+
+
+def _token_table(reference: Any) -> dict[int, bytes]:
+    """id → bytes of the reference's tokens: its model's own table when it has one (what
+    ``diagnosis.token_table`` gives, but without moving single bytes to ``reference.byte_ids``, which sorts the
+    whole table: the tokens of two or more bytes, the only ones used here, keep their ids)."""
+    model = getattr(reference, "model", None)
+    if model is not None and hasattr(model, "token_table"):
+        return dict(model.token_table())
+    return token_table(reference)
 
 
 def _merged_by_rank(data: bytes, rank: dict[bytes, int]) -> list[int] | None:
