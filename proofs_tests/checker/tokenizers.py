@@ -12,12 +12,14 @@ from the command line: ``bpeproof check --tokenizer mymod:encode --vocab FILE`` 
 ``pytest --pyargs bpeproof.proofs_tests --bpe-tokenizer mymod:encode --bpe-vocab FILE``.
 
 The reference and the file's own library are ``library``'s; the implementation runs in another process behind
-the line protocol (``protocol``), started while the reference loads (``startup``).  The check is the one search loop (``search``) over one source, ``TextSource``:
+the line protocol (``protocol``).  The check is the one search loop (``search``) over one source, ``TextSource``:
 batches of generated texts (``texts``), pipelined, so that while the implementation works on one batch the next
 is drawn and the reference's answers computed.  A difference is replayed in fresh processes to see whether it
 needs an earlier text (a cache with a wrong key; ``search.isolate_state``), shrunk to a small text
 (``shrink``), and reported with its code points, both id lists aligned with their token bytes, and the layer
 that differs with its cause (``diagnosis``).
+
+Before the first text, ``startup`` starts the implementation's process while the reference loads.
 """
 
 from __future__ import annotations
