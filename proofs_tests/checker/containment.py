@@ -24,7 +24,7 @@ Not used: a PID namespace (``unshare(CLONE_NEWPID)`` needs CAP_SYS_ADMIN or an u
 which many CI containers refuse) and cgroups (they need a delegated, writable cgroup tree): the subreaper needs
 neither and holds the same processes.  What it cannot hold is a process that kills its own reaper first (the
 checker's wall then catches it on the command line).  Off Linux there is no subreaper and no ``/proc``: the
-reaper then kills what it can reach, its own process group, as the checker always did.
+reaper kills what it can reach, the worker's process group, as the checker always did.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ import time
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+_LINUX = sys.platform.startswith("linux")
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
 #: How long a reaper keeps killing descendants that keep appearing (a process forking in a loop) before it exits.
@@ -54,7 +55,7 @@ _STOPPED: list[int] = []
 
 def _load_prctl() -> Callable[..., int] | None:
     # Looked up once in the checker: a forked child then calls it without loading a library.
-    if not sys.platform.startswith("linux"):
+    if not _LINUX:
         return None
     try:
         function: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
@@ -187,11 +188,11 @@ def _supervise(worker: int) -> NoReturn:
                 break
             if _stop_signal():
                 break
-        if sys.platform.startswith("linux"):
+        if _LINUX:
             kill_descendants(os.getpid(), reap=statuses)
-        else:
+        else:  # the worker leads a group of its own there (``start_reaper``)
             with contextlib.suppress(OSError):
-                os.killpg(os.getpid(), signal.SIGKILL)
+                os.killpg(worker, signal.SIGKILL)
         if worker not in statuses:
             with contextlib.suppress(ChildProcessError):
                 statuses[worker] = os.waitpid(worker, 0)[1]
@@ -224,6 +225,9 @@ def start_reaper(parent: int) -> None:
             with contextlib.suppress(ValueError, OSError, TypeError):
                 signal.signal(signum, handler)
         die_with_parent(reaper, signal.SIGKILL)
+        if not _LINUX:  # no /proc to walk: the reaper kills the worker's group, which must not hold the reaper
+            with contextlib.suppress(OSError):
+                os.setpgid(0, 0)
         return
     # The reaper holds none of the worker's pipes: the checker must see them close when the worker ends.
     soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -239,5 +243,5 @@ def contain_descendants() -> bool:
 
 def kill_all_descendants() -> None:
     """SIGKILL every process below this one and reap them (at the command line's exit)."""
-    if sys.platform.startswith("linux"):
+    if _LINUX:
         kill_descendants(os.getpid(), seconds=1.0, reap={})
