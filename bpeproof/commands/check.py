@@ -6,6 +6,7 @@
     bpeproof check --tokenizer mymod:encode --vocab cl100k_base.tiktoken [--decode mymod:decode]
     bpeproof check --cmd 'node adapter.js' --vocab cl100k_base.tiktoken [--examples N --seed S]
                    [--ignore GROUP ... --ignore-file FILE] [--special NAME=ID ...]
+                   [--corpus FILE...] [--progress SECONDS]
 
 Exit codes: 0 examples ran and no difference was found within the budget (a
 tokenizer check: none outside the groups set aside with --ignore); 1 a difference
@@ -66,6 +67,8 @@ def run(args: argparse.Namespace) -> int:
         _positive(args.examples, "--examples")
     if args.tokenizer or args.cmd or args.vocab:
         return _run_tokenizer(args)
+    if args.corpus:
+        raise UsageError("--corpus gives the texts of a --tokenizer/--cmd check")
     if args.examples is not None:
         raise UsageError("--examples counts the texts of a --tokenizer/--cmd check; --enc, --dec, --train and"
                          " --impl run on --seconds")
@@ -132,6 +135,8 @@ def _run_tokenizer(args: argparse.Namespace) -> int:
             memory_mb=args.memory_mb,
             ignore=ignore,
             special=parse_specials(args.special or []),
+            corpus=args.corpus,
+            progress=args.progress if args.progress > 0 else None,
         )
     except TargetError as error:
         raise UsageError(str(error)) from None
@@ -185,4 +190,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     group.add_argument("--special", metavar="NAME=ID", action="append", help="a special token of the vocabulary"
                        " (repeatable): allowed with allowed_special, ordinary text without; a rank file of r50k,"
                        " p50k, cl100k or o200k gets its encoding's own")
+    group.add_argument("--corpus", metavar="FILE", nargs="+", default=None,
+                       help="text files (UTF-8, plain or .gz) whose lines are the real-text source of the texts"
+                       " (default: ../shared/corpora if present, else a multilingual sample shipped with bpeproof)")
+    group.add_argument("--progress", type=float, default=5.0, metavar="SECONDS",
+                       help="a progress line on stderr every SECONDS (texts checked, rate, findings so far;"
+                       " default 5, 0: none)")
     parser.set_defaults(handler=run)

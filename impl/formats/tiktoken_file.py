@@ -13,7 +13,6 @@ import base64
 import binascii
 import os
 import re
-from base64 import b64decode, b64encode
 from collections.abc import Mapping
 
 from bpeproof.impl.formats.derive import derive_merges
@@ -46,17 +45,20 @@ def parse_tiktoken(path: str | os.PathLike[str], data: bytes) -> dict[bytes, int
     if _WELL_FORMED.fullmatch(data):
         ranks: dict[bytes, int] = {}
         encoded: list[bytes] = []
+        # binascii's functions are what b64decode and b64encode call on bytes, without their Python wrappers
+        # (a third of the time of reading a 200,000-line file).
+        decode, encode = binascii.a2b_base64, binascii.b2a_base64
         try:
             for line in data.split(b"\n"):
                 fields = line.split()
                 if fields:
                     encoded.append(fields[0])
-                    ranks[b64decode(fields[0])] = int(fields[1])
+                    ranks[decode(fields[0])] = int(fields[1])
         except (binascii.Error, ValueError):
             return _parse_tiktoken_lines(path, data)
         # Every field must be the canonical base64 of its token (b64decode alone skips stray characters).
         if ranks and len(encoded) == len(ranks) == len(set(ranks.values())) and encoded == [
-            b64encode(token) or b"=" for token in ranks
+            encode(token, newline=False) or b"=" for token in ranks
         ]:
             return ranks
     return _parse_tiktoken_lines(path, data)

@@ -45,6 +45,7 @@ class Finding:
     actual: Any
     earlier: list[str] = field(default_factory=list)
     source: str | None = None
+    ids: list[int] | None = None  # a decode finding: the ids that decoded to ``actual``
 
 
 def error_name(message: str) -> str:

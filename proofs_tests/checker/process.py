@@ -11,6 +11,7 @@ stopped; the caller decides whether that is a finding, a usage error, or a reaso
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -20,6 +21,8 @@ GoneKind = Literal["timeout", "crashed", "protocol"]
 
 #: Exit codes of a process killed for its memory (SIGABRT / SIGKILL, as a signal or as a shell reports it).
 MEMORY_EXIT_CODES = (-6, -9, 134, 137)
+#: A line of stderr that states an error: ``ModuleNotFoundError: …``, ``Error: Cannot find module …``, ``error: …``.
+_ERROR_LINE = re.compile(r"^(?:[\w.]*(?:Error|Exception)|error|fatal|panic)\b.*?:", re.IGNORECASE)
 
 
 class Gone(Exception):
@@ -37,17 +40,36 @@ class Peer:
     def __init__(self, launch: Callable[[], Process]) -> None:
         self.launch = launch
         self.process: Process | None = None
+        self.last: Process | None = None  # the latest process started, kept after it is stopped
         self.restarts = 0
 
     @property
     def alive(self) -> bool:
         return self.process is not None
 
-    def greet(self, timeout: float) -> Any:
-        """Start a process and return its first message, the hello (``Gone`` when none comes)."""
+    def begin(self) -> None:
+        """Start a fresh process without waiting for it: ``greet(timeout, begun=True)`` reads its hello later, so
+        that the checker does other work while the process starts."""
         self.stop()
-        self.process = self.launch()
+        self.process = self.last = self.launch()
+
+    def greet(self, timeout: float, begun: bool = False) -> Any:
+        """Start a process (unless ``begun`` and one was) and return its first message, the hello (``Gone`` when
+        none comes)."""
+        if not (begun and self.process is not None):
+            self.begin()
         return self.receive(timeout)
+
+    def stderr_tail(self, lines: int = 3, width: int = 300) -> str:
+        """The end of what the latest process wrote to its stderr, as one line: its last error line (a Python
+        traceback's last line, Node's ``Error: …``) else its last ``lines`` lines; empty when it wrote nothing."""
+        stderr = self.last.stderr if self.last is not None else None
+        if stderr is None:
+            return ""
+        written = [line.strip() for line in stderr.text(wait=1.0).splitlines() if line.strip()]
+        errors = [line for line in written if _ERROR_LINE.match(line)]
+        shown = errors[-1:] if errors else written[-lines:]
+        return " | ".join(line[:width] for line in shown)
 
     def send(self, value: Any) -> None:
         """One message to the process; ``Gone`` (``crashed``) when its input is closed."""

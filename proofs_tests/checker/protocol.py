@@ -166,19 +166,26 @@ class Implementation:
         tokenizer, decode, env = self.tokenizer, self.decode_target, self.env
         return fork_worker(lambda channel: _python_worker(channel, tokenizer, decode, env), self.memory_mb)
 
+    def begin(self) -> None:
+        """Start the process without waiting for its hello (``start`` reads it): the checker prepares meanwhile."""
+        self._peer.begin()
+
     def start(self, timeout: float) -> None:
-        """Start the process and read its hello line (``TargetError`` when it does not speak the protocol)."""
+        """Start the process, or take the one ``begin`` started, and read its hello line (``TargetError`` when it
+        does not speak the protocol)."""
         try:
-            hello = self._peer.greet(timeout)
+            hello = self._peer.greet(timeout, begun=True)
         except Gone as gone:
             self.stop()
             if gone.kind == "timeout":
-                raise TargetError(f"{self.name}: no hello line within {timeout:.3g} s (still loading?)") from None
-            raise TargetError(f"{self.name}: {gone} before its hello line") from None
+                raise TargetError(f"{self.name}: no hello line within {timeout:.3g} s (still loading?)"
+                                  + self._stderr_said()) from None
+            raise TargetError(f"{self.name}: {gone} before its hello line{self._stderr_said()}") from None
         if not isinstance(hello, dict) or hello.get("protocol") != PROTOCOL:
             self.stop()
             raise TargetError(f"{self.name}: the first line must be the hello object"
-                              f' {{"protocol": "{PROTOCOL}", ...}}, not {json.dumps(hello)[:80]}')
+                              f' {{"protocol": "{PROTOCOL}", ...}}, not {json.dumps(hello)[:80]}'
+                              + self._stderr_said())
         if "error" in hello:
             self.stop()
             raise TargetError(str(hello["error"]))
@@ -186,6 +193,10 @@ class Implementation:
         self.special = hello.get("special") is True
         if isinstance(hello.get("name"), str) and self.cmd is not None:
             self.name = f"{self.cmd} ({hello['name'][:80]})"
+
+    def _stderr_said(self) -> str:
+        tail = self._peer.stderr_tail()
+        return f"; its stderr: {tail}" if tail else ""
 
     def stop(self) -> None:
         self._peer.stop()

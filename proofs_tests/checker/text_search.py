@@ -85,8 +85,8 @@ class Judge:
                     decoded += self.impl.decode([ids])
                 except Gone as gone:
                     decoded.append(ErrorAnswer(f"no answer: {gone}"))
-        return [Finding("decode", texts[i], None, texts[i], back, [], sources[i])
-                for (i, _), back in zip(spelled, decoded, strict=True) if back != texts[i]]
+        return [Finding("decode", texts[i], None, texts[i], back, [], sources[i], ids=list(ids))
+                for (i, ids), back in zip(spelled, decoded, strict=True) if back != texts[i]]
 
     def probe(self, piece: str) -> Answer:
         """The implementation's ids of one piece, in the running process (for the diagnosis)."""
@@ -106,8 +106,8 @@ class Judge:
                 if not isinstance(got, list):
                     return None
                 back = self.impl.decode([got])[0]
-                return Finding("decode", text, None, text, back, list(earlier), finding.source) if back != text \
-                    else None
+                return Finding("decode", text, None, text, back, list(earlier), finding.source, ids=got) \
+                    if back != text else None
             answers = self.impl.encode(texts, finding.allowed_special)
         except Gone as gone:
             if finding.kind in NO_ANSWER:

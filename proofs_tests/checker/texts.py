@@ -15,21 +15,38 @@ text and the name of the source it came from:
 * ``tokens``: concatenations of the vocabulary's own tokens (near ties, tokens
   reached only by the whole-piece lookup), sometimes one token alone;
 * ``runs``: long runs (``"a" * n``, ``" " * n``, ``"\\n" * n``, digit and pair runs);
-* ``corpus``: lines of real text from ``../shared/corpora/*.txt.gz`` when that folder exists;
+* ``corpus``: lines of real text: the files given (``--corpus FILE…``, ``read_corpus``), else
+  ``../shared/corpora/*.txt.gz`` when that folder exists, else the multilingual sample shipped with the package
+  (``data/sample.txt``: short lines in many scripts, and code, written for this project);
 * ``special``: special-token names inside text (only when the implementation takes ``allowed_special``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import gzip
+import hashlib
+import json
+import os
 import random
 import unicodedata
+import zlib
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
+
+from bpeproof.impl.io.atomic import atomic_write_bytes
+from bpeproof.proofs_tests.checker.variants import token_table
+from bpeproof.proofs_tests.checker.worker import TargetError
 
 #: Where real text may be found (skipped when absent).
 CORPORA = Path(__file__).resolve().parents[3] / "shared" / "corpora"
+#: The text sample installed with the package: the corpus when no other is given or found.
+SAMPLE = Path(__file__).resolve().parent / "data" / "sample.txt"
+#: How much of each file given with ``--corpus`` is read (its start), and how many of its lines are kept.
+CORPUS_BYTES = 4 * 1024 * 1024
+CORPUS_LINES = 20_000
 
 SCRIPTS: dict[str, str] = {
     "latin": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZàéîõüçñßÆøÅŁžİıſǅ",
@@ -79,12 +96,19 @@ def category_samples() -> dict[str, list[str]]:
 
 @lru_cache(maxsize=1)
 def corpus_lines(limit_per_file: int = 4000) -> tuple[str, ...]:
-    """Lines of real text (``CORPORA``), a seeded sample of each file; empty when the folder is absent."""
-    if not CORPORA.is_dir():
-        return ()
+    """Lines of real text: a seeded sample of each file of ``CORPORA``, else the lines of ``SAMPLE``.
+
+    Reading and sampling the corpora takes a second; the sample is kept in the user's cache directory
+    (``_corpus_cache``), keyed by the files' names, sizes and times, so that a check starts at once the next
+    time."""
+    files = sorted(CORPORA.glob("*.txt.gz")) if CORPORA.is_dir() else []
+    cache = _corpus_cache(files, limit_per_file)
+    cached = _read_cached_lines(cache) if cache is not None else None
+    if cached is not None:
+        return cached
     rng = random.Random(1)
     lines: list[str] = []
-    for path in sorted(CORPORA.glob("*.txt.gz")):
+    for path in files:
         try:
             with gzip.open(path, "rt", encoding="utf-8", errors="replace", newline="") as handle:
                 head = handle.read(1_500_000)
@@ -92,19 +116,136 @@ def corpus_lines(limit_per_file: int = 4000) -> tuple[str, ...]:
             continue
         chosen = [line for line in head.splitlines(keepends=True) if line.strip()]
         lines += rng.sample(chosen, min(limit_per_file, len(chosen)))
+    if lines and cache is not None:
+        with contextlib.suppress(OSError):
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(cache, json.dumps(lines, ensure_ascii=False).encode("utf-8"))
+    if not lines:
+        text = SAMPLE.read_text(encoding="utf-8") if SAMPLE.is_file() else ""
+        lines = [line for line in text.splitlines(keepends=True) if line.strip()]
     return tuple(lines)
+
+
+def _corpus_cache(files: Sequence[Path], limit_per_file: int) -> Path | None:
+    """Where the sample of ``files`` is kept between runs (None without files, or when one cannot be read)."""
+    if not files:
+        return None
+    try:
+        key = "|".join(f"{path.name}:{path.stat().st_size}:{path.stat().st_mtime_ns}" for path in files)
+    except OSError:
+        return None
+    digest = hashlib.sha256(f"corpus-v1|{limit_per_file}|{key}".encode()).hexdigest()[:16]
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "bpeproof"
+    return base / f"corpus-{digest}.json"
+
+
+def _read_cached_lines(path: Path) -> tuple[str, ...] | None:
+    try:
+        lines = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not (isinstance(lines, list) and lines and all(isinstance(line, str) for line in lines)):
+        return None
+    return tuple(lines)
+
+
+def read_corpus(paths: Sequence[str]) -> tuple[str, ...]:
+    """The lines of the text files ``paths`` (UTF-8, plain or gzip-compressed ``.gz``): of each, the lines in its
+    first ``CORPUS_BYTES``, at most ``CORPUS_LINES`` of them (a seeded sample).  ``TargetError`` names a file that
+    cannot be read, is not UTF-8 text, or holds no line."""
+    rng = random.Random(1)
+    lines: list[str] = []
+    for path in paths:
+        try:
+            if path.endswith(".gz"):
+                with gzip.open(path, "rb") as handle:
+                    data = handle.read(CORPUS_BYTES)
+            else:
+                with open(path, "rb") as handle:
+                    data = handle.read(CORPUS_BYTES)
+        except FileNotFoundError:
+            raise TargetError(f"--corpus {path}: no such file") from None
+        except (OSError, EOFError, zlib.error) as error:  # gzip.BadGzipFile is an OSError
+            raise TargetError(f"--corpus {path}: cannot be read: {error}") from None
+        if len(data) == CORPUS_BYTES:  # cut at the last whole line (and whole character)
+            data = data[: data.rfind(b"\n") + 1] or data
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise TargetError(f"--corpus {path}: not UTF-8 text (byte 0x{data[error.start]:02x} at offset"
+                              f" {error.start})") from None
+        chosen = [line for line in text.splitlines(keepends=True) if line.strip()]
+        if not chosen:
+            raise TargetError(f"--corpus {path}: holds no line of text")
+        lines += chosen if len(chosen) <= CORPUS_LINES else rng.sample(chosen, CORPUS_LINES)
+    return tuple(lines)
+
+
+def token_texts(reference: Any, limit: int = 8_000, checked: int = 2_000) -> tuple[list[str], list[str]]:
+    """The texts of (a sample of) the reference's tokens, and those of them that merging their bytes by the
+    lowest rank does not reach (only a whole-piece lookup gives them).
+
+    The second list is looked for among ``checked`` of the sampled tokens (all of them in a vocabulary that
+    small): merging in Python costs a start-up of half a second for 8,000 tokens, and a rank file with such
+    tokens has many (the planted ``unreachable`` file) or none (tiktoken's own)."""
+    texts: list[str] = []
+    whole_only: list[str] = []
+    try:
+        table = token_table(reference)
+    except Exception:
+        return texts, whole_only
+    items = list(table.items())
+    # The rank of a token's bytes: its id, the smallest where two ids have the same bytes (as
+    # ``diagnosis.Variants`` ranks them without a rule list).
+    keys = list(table)
+    ascending = items if keys == sorted(keys) else sorted(items)
+    rank = {data: token for token, data in reversed(ascending)}
+    step = max(1, len(items) // limit)
+    sample = items[::step]
+    every = max(1, len(sample) // checked)
+    for index, (token, data) in enumerate(sample):
+        if len(data) > 1:
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            texts.append(text)
+            if index % every == 0 and _merged_by_rank(data, rank) != [token]:
+                whole_only.append(text)
+    return texts, whole_only
+
+
+def _merged_by_rank(data: bytes, rank: dict[bytes, int]) -> list[int] | None:
+    """``data``'s bytes merged by the lowest rank of the joined bytes (tiktoken's merge, no whole-piece
+    lookup); None when a byte has no rank."""
+    parts = [data[i : i + 1] for i in range(len(data))]
+    while len(parts) > 1:
+        best = -1
+        best_rank = 0
+        for i in range(len(parts) - 1):
+            found = rank.get(parts[i] + parts[i + 1])
+            if found is not None and (best < 0 or found < best_rank):
+                best, best_rank = i, found
+        if best < 0:
+            break
+        parts[best : best + 2] = [parts[best] + parts[best + 1]]
+    try:
+        return [rank[part] for part in parts]
+    except KeyError:
+        return None
 
 
 class TextGenerator:
     """Seeded texts for a text → ids check (see the module docstring)."""
 
     def __init__(self, seed: int, token_texts: Sequence[str] = (), specials: Sequence[str] = (),
-                 weights: dict[str, float] | None = None, whole_only: Sequence[str] = ()) -> None:
+                 weights: dict[str, float] | None = None, whole_only: Sequence[str] = (),
+                 corpus: Sequence[str] | None = None) -> None:
         self.rng = random.Random(seed)
         self.token_texts = list(token_texts)
         self.whole_only = list(whole_only)  # tokens that only the whole-piece lookup reaches
         self.specials = list(specials)
-        self.lines = corpus_lines()
+        self.lines = corpus_lines() if corpus is None else tuple(corpus)
         self.categories = category_samples()
         self.category_names = sorted(self.categories)
         sources: dict[str, float] = {"pretok": 5.0, "tokens": 3.0, "runs": 1.0}

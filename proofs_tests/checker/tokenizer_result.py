@@ -41,6 +41,7 @@ class Divergence:
     variants: list[str] = field(default_factory=list)
     aligned: list[tuple[bytes, list[str], list[str]]] = field(default_factory=list)
     source: str | None = None
+    ids: list[int] | None = None  # a decode finding: the implementation's ids for the text, which it decoded
     key: str | None = None
     count: int = 0
     ignored_by: str | None = None  # the --ignore entry that sets it aside
@@ -61,7 +62,7 @@ class Divergence:
             "variants": list(self.variants),
             "aligned": [{"bytes": list(data), "reference": ref, "implementation": impl}
                         for data, ref, impl in self.aligned],
-            "source": self.source, "settled": self.settled,
+            "source": self.source, "ids": self.ids, "settled": self.settled,
             "seconds_to_find": None if self.seconds_to_find is None else round(self.seconds_to_find, 3),
         }
 
@@ -85,8 +86,14 @@ class Divergence:
         if self.piece is not None:
             lines.append(f"  piece    : #{self.piece_index} {self.piece!r}"
                          + (f" (pattern alternative {self.alternative})" if self.alternative else ""))
+        if self.kind == "decode":  # texts as texts, ids as ids
+            if self.ids is not None:
+                lines.append(f"  ids      : {self.ids!r} (the implementation's encoding of the text)")
+            lines.append(f"  decoded  : {self.actual!r} (the implementation's decode of those ids; expected the"
+                         " text)")
+            return lines + self._settled_lines()
         lines.append(f"  reference: {self.expected!r}")
-        if library and self.kind != "decode":  # the library's answer is ids: beside a decode's texts it has no place
+        if library:  # the library's answer is ids: beside a decode's texts it has no place
             verdict = ""
             if self.library_answer is not None:
                 verdict = (" (= reference)" if self.library_answer == self.expected else
@@ -98,10 +105,13 @@ class Divergence:
             for data, ref, impl in self.aligned[:40]:
                 mark = "  " if ref == impl else "≠ "
                 lines.append(f"   {mark}{data!r:<16} | {', '.join(ref):<30} | {', '.join(impl)}")
-        if not self.settled:
-            lines.append("  note     : the smallest text as seen in the search, not replayed in a fresh process nor"
-                         " shrunk (the time for that went to the groups before)")
-        return lines
+        return lines + self._settled_lines()
+
+    def _settled_lines(self) -> list[str]:
+        if self.settled:
+            return []
+        return ["  note     : the smallest text as seen in the search, not replayed in a fresh process nor shrunk"
+                " (the time for that went to the groups before)"]
 
     def summary(self) -> str:
         """"KEY (N texts[, set aside])"."""

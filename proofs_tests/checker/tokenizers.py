@@ -17,55 +17,35 @@ one search loop (``search``) over one source, ``text_search.TextSource``, for th
 goes into its group by cause (``groups``), and each group's smallest text is confirmed in fresh processes and
 shrunk (``text_search.settle``), then reported with its code points, both id lists aligned with their token
 bytes, and the layer that differs with its cause (``diagnosis``).  Groups named by ``ignore`` are set aside:
-reported, but not a failure (``result.found`` is false when every group is set aside).
+reported, but not a failure (``result.found`` is false when every group is set aside).  Before the first text,
+``startup`` starts the implementation's process while the reference loads.
 """
 
 from __future__ import annotations
 
 import math
-import os
 import secrets
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from bpeproof.proofs_tests.checker.diagnosis import align
 from bpeproof.proofs_tests.checker.groups import Classifier, Finding, Group, Groups
-from bpeproof.proofs_tests.checker.library import Library, load_reference, with_special_tokens
-from bpeproof.proofs_tests.checker.protocol import BATCH, ENV_PATTERN, ENV_VOCAB, ErrorAnswer, Implementation
+from bpeproof.proofs_tests.checker.library import Library
+from bpeproof.proofs_tests.checker.progress import Progress
+from bpeproof.proofs_tests.checker.protocol import BATCH, ErrorAnswer
 from bpeproof.proofs_tests.checker.sandbox import DEFAULT_MEMORY_MB
 from bpeproof.proofs_tests.checker.search import Search, run
+from bpeproof.proofs_tests.checker.startup import prepare
 from bpeproof.proofs_tests.checker.text_search import Judge, TextSource, settle
-from bpeproof.proofs_tests.checker.texts import TextGenerator
+from bpeproof.proofs_tests.checker.texts import TextGenerator, read_corpus
 from bpeproof.proofs_tests.checker.tokenizer_result import Divergence, TokenizerCheckResult
-from bpeproof.proofs_tests.checker.variants import Variants
 from bpeproof.proofs_tests.checker.worker import Target, TargetError
 
 __all__ = ["TargetError", "check_tokenizer"]
 
 #: The first turn of the text source, in seconds (each later one is twice as long).
 FIRST_SLICE = 1.0
-
-
-def _token_texts(variants: Variants | None, limit: int = 8_000) -> tuple[list[str], list[str]]:
-    """The texts of (a sample of) the reference's tokens, and those of them that merging their bytes by the
-    lowest rank does not reach (only a whole-piece lookup gives them)."""
-    texts: list[str] = []
-    whole_only: list[str] = []
-    if variants is None:
-        return texts, whole_only
-    items = list(variants.table.items())
-    step = max(1, len(items) // limit)
-    for token, data in items[::step]:
-        if len(data) > 1:
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError:
-                continue
-            texts.append(text)
-            if variants.bytes_rank_parts(data) != [token]:
-                whole_only.append(text)
-    return texts, whole_only
 
 
 def _special_note(reference: Any, origin: str, takes_allowed: bool) -> str:
@@ -99,6 +79,8 @@ def check_tokenizer(
     weights: dict[str, float] | None = None,
     ignore: Iterable[str] = (),
     special: dict[str, int] | None = None,
+    corpus: Sequence[str] | None = None,
+    progress: float | None = None,
 ) -> TokenizerCheckResult:
     """Check ``tokenizer(text) -> list[int]`` (a callable or ``MOD:FUNC``), or the program ``cmd`` speaking the
     line protocol, against the reference tokenizer of the vocabulary file ``vocab``, for ``seconds``.
@@ -112,6 +94,10 @@ def check_tokenizer(
     ``decode(ids) -> str`` (or the program's decode) is checked as decode(encode(t)) == t.  Raises
     ``TargetError`` for a function that cannot be imported, a program that does not speak the protocol or a
     file that is not a vocabulary.  ``result.ran`` is false when no example ran (never a pass).
+
+    ``corpus``: text files (UTF-8, plain or ``.gz``) whose lines are the ``corpus`` source (``texts.read_corpus``)
+    instead of the sample shipped with the package.  ``progress``: seconds between progress lines on stderr
+    (``progress.Progress``; None: none).
     """
     if not (isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds > 0):
         raise TargetError(f"seconds must be a positive number, not {seconds!r}")
@@ -123,24 +109,22 @@ def check_tokenizer(
     run_seed = secrets.randbelow(2**31) if seed is None else seed
     start = time.monotonic()
     search: Search[Finding] = Search(start=start, deadline=start + seconds, examples=examples, stop_at_first=False)
-    reference, origin = with_special_tokens(load_reference(vocab, pattern), special)
+    lines = None if corpus is None else read_corpus(list(corpus))
+    ready = prepare(tokenizer, decode, cmd, vocab, pattern, call_timeout, memory_mb, search.deadline, special)
+    reference, impl, origin = ready.reference, ready.impl, ready.special_origin
     semantics = getattr(reference, "semantics", None)
     reference_name = "bpeproof Tokenizer" + (f", semantics {semantics}" if semantics else "")
-    env = {ENV_VOCAB: os.path.abspath(vocab)}
-    if pattern is not None:
-        env[ENV_PATTERN] = pattern
-    impl = Implementation(tokenizer, decode, cmd, env, call_timeout, memory_mb)
-    impl.start(max(0.5, search.deadline - time.monotonic()))
     classifier = Classifier(reference)
     judge = Judge(impl, reference, classifier.variants.table if classifier.variants is not None else {})
     classifier.probe = judge.probe
     groups = Groups(classifier, ignore)
     specials = sorted(reference.special_tokens)
-    token_texts, whole_only = _token_texts(classifier.variants)
-    source = TextSource(judge, TextGenerator(run_seed, token_texts, specials, weights, whole_only), batch, groups,
-                        allowed=bool(specials) and impl.special, names=bool(specials))
+    generator = TextGenerator(run_seed, ready.token_texts, specials, weights, ready.whole_only, lines)
+    source = TextSource(judge, generator, batch, groups, allowed=bool(specials) and impl.special,
+                        names=bool(specials))
     try:
-        run(search, [source], FIRST_SLICE)
+        with Progress(lambda: (sum(list(search.counts.values())), len(groups)), progress):
+            run(search, [source], FIRST_SLICE)
         shrink_for = max(1.0, min(5.0, 0.2 * seconds)) if shrink_seconds is None else shrink_seconds
         reported = settle(judge, groups, shrink_for)
         library = Library(vocab, reference) if len(groups) else None

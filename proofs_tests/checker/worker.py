@@ -3,11 +3,11 @@
 An implementation may raise, return the wrong type, print, exit, fork, eat memory, or never
 return (a trainer that loops forever when ``num_merges`` is None breaks
 prop-bpe-training-termination).  ``Worker`` forks one process (``sandbox``:
-its own process group, killed with the checker, under a memory cap) that imports the
+under a reaper that kills everything it starts, killed with the checker, under a memory cap) that imports the
 ``module:function`` targets — the checker itself never imports them — and then
 answers batches of calls; each answer is awaited with a time limit, and a call that
-does not return in time is reported as a ``timeout`` outcome while the process group
-is killed and a fresh process started.  Calls and answers travel as JSON lines
+does not return in time is reported as a ``timeout`` outcome while the process and
+everything it started are killed and a fresh process started.  Calls and answers travel as JSON lines
 (bytes as Latin-1 strings) and every answer is validated (``decode_outcome``):
 nothing the code under test sends is unpickled or executed.
 
@@ -321,8 +321,8 @@ def _worker_main(channel: Channel, targets: dict[str, Target], optional: bool) -
 class Worker:
     """A process holding the functions under test, restarted after a time-out or a crash.
 
-    The process is forked (so callables work as targets), leads its own process group (killed with
-    everything it started after a time-out, a crash and at the end), dies with the checker, runs under
+    The process is forked (so callables work as targets), runs under a reaper (killed with everything it
+    started after a time-out, a crash and at the end: ``containment``), dies with the checker, runs under
     a memory cap, and answers in JSON lines that are validated here (``sandbox``).
     ``optional``: targets whose function the module does not define are dropped (``--impl MOD``);
     ``kinds`` then names those that exist.

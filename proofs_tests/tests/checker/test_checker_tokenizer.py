@@ -200,12 +200,19 @@ def _npm_install(target: Path) -> str | None:
 
 
 def test_node_adapter_speaks_the_protocol(vocab: str, tmp_path: Path) -> None:
-    reason = _npm_install(tmp_path)
+    """The adapter finds js-tiktoken next to itself (installed beside a copy of it), from another directory."""
+    folder = tmp_path / "adapter"
+    folder.mkdir()
+    reason = _npm_install(folder)
     if reason is not None:
         pytest.skip(reason)
-    adapter = ROOT / "examples" / "adapters" / "js_tiktoken_adapter.mjs"
+    adapter = folder / "js_tiktoken_adapter.mjs"
+    shutil.copy(ROOT / "examples" / "adapters" / "js_tiktoken_adapter.mjs", adapter)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
     result = _cli("--cmd", f"node {adapter}", "--vocab", vocab, "--pattern", "cl100k", "--examples", "1500",
-                  "--seconds", str(BOUND_SECONDS), "--seed", "2", "--json", cwd=tmp_path, timeout=BOUND_SECONDS + 30)
+                  "--seconds", str(BOUND_SECONDS), "--seed", "2", "--json", cwd=elsewhere,
+                  timeout=BOUND_SECONDS + 30)
     assert result.returncode in (0, 1), result.stdout + result.stderr
     document = json.loads(result.stdout)
     assert document["ran"] is True
@@ -315,7 +322,7 @@ def test_bpe_tokenizer(pytestconfig: pytest.Config) -> None:
                              seconds=float(pytestconfig.getoption("--bpe-seconds", default=10.0)),
                              seed=pytestconfig.getoption("--bpe-seed", default=None),
                              examples=pytestconfig.getoption("--bpe-examples", default=None), ignore=ignore,
-                             special=special)
+                             special=special, corpus=pytestconfig.getoption("--bpe-corpus", default=None))
     assert result.ran, result.note
     assert not result.found, "\n" + result.report()
 
