@@ -54,7 +54,8 @@ def test_every_cause_is_found_in_one_run(vocab: str) -> None:
     result = check_tokenizer(f"{PORTS}:encode_js_port", decode=f"{PORTS}:decode_drop_bom", vocab=vocab,
                              pattern="cl100k", seconds=BOUND_SECONDS, examples=3000, seed=3, shrink_seconds=10)
     assert {group.key for group in result.groups} == JS_PORT_GROUPS, result.report()
-    assert result.found and result.kind == "encode" and result.layer == "split", result.report()
+    first = result.groups[0]  # the top-level fields are those of the group found first
+    assert result.found and (result.kind, result.layer, result.text) == (first.kind, first.layer, first.text)
     by_key = {group.key: group for group in result.groups}
     assert all(group.count >= 1 and group.settled and group.text for group in result.groups)
     assert by_key["decode"].text is not None and by_key["decode"].text.startswith("\ufeff")
@@ -65,7 +66,7 @@ def test_every_cause_is_found_in_one_run(vocab: str) -> None:
     assert "differences of 3 causes" in report and report.count("\ngroup ") == 3
     document = json.loads(result.to_json())
     assert [group["key"] for group in document["groups"]] == [group.key for group in result.groups]
-    assert document["layer"] == "split" and document["groups"][0]["text"] == document["text"]
+    assert document["layer"] == first.layer and document["groups"][0]["text"] == document["text"]
 
 
 @pytest.mark.parametrize("seed", [1, 2, 4, 6, 7])
@@ -121,8 +122,11 @@ def test_the_search_goes_on_after_a_crash_and_a_hang(vocab: str, tmp_path: Path)
         "    return ports.encode_js_whitespace(text)\n",
         encoding="utf-8",
     )
+    corpus = tmp_path / "lines.txt"  # real-text lines that reach both faults, whatever corpora this machine has
+    plain = "".join(f"plain words, line {number}\n" for number in range(80))  # rare faults: the search goes on
+    corpus.write_text(f"the \u03a9 line\nmixed \u0642\u0628 text\n{plain}", encoding="utf-8")
     result = check_tokenizer(f"{port}:encode", vocab=vocab, pattern="cl100k", seconds=BOUND_SECONDS, examples=3000,
-                             seed=5, call_timeout=1, shrink_seconds=3)
+                             seed=5, call_timeout=1, shrink_seconds=3, corpus=[str(corpus)])
     by_key = {group.key: group for group in result.groups}
     assert set(by_key) == {"split:js-whitespace", "crashed", "timeout"}, result.report()
     assert by_key["crashed"].text == "\u03a9" and by_key["crashed"].count > 1, result.report()
