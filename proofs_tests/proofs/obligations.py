@@ -16,7 +16,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from bpeproof.proofs_tests.proofs.crosshair_runs import EQUIVALENCE, IMPL, INDUCTION, PLANTED, PLANTED_STEPS, SPEC
+from bpeproof.proofs_tests.proofs.crosshair_runs import (
+    EQUIVALENCE,
+    IMPL,
+    INDUCTION,
+    PLANTED,
+    PLANTED_STEPS,
+    RULE_LISTS,
+    SPEC,
+    TOKEN_LISTS,
+)
 
 Expect = Literal["confirmed", "refuted", "no counterexample"]
 
@@ -69,6 +78,29 @@ def _by_induction(claim: str, *predicates: str, bounded: tuple[Obligation, ...] 
     return Proof(claim, EVERY_SIZE, _ON_M_R, (*steps, _WELL_FOUNDED, *bounded))
 
 
+def _rule_lists(*functions: str) -> tuple[Obligation, ...]:
+    return tuple(Obligation("induction", RULE_LISTS, function) for function in functions)
+
+
+def _token_lists(*functions: str) -> tuple[Obligation, ...]:
+    return tuple(Obligation("induction", TOKEN_LISTS, function) for function in functions)
+
+
+#: Later rules keep the spellings of earlier tokens, and the new id is spelled by its parts: (V_m, ⟨⟨·⟩⟩) satisfies
+#: def-merge for every rule of R, for rule lists of every length (induction on k over the vocabularies V_k).
+_SPELLINGS = _rule_lists("lemma_symbols_scan_is_a_fold", "lemma_spelling_of_a_byte", "lemma_spelling_first_rule",
+                         "lemma_spelling_step", "lemma_spelling_new_id")
+_ON_SPELLINGS = ("induction on k over the vocabularies V_k of a rule list of any length: ⟨⟨t⟩⟩ over V_{k+1} is"
+                 " ⟨⟨t⟩⟩ over V_k for t ≠ c_{k+1} (the scan reads r_{k+1}, the rest answered by the hypothesis),"
+                 " ⟨⟨c_j⟩⟩ over V_j is ⟨⟨a_j⟩⟩⟨⟨b_j⟩⟩ over V_{j−1}; the scan checked to be a fold")
+_ON_ENC = ("induction over the rule list (the loop of enc_R, checked to be a fold): the invariant holds for the bytes"
+           " of s and each M_r keeps it by lem-merge-step, proved for every length, over V_m, where every rule"
+           " satisfies def-merge (spellings stable under later rules)")
+#: The merge lemma's claims that each iteration of enc_R uses.
+_KEEPS_BYTES = (*(_induction(step, "keeps_bytes") for step in _MERGE_STEPS), _WELL_FOUNDED)
+_KEEPS_LENGTH = (*(_induction(step, "never_lengthens", "stays_nonempty") for step in _MERGE_STEPS), _WELL_FOUNDED)
+
+
 PROOFS: tuple[Proof, ...] = (
     _by_induction("lem-merge-step(1)", "keeps_bytes",
                   bounded=(_spec("lemma_merge_step", "merge_keeps_bytes"),
@@ -84,8 +116,9 @@ PROOFS: tuple[Proof, ...] = (
                            _spec("lemma_merge_step_v2", "rep_equals_cnt_if_distinct"))),
     _by_induction("prop-bpe-length-monotone(M_r)", "never_lengthens", "stays_nonempty",
                   bounded=(_spec("lemma_merge_step", "merge_never_lengthens"),)),
-    Proof("prop-bpe-length-monotone(enc_R)", "bounded", "contract over all paths within the bounds",
-          (_spec("lemma_roundtrip", "encoding_length_bounded"),)),
+    Proof("prop-bpe-length-monotone(enc_R)", EVERY_SIZE, _ON_ENC, (
+        *_KEEPS_LENGTH, *_rule_lists("lemma_enc_loop_is_a_fold", "lemma_enc_base", "lemma_enc_step_length"),
+        _spec("lemma_roundtrip", "encoding_length_bounded"))),
     Proof("def-merge(leftmost)", "bounded", "contract over all paths within the bounds",
           (_spec("lemma_merge_step", "merge_leftmost_first"), _spec("lemma_merge_step_v2", "merge_leftmost_first"))),
     Proof("def-merge(symbols)", EVERY_SIZE,
@@ -94,13 +127,29 @@ PROOFS: tuple[Proof, ...] = (
     Proof("thm-bpe-roundtrip(base)", EVERY_SIZE,
           "induction on |u|: the byte tokens of any string decode to it (dec of V0 is the identity)",
           (_induction("lemma_bytes_base"), _induction("lemma_bytes_step"))),
-    Proof("thm-bpe-roundtrip", "bounded", "contract over all paths within the bounds",
-          (_spec("lemma_roundtrip", "roundtrip"),)),
-    Proof("def-alphabet-vocab", "bounded", "contract over all paths within the bounds: dec(xy) = dec(x)dec(y)",
-          (_spec("lemma_decode_concatenates"),)),
-    Proof("prop-bpe-vocab-size", "bounded", "contract over all paths within the bounds",
-          (_spec("lemma_vocabulary_size"),)),
-    Proof("exr-run-length", "bounded", "contract over all paths within the bounds", (_spec("lemma_run_length"),)),
+    Proof("def-merge(later rules keep spellings)", EVERY_SIZE, _ON_SPELLINGS, _SPELLINGS),
+    Proof("thm-bpe-roundtrip", EVERY_SIZE, _ON_ENC, (
+        *_KEEPS_BYTES, _induction("lemma_bytes_base"), _induction("lemma_bytes_step"), *_SPELLINGS,
+        *_rule_lists("lemma_enc_loop_is_a_fold", "lemma_enc_base", "lemma_enc_step_decodes"),
+        _spec("lemma_roundtrip", "roundtrip"))),
+    Proof("def-alphabet-vocab", EVERY_SIZE,
+          "induction on |x| for every y: dec(ε·y) = dec(y); dec(t·x'·y) = ⟨⟨t⟩⟩·dec(x'·y), answered by the hypothesis"
+          " dec(x'·y) = dec(x')·dec(y); every recursion of dec on a shorter list", (
+              *_token_lists("lemma_concatenation_base", "lemma_concatenation_step"),
+              _induction("lemma_recursion_is_on_shorter_lists", "dec_recurses_on_shorter"),
+              _spec("lemma_decode_concatenates"))),
+    Proof("prop-bpe-vocab-size", EVERY_SIZE,
+          "induction over the rule list (V_m checked to be Σ followed by one new id per rule): |V_0| = 256, and a"
+          " rule adds its new id, which def-merge puts outside V_R", (
+              *_rule_lists("lemma_vocabulary_is_a_fold", "lemma_vocabulary_base", "lemma_vocabulary_step"),
+              _spec("lemma_vocabulary_size"))),
+    Proof("exr-run-length", EVERY_SIZE,
+          "induction on ℓ in steps of 2: the bases a^0, a^1; a^(ℓ+2) = a a a^ℓ, the recursion on a^ℓ answered by the"
+          " hypothesis (cnt unfolded once more); every recursion on a shorter list", (
+              *_token_lists("lemma_run_base", "lemma_run_step"),
+              _induction("lemma_recursion_is_on_shorter_lists", "merge_recurses_on_shorter", "rep_recurses_on_shorter",
+                         "cnt_recurses_on_shorter"),
+              _spec("lemma_run_length"))),
     Proof("def-bpe(step 2)", "bounded", "contract over all paths within the bounds: pairs counted inside words",
           (_spec("lemma_count_pairs"),)),
     Proof("def-bpe(steps 3-5)", "bounded", "contract over all paths within the bounds (one condition with the"
