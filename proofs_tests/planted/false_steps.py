@@ -45,6 +45,7 @@ from bpeproof.proofs_tests.proofs.token_lists import (
     run_claim,
     run_step,
 )
+from bpeproof.proofs_tests.proofs.training import counted_at_start, counted_later
 from bpeproof.spec.bpe import enc_tokens
 from bpeproof.spec.merge import MergeCall
 from bpeproof.spec.types import ALPHABET_SIZE, Rule
@@ -333,4 +334,27 @@ def passes_run_rep_rounds_up_at_step(a: int, c: int, length: int) -> None:
     pre: a != c
     pre: length >= 0
     post[]: rep_rounds_up(run_step(a, c, length, rounded_up(a, c, length)))
+    """
+
+
+# ---------------------------------------------------------------------------
+# Training (proofs_tests.proofs.training)
+# ---------------------------------------------------------------------------
+
+
+def planted_listed_pair_counted_twice_at_start(p0: int, p1: int, u: list[int], cu: int) -> None:
+    """A pair at a position of a word is counted at least twice: refuted at i = 0 (x = p0 p1 u, the pair nowhere in
+    p1 u).
+
+    pre: cu >= 0
+    post[]: counted_at_start(p0, p1, u, cu) >= 2
+    """
+
+
+def passes_listed_pair_counted_twice_later(t: int, ys: list[int], i: int, cy: int) -> None:
+    """The same claim at the step i ⇒ i + 1: it holds, given the claim on y.
+
+    pre: 0 <= i and i + 1 < len(ys)
+    pre: cy >= 2
+    post[]: counted_later(t, ys, i, cy) >= 2
     """

@@ -40,6 +40,7 @@ PLANTED = "bpeproof.proofs_tests.planted.false_claims"
 INDUCTION = "bpeproof.proofs_tests.proofs.induction"
 RULE_LISTS = "bpeproof.proofs_tests.proofs.rule_lists"
 TOKEN_LISTS = "bpeproof.proofs_tests.proofs.token_lists"
+TRAINING = "bpeproof.proofs_tests.proofs.training"
 PLANTED_STEPS = "bpeproof.proofs_tests.planted.false_steps"
 EQUIVALENCE = "bpeproof.proofs_tests.proofs.equivalence"
 IMPL = "bpeproof.impl.contracts"
@@ -83,9 +84,9 @@ RUNS: dict[str, Run] = {
     ),
     "planted": _check(PROOF_BUDGET, PLANTED),
     # The lemma for every length (bpeproof.proofs_tests.proofs.induction, about 16 CPU seconds), the inductions over
-    # the rule list and on token lists that build on it (rule_lists, token_lists, about 3), and the planted false
-    # steps of all three (about 7).
-    "induction": _check(PROOF_BUDGET, INDUCTION, RULE_LISTS, TOKEN_LISTS),
+    # the rule list, on token lists and over training that build on it (rule_lists, token_lists, training, about 5),
+    # and the planted false steps of all four (about 7).
+    "induction": _check(PROOF_BUDGET, INDUCTION, RULE_LISTS, TOKEN_LISTS, TRAINING),
     "induction.planted": _check(PROOF_BUDGET, PLANTED_STEPS),
 }
 

@@ -35,6 +35,7 @@ import ast
 import inspect
 import textwrap
 from collections.abc import Callable
+from typing import cast
 
 from bpeproof.proofs_tests.proofs.induction_machinery import NotCovered
 from bpeproof.spec.merge import SymbolsCall, symbols
@@ -88,7 +89,8 @@ def scan_outcome(rules: Frontier, token: int, before: int, rec: SymbolsCall | No
 
 
 def written_as(function: Callable[..., object], statements: str) -> bool:
-    """Whether the body of ``function`` holds ``statements`` (one or more, in order, at its top level), as syntax.
+    """Whether the body of ``function`` holds ``statements`` (one or more, in order, in one block: its own body or a
+    block nested in it), as syntax.
 
     Names, operators and constants must match exactly; comments, blank lines and line breaks do not matter.
     """
@@ -96,6 +98,31 @@ def written_as(function: Callable[..., object], statements: str) -> bool:
     definition = tree.body[0]
     if not isinstance(definition, ast.FunctionDef):
         return False
-    body = [ast.dump(statement) for statement in definition.body]
     wanted = [ast.dump(statement) for statement in ast.parse(textwrap.dedent(statements)).body]
-    return any(body[i : i + len(wanted)] == wanted for i in range(len(body) - len(wanted) + 1))
+    for node in ast.walk(definition):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and all(isinstance(statement, ast.stmt) for statement in block):
+                dumped = [ast.dump(statement) for statement in block]
+                if any(dumped[i : i + len(wanted)] == wanted for i in range(len(dumped) - len(wanted) + 1)):
+                    return True
+    return False
+
+
+def loop_body(statements: str, carried: tuple[str, ...], number: int = 0) -> Callable[..., dict[str, object]]:
+    """The body of the ``number``-th ``for`` loop of ``statements``, as a function that runs one iteration.
+
+    ``statements`` is the quoted text of a loop that ``written_as`` checks is the specification's own, so the
+    function runs the specification's statements.  Its arguments are the loop's target names, then ``carried``
+    (what one iteration hands to the next, and what the body reads besides), by keyword; it returns ``carried``
+    after the iteration.
+    """
+    tree = ast.parse(textwrap.dedent(statements))
+    loop = [node for node in ast.walk(tree) if isinstance(node, ast.For)][number]
+    targets = [node.id for node in ast.walk(loop.target) if isinstance(node, ast.Name)]
+    body = "\n".join(ast.unparse(statement) for statement in loop.body)
+    after = "return {" + ", ".join(f"{name!r}: {name}" for name in carried) + "}"
+    source = f"def iteration(*, {', '.join((*targets, *carried))}):\n" + textwrap.indent(f"{body}\n{after}", "    ")
+    namespace: dict[str, object] = {}
+    exec(compile(source, "<loop body>", "exec"), namespace)  # the quoted (checked) text, nothing else
+    return cast(Callable[..., dict[str, object]], namespace["iteration"])

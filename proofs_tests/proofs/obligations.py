@@ -25,6 +25,7 @@ from bpeproof.proofs_tests.proofs.crosshair_runs import (
     RULE_LISTS,
     SPEC,
     TOKEN_LISTS,
+    TRAINING,
 )
 
 Expect = Literal["confirmed", "refuted", "no counterexample"]
@@ -159,8 +160,16 @@ PROOFS: tuple[Proof, ...] = (
           " occurs, never below 0; and over the iterations: v_j ≤ v_0 − j",
           (Obligation("induction", INDUCTION, "lemma_corpus_empty"), Obligation("induction", INDUCTION,
            "lemma_corpus_step"), Obligation("induction", INDUCTION, "lemma_training_iteration"))),
-    Proof("prop-bpe-training-termination", "bounded", "contract over all paths within the bounds (m unbounded)",
-          (_spec("lemma_training"), _spec("lemma_training_unbounded"))),
+    Proof("prop-bpe-training-termination", EVERY_SIZE,
+          "the variant above, and the pair training picks occurs (N_j ≥ 1): select_pair returns an entry of the"
+          " table (its loops' steps), every entry counts ≥ 1 a pair listed inside a word (the grouping step), such a"
+          " pair is counted in its word (induction on its position) and so in the corpus (induction over the"
+          " words); the loops checked to be folds", (
+              *(_induction(step) for step in _MERGE_STEPS), _WELL_FOUNDED,
+              *(Obligation("induction", INDUCTION, function) for function in
+                ("lemma_corpus_empty", "lemma_corpus_step", "lemma_training_iteration")),
+              Obligation("induction", TRAINING, "lemma_*"),
+              _spec("lemma_training"), _spec("lemma_training_unbounded"))),
     Proof("prop-bpe-training-cost", "bounded", "contract over all paths within the bounds",
           (_spec("lemma_training"), _spec("lemma_training_unbounded"))),
     Proof("variants(rule-rank = sequential)", "bounded", "contract over all paths within the bounds",

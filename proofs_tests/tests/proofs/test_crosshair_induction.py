@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from bpeproof.proofs_tests.planted import false_steps as planted
 from bpeproof.proofs_tests.proofs import crosshair_runs as runs
-from bpeproof.proofs_tests.proofs import induction, token_lists
+from bpeproof.proofs_tests.proofs import induction, token_lists, training
 from bpeproof.proofs_tests.proofs import induction_machinery as machinery
 from bpeproof.proofs_tests.proofs.induction_machinery import (
     EMPTY,
@@ -39,7 +39,7 @@ from bpeproof.proofs_tests.proofs.induction_machinery import (
     unfold,
 )
 from bpeproof.proofs_tests.proofs.loop_machinery import Continue, Frontier, scan_outcome
-from bpeproof.spec.bpe import enc_tokens
+from bpeproof.spec.bpe import Pair, count_pairs, enc_tokens, select_pair
 from bpeproof.spec.merge import cnt_tokens, dec_over, dec_tokens, merge, rep_tokens, symbols, vocabulary
 from bpeproof.spec.types import ALPHABET_SIZE, InvalidTokenError, Rule
 
@@ -56,7 +56,8 @@ def atoms(rule: Rule) -> machinery.Spelling:
 
 
 @pytest.mark.timeout(TIMEOUT)
-@pytest.mark.parametrize(("module", "at_least"), [(runs.INDUCTION, 45), (runs.RULE_LISTS, 14), (runs.TOKEN_LISTS, 8)])
+@pytest.mark.parametrize(("module", "at_least"), [(runs.INDUCTION, 45), (runs.RULE_LISTS, 14), (runs.TOKEN_LISTS, 8),
+                                                 (runs.TRAINING, 14)])
 def test_every_induction_condition_confirmed(module: str, at_least: int) -> None:
     path = runs.module_file(module)
     done = runs.result("induction")
@@ -77,7 +78,7 @@ def test_planted_steps_fail_at_their_step() -> None:
     found = runs.verdicts(done.output, path)
     functions = [name for name, _ in inspect.getmembers(planted, inspect.isfunction)
                  if name.startswith(("planted_", "passes_"))]
-    assert sum(name.startswith("planted_") for name in functions) >= 11
+    assert sum(name.startswith("planted_") for name in functions) >= 12
     covered: set[int] = set()
     wrong: dict[str, list[str]] = {}
     for name in functions:
@@ -269,3 +270,42 @@ def test_planted_claims_over_rule_lists_are_false_on_real_lists() -> None:
     assert len(set(vocabulary([Rule(97, 98, 97)]))) == ALPHABET_SIZE  # a new id already in V: |V| does not grow
     assert dec_tokens([], [97, 98]) != dec_tokens([], [98]) + dec_tokens([], [97])
     assert rep_tokens(Rule(97, 97, 256), [97]) == 0 != (1 + 1) // 2
+
+
+# ---------------------------------------------------------------------------
+# The quoted loop bodies of training, and their abstractions, on real lists
+# ---------------------------------------------------------------------------
+
+
+@settings(max_examples=200)
+@given(st.lists(st.lists(st.integers(0, 2), max_size=6), min_size=1, max_size=4))
+def test_the_quoted_loop_bodies_are_the_spec_on_real_lists(words: list[list[int]]) -> None:
+    """Iterating the quoted bodies (``loop_body``) over real lists gives what ``count_pairs`` and ``select_pair``
+    give; the abstractions of the lists they build (``LastEntry``, ``Maxima``) follow the real lists' last and first
+    items; and the pair picked occurs in the corpus."""
+    pairs = sorted((word[i], word[i + 1]) for word in words for i in range(len(word) - 1))
+    table: list[tuple[Pair, int]] = []
+    for pair in pairs:
+        last = training.LastEntry(table[-1] if table else None)
+        training.GROUPING(pair=pair, table=table, steps=None)
+        training.GROUPING(pair=pair, table=last, steps=None)
+        assert last.last == table[-1]
+    assert table == count_pairs(words)
+    if not table:
+        return
+    best = 0
+    for entry in table:
+        best = training.largest_after(*entry[0], entry[1], best)
+    maxima: list[Pair] = []
+    for pair, count in table:
+        first = training.Maxima(maxima[0] if maxima else None)
+        training.MAXIMA(pair=pair, count=count, maxima=maxima, best=best, steps=None)
+        training.MAXIMA(pair=pair, count=count, maxima=first, best=best, steps=None)
+        assert first.first == (maxima[0] if maxima else None)
+    assert (maxima[0], best, tuple(maxima[1:])) == select_pair(table)
+    a, b = maxima[0]
+    assert sum(cnt_tokens(word, a, b) for word in words) >= 1
+
+
+def test_planted_claim_on_training_is_false_on_a_real_list() -> None:
+    assert cnt_tokens([0, 1], 0, 1) == 1 < 2  # the pair at position 0 of (0, 1) is counted once, not twice

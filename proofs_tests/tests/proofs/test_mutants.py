@@ -23,7 +23,7 @@ import pytest
 
 from bpeproof.impl import encoder, trainer
 from bpeproof.proofs_tests.planted import mutants
-from bpeproof.proofs_tests.proofs.crosshair_runs import EQUIVALENCE, RULE_LISTS, SPEC
+from bpeproof.proofs_tests.proofs.crosshair_runs import EQUIVALENCE, RULE_LISTS, SPEC, TRAINING
 
 # --- the catalogue follows the code -------------------------------------------------------------------------------
 
@@ -78,10 +78,13 @@ CROSSHAIR_BUDGET = 20
 FAST_KILLS = (
     FastKill("spec-merge-right-to-left", crosshair=f"{SPEC}.lemma_run_length"),
     FastKill("spec-ties-largest", test="proofs_tests/tests/spec/test_article_examples.py::test_training_trace_table"),
-    # Changes past every bounded size, refuted by the proofs for rule lists of every length: the step S_{k+1}(t) =
-    # S_k(t) of the spellings (at k = 4), and the check that V_m is a fold over the rules.
+    # Changes past every bounded size, refuted by the proofs for every size: the step S_{k+1}(t) = S_k(t) of the
+    # spellings (at k = 4), and the checks that V_m, def-bpe step 2 and the training loop are the folds the
+    # inductions over the rules, the words and the merges go through.
     FastKill("spec-symbols-stride", crosshair=f"{RULE_LISTS}.lemma_spelling_step"),
     FastKill("spec-vocabulary-first-5", crosshair=f"{RULE_LISTS}.lemma_vocabulary_is_a_fold"),
+    FastKill("spec-count-pairs-first-5", crosshair=f"{TRAINING}.lemma_count_pairs_is_a_fold"),
+    FastKill("spec-train-first-5-words", crosshair=f"{TRAINING}.lemma_training_loop_is_a_fold"),
     FastKill("impl-apply-rule-skip", crosshair=f"{EQUIVALENCE}.impl_merge_equals_spec"),
     FastKill("impl-short-rightmost",
              test="proofs_tests/tests/impl/test_impl_encoder.py::test_repeated_pair_never_fires"),
