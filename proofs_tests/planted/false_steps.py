@@ -46,6 +46,7 @@ from bpeproof.proofs_tests.proofs.token_lists import (
     run_step,
 )
 from bpeproof.proofs_tests.proofs.training import counted_at_start, counted_later
+from bpeproof.proofs_tests.proofs.training_cost import merge_cost
 from bpeproof.spec.bpe import enc_tokens
 from bpeproof.spec.merge import MergeCall
 from bpeproof.spec.types import ALPHABET_SIZE, Rule
@@ -357,4 +358,12 @@ def passes_listed_pair_counted_twice_later(t: int, ys: list[int], i: int, cy: in
     pre: 0 <= i and i + 1 < len(ys)
     pre: cy >= 2
     post[]: counted_later(t, ys, i, cy) >= 2
+    """
+
+
+def planted_merge_cost_one_less_at_match(a: int, b: int, c: int, u: list[int], su: int) -> None:
+    """M_r on x evaluates at most max(|x| − 1, 1) cases: refuted at the match step (x = a b: two cases).
+
+    pre: 0 <= su <= max(len(u) - 1, 1)
+    post[]: merge_cost(Rule(a, b, c), as_list(Segment([a, b], u)), as_list(Segment([], u)), su) <= 1 + len(u)
     """

@@ -26,6 +26,7 @@ from bpeproof.proofs_tests.proofs.crosshair_runs import (
     SPEC,
     TOKEN_LISTS,
     TRAINING,
+    TRAINING_COST,
 )
 
 Expect = Literal["confirmed", "refuted", "no counterexample"]
@@ -170,8 +171,14 @@ PROOFS: tuple[Proof, ...] = (
                 ("lemma_corpus_empty", "lemma_corpus_step", "lemma_training_iteration")),
               Obligation("induction", TRAINING, "lemma_*"),
               _spec("lemma_training"), _spec("lemma_training_unbounded"))),
-    Proof("prop-bpe-training-cost", "bounded", "contract over all paths within the bounds",
-          (_spec("lemma_training"), _spec("lemma_training_unbounded"))),
+    Proof("prop-bpe-training-cost", EVERY_SIZE,
+          "the steps counted where the work is done: the start's, the count's, the selection's loops add one per"
+          " symbol, pair, entry (their bodies' steps); M_r on x ≠ ε takes at most |x| steps (strong induction on"
+          " |x|), so at most T_j ≤ N per application (induction over the words); over the iterations cost ≤ N +"
+          " 4jN; the loops checked to be folds", (
+              Obligation("induction", TRAINING, "lemma_*_is_a_fold"), Obligation("induction", TRAINING_COST, "lemma_*"),
+              Obligation("induction", INDUCTION, "lemma_corpus_step", ("variant_never_grows",)),
+              _spec("lemma_training"), _spec("lemma_training_unbounded"))),
     Proof("variants(rule-rank = sequential)", "bounded", "contract over all paths within the bounds",
           (_spec("lemma_rule_rank_is_sequential"),)),
     Proof("impl: merge step = M_r", "bounded", "equality with the specification over all paths within the bounds",

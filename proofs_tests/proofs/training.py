@@ -203,8 +203,9 @@ class LastEntry:
     them.  ``bool``, reading and replacing ``table[-1]``, and ``append`` are what the grouping loop does to it.
     """
 
-    def __init__(self, last: tuple[Pair, int] | None) -> None:
+    def __init__(self, last: tuple[Pair, int] | None, size: int = 0) -> None:
         self.last = last
+        self.size = size  # how many entries it has (for prop-bpe-training-cost)
 
     def __bool__(self) -> bool:
         return self.last is not None
@@ -221,6 +222,7 @@ class LastEntry:
 
     def append(self, entry: tuple[Pair, int]) -> None:
         self.last = entry
+        self.size += 1
 
 
 def grouped(la: int, lb: int, n: int, has_last: bool, qa: int, qb: int) -> tuple[Pair, int] | None:

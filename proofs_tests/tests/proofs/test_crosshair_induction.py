@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from bpeproof.proofs_tests.planted import false_steps as planted
 from bpeproof.proofs_tests.proofs import crosshair_runs as runs
-from bpeproof.proofs_tests.proofs import induction, token_lists, training
+from bpeproof.proofs_tests.proofs import induction, token_lists, training, training_cost
 from bpeproof.proofs_tests.proofs import induction_machinery as machinery
 from bpeproof.proofs_tests.proofs.induction_machinery import (
     EMPTY,
@@ -40,7 +40,7 @@ from bpeproof.proofs_tests.proofs.induction_machinery import (
 )
 from bpeproof.proofs_tests.proofs.loop_machinery import Continue, Frontier, scan_outcome
 from bpeproof.spec.bpe import Pair, count_pairs, enc_tokens, select_pair
-from bpeproof.spec.merge import cnt_tokens, dec_over, dec_tokens, merge, rep_tokens, symbols, vocabulary
+from bpeproof.spec.merge import Steps, cnt_tokens, dec_over, dec_tokens, merge, rep_tokens, symbols, vocabulary
 from bpeproof.spec.types import ALPHABET_SIZE, InvalidTokenError, Rule
 
 TIMEOUT = runs.RUN_TIMEOUT + 60
@@ -57,7 +57,7 @@ def atoms(rule: Rule) -> machinery.Spelling:
 
 @pytest.mark.timeout(TIMEOUT)
 @pytest.mark.parametrize(("module", "at_least"), [(runs.INDUCTION, 45), (runs.RULE_LISTS, 14), (runs.TOKEN_LISTS, 8),
-                                                 (runs.TRAINING, 14)])
+                                                 (runs.TRAINING, 14), (runs.TRAINING_COST, 11)])
 def test_every_induction_condition_confirmed(module: str, at_least: int) -> None:
     path = runs.module_file(module)
     done = runs.result("induction")
@@ -78,7 +78,7 @@ def test_planted_steps_fail_at_their_step() -> None:
     found = runs.verdicts(done.output, path)
     functions = [name for name, _ in inspect.getmembers(planted, inspect.isfunction)
                  if name.startswith(("planted_", "passes_"))]
-    assert sum(name.startswith("planted_") for name in functions) >= 12
+    assert sum(name.startswith("planted_") for name in functions) >= 13
     covered: set[int] = set()
     wrong: dict[str, list[str]] = {}
     for name in functions:
@@ -309,3 +309,22 @@ def test_the_quoted_loop_bodies_are_the_spec_on_real_lists(words: list[list[int]
 
 def test_planted_claim_on_training_is_false_on_a_real_list() -> None:
     assert cnt_tokens([0, 1], 0, 1) == 1 < 2  # the pair at position 0 of (0, 1) is counted once, not twice
+
+
+@settings(max_examples=200)
+@given(RULES, st.lists(TOKENS, min_size=1, max_size=10))
+def test_merge_cost_machinery_counts_the_real_steps(rule: Rule, x: list[int]) -> None:
+    """``merge_cost`` gives, on a real list, the steps ``merge`` counts: one, plus the recursive call's; at most |x|."""
+    steps = Steps()
+    merge(rule, x, steps)
+    assert 1 <= steps.count <= len(x)
+    if len(x) <= 1:
+        assert training_cost.merge_cost(rule, x, None, 0) == steps.count
+        return
+    u = x[2:]
+    y = u if (x[0], x[1]) == (rule.a, rule.b) else x[1:]
+    inner = Steps()
+    merge(rule, y, inner)
+    known = as_list(Segment(y[: len(y) - len(u)], u))  # u, or t2 u: the list the step's hypothesis is about
+    assert training_cost.merge_cost(rule, as_list(Segment(x[:2], u)), known, inner.count) == steps.count
+    assert training_cost.after_symbol(97, 5) == 6 and training_cost.after_entry(0, 1, 2, 0, 0) == 2
