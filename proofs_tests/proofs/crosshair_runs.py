@@ -86,7 +86,7 @@ RUNS: dict[str, Run] = {
     "planted": _check(PROOF_BUDGET, PLANTED),
     # The lemma for every length (bpeproof.proofs_tests.proofs.induction, about 16 CPU seconds), the inductions over
     # the rule list, on token lists and over training that build on it (rule_lists, token_lists, training,
-    # training_cost: about 6), and the planted false steps of all of them (about 7).
+    # training_cost: about 4), and the planted false steps of all of them (about 5).
     "induction": _check(PROOF_BUDGET, INDUCTION, RULE_LISTS, TOKEN_LISTS, TRAINING, TRAINING_COST),
     "induction.planted": _check(PROOF_BUDGET, PLANTED_STEPS),
 }
