@@ -1,5 +1,6 @@
-"""False claims run through the induction of ``proofs_tests.proofs.induction`` (its cases, and the machinery of
-``proofs_tests.proofs.induction_machinery``), so that its gate can show each is refuted at its step.
+"""False claims run through the inductions of ``proofs_tests.proofs`` (the cases of ``induction``, ``rule_lists`` and
+``token_lists``, on the machinery of ``induction_machinery`` and ``loop_machinery``), so that their gate can show
+each is refuted at its step.
 
 Each planted claim is checked at every case of the induction with the same machinery, hypothesis and budget as
 the true ones.  A function named ``planted_*`` is the case where the claim breaks: CrossHair must refute it with a
@@ -25,6 +26,7 @@ from bpeproof.proofs_tests.proofs.induction_machinery import (
     Facts,
     Recursion,
     Segment,
+    Word,
     as_list,
     keeps_bytes,
     lemma_holds,
@@ -33,8 +35,21 @@ from bpeproof.proofs_tests.proofs.induction_machinery import (
     tail,
     unfold,
 )
+from bpeproof.proofs_tests.proofs.loop_machinery import Frontier, scan_outcome
+from bpeproof.proofs_tests.proofs.rule_lists import distinct_after, spelled_over_next
+from bpeproof.proofs_tests.proofs.token_lists import (
+    RunFacts,
+    concatenation_base,
+    concatenation_step,
+    run_base,
+    run_claim,
+    run_step,
+)
+from bpeproof.proofs_tests.proofs.training import counted_at_start, counted_later
+from bpeproof.proofs_tests.proofs.training_cost import merge_cost
+from bpeproof.spec.bpe import enc_tokens
 from bpeproof.spec.merge import MergeCall
-from bpeproof.spec.types import Rule
+from bpeproof.spec.types import ALPHABET_SIZE, Rule
 
 
 def rep_equals_cnt(rule: Rule, f: Facts) -> bool:
@@ -209,4 +224,146 @@ def planted_circular_recursion(a: int, b: int, c: int, t1: int, t2: int, u: list
     ``Recursion`` refuses every call on a list that is not shorter.
 
     post[]: len(circular_step(a, b, c, t1, t2, u)) <= 2 + len(u)
+    """
+
+
+# ---------------------------------------------------------------------------
+# Over the rule list (proofs_tests.proofs.rule_lists)
+# ---------------------------------------------------------------------------
+
+
+def planted_spelling_kept_by_its_own_rule(k: int, a: int, b: int, c: int, t: int, w: int) -> None:
+    """S_{k+1}(t) = S_k(t) for every token t, c_{k+1} included (no fresh new id): refuted for t = c, which r_{k+1}
+    spells as its two parts.
+
+    pre: k >= 1
+    post[]: spelled_over_next(k, a, b, c, t, w) == ("spelled", (w,))
+    """
+
+
+def passes_spelling_kept_by_its_own_rule_at_first_rule(a: int, b: int, c: int, t: int) -> None:
+    """The same claim at the first rule, for bytes: it holds, since c_1 ∉ Σ.
+
+    pre: c >= ALPHABET_SIZE
+    pre: 0 <= t < ALPHABET_SIZE
+    post[]: scan_outcome(Frontier(0, Rule(a, b, c)), t, 1) == scan_outcome(Frontier(0, Rule(a, b, c)), t, 0)
+    """
+
+
+def planted_every_rule_shortens(
+    a: int, b: int, c: int, length: int, merged: list[int], rep: int, cnt: int, d: int, dm: int, n: int, j: int
+) -> None:
+    """|enc_R s| ≤ |s| − |R| (every rule shortens), as the loop invariant |x_j| ≤ |s| − j: refuted at the step by a
+    rule whose pair does not occur (rep = 0).
+
+    pre: a != c and b != c
+    pre: lemma_holds(Rule(a, b, c), tail(length, merged, rep, cnt, d, dm))
+    pre: j >= 0 and length <= n - j
+    post[]: len(merged) <= n - (j + 1)
+    """
+
+
+def passes_every_rule_shortens_at_base(u: list[int]) -> None:
+    """The same invariant before the loop (j = 0): the loop over no rule leaves |x_0| = |s|.
+
+    post[]: len(enc_tokens([], as_list(Segment([], u)))) <= len(u) - 0
+    """
+
+
+def planted_vocabulary_without_fresh_ids(a: int, b: int, c: int, m: int, size: int, fresh: bool) -> None:
+    """|V_m| = 256 + m for rule lists whose new ids may already be in the vocabulary: refuted at the step (c ∈ V_R).
+
+    pre: m >= 0 and size == ALPHABET_SIZE + m
+    post[]: distinct_after(size, fresh) == ALPHABET_SIZE + (m + 1)
+    """
+
+
+# ---------------------------------------------------------------------------
+# On token lists (proofs_tests.proofs.token_lists)
+# ---------------------------------------------------------------------------
+
+
+def reversed_sides(sides: tuple[Word, Word], dy: int, dx_word: Word) -> bool:
+    """dec(x · y) = dec(y) · dec(x), given dec(x · y), dec(y) = (dy,) and dec(x)."""
+    return sides[0] == (dy,) + dx_word
+
+
+def reversed_step(t: int, xs: list[int], rest: list[int], st: int, dx: int, dy: int) -> bool:
+    """dec(x · y) = dec(y) · dec(x) at the step x = t · x', the hypothesis being the same reversed claim on x'."""
+    dec_xy, _ = concatenation_step(t, xs, rest, st, dy, dx)  # dec(x' · y) answered by the reversed (dy, dx)
+    return dec_xy == (dy, st, dx)
+
+
+def planted_concatenation_reversed(t: int, xs: list[int], rest: list[int], st: int, dx: int, dy: int) -> None:
+    """dec(x · y) = dec(y) · dec(x): refuted at the step (x = t · x' puts ⟨⟨t⟩⟩ first).
+
+    pre: st != dy
+    post[]: reversed_step(t, xs, rest, st, dx, dy)
+    """
+
+
+def passes_concatenation_reversed_at_base(y: list[int], dy: int) -> None:
+    """dec(ε · y) = dec(y) · dec(ε): holds.
+
+    post[]: reversed_sides(concatenation_base(y, dy), dy, ())
+    """
+
+
+def rep_rounds_up(f: RunFacts) -> bool:
+    """A wrong run length: rep_r(a^ℓ) = ⌈ℓ/2⌉."""
+    return f.rep == (f.length + 1) // 2
+
+
+def rounded_up(a: int, c: int, length: int) -> RunFacts:
+    """The hypothesis of the wrong claim on a^ℓ: R(ℓ) with rep_r(a^ℓ) = ⌈ℓ/2⌉."""
+    true = run_claim(a, c, length)
+    return RunFacts(true.length, true.merged, (length + 1) // 2, true.cnt)
+
+
+def planted_run_rep_rounds_up_at_base(a: int, c: int, length: int) -> None:
+    """rep_r(a^ℓ) = ⌈ℓ/2⌉ on a^0 and a^1: refuted on (a), where M_r finds no pair.
+
+    pre: a != c
+    pre: 0 <= length <= 1
+    post[]: rep_rounds_up(run_base(a, c, length))
+    """
+
+
+def passes_run_rep_rounds_up_at_step(a: int, c: int, length: int) -> None:
+    """rep_r(a^ℓ) = ⌈ℓ/2⌉ ⇒ rep_r(a^(ℓ+2)) = ⌈(ℓ+2)/2⌉: this step holds (one more pair, one more replacement).
+
+    pre: a != c
+    pre: length >= 0
+    post[]: rep_rounds_up(run_step(a, c, length, rounded_up(a, c, length)))
+    """
+
+
+# ---------------------------------------------------------------------------
+# Training (proofs_tests.proofs.training)
+# ---------------------------------------------------------------------------
+
+
+def planted_listed_pair_counted_twice_at_start(p0: int, p1: int, u: list[int], cu: int) -> None:
+    """A pair at a position of a word is counted at least twice: refuted at i = 0 (x = p0 p1 u, the pair nowhere in
+    p1 u).
+
+    pre: cu >= 0
+    post[]: counted_at_start(p0, p1, u, cu) >= 2
+    """
+
+
+def passes_listed_pair_counted_twice_later(t: int, ys: list[int], i: int, cy: int) -> None:
+    """The same claim at the step i ⇒ i + 1: it holds, given the claim on y.
+
+    pre: 0 <= i and i + 1 < len(ys)
+    pre: cy >= 2
+    post[]: counted_later(t, ys, i, cy) >= 2
+    """
+
+
+def planted_merge_cost_one_less_at_match(a: int, b: int, c: int, u: list[int], su: int) -> None:
+    """M_r on x evaluates at most max(|x| − 1, 1) cases: refuted at the match step (x = a b: two cases).
+
+    pre: 0 <= su <= max(len(u) - 1, 1)
+    post[]: merge_cost(Rule(a, b, c), as_list(Segment([a, b], u)), as_list(Segment([], u)), su) <= 1 + len(u)
     """

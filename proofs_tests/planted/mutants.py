@@ -117,6 +117,20 @@ MUTANTS: tuple[Mutant, ...] = (
         "    pairs = sorted((flat[i], flat[i + 1]) for i in range(len(flat) - 1))\n")),
     Mutant("spec-new-ids", "new ids start at 257", "spec", _one(
         "spec/bpe.py", "rule = Rule(a, b, ALPHABET_SIZE + j)", "rule = Rule(a, b, ALPHABET_SIZE + j + 1)")),
+    # Changes beyond every size the bounded contracts reach (two rules, two words of at most 3 bytes), which only a
+    # proof for every size refutes: "later rules keep earlier spellings" and the round trip broken from the fifth
+    # rule on, |V_m| = 256 + m from the sixth (``proofs_tests.proofs.rule_lists``); def-bpe step 2 broken in words
+    # of more than 5 tokens, training that never ends on corpora of more than 5 words (``training``).
+    Mutant("spec-symbols-stride", "⟨⟨t⟩⟩ over more than 4 rules scans every other rule", "spec", _one(
+        "spec/merge.py", "    for index in range(end - 1, -1, -1):\n",
+        "    for index in range(end - 1, -1, -1 if end <= 4 else -2):\n")),
+    Mutant("spec-vocabulary-first-5", "V_m lists the new ids of the first 5 rules only", "spec", _one(
+        "spec/merge.py", "[rule.c for rule in rules]", "[rule.c for rule in rules[:5]]")),
+    Mutant("spec-count-pairs-first-5", "step 2 does not count the pairs past the fifth token of a word", "spec", _one(
+        "spec/bpe.py", "for i in range(len(word) - 1))", "for i in range(min(len(word) - 1, 4)))")),
+    Mutant("spec-train-first-5-words", "step 5 applies the new rule to the first 5 words only", "spec", _one(
+        "spec/bpe.py", "        xs = [merge(rule, x, cost) for x in xs]\n",
+        "        xs = [merge(rule, x, cost) for x in xs[:5]] + xs[5:]\n")),
     Mutant("spec-max-not-counted", "step 4 takes the first pair of the table, not one of the largest count", "spec",
            _one("spec/bpe.py", "        if count == best:\n            maxima.append(pair)\n",
                 "        maxima.append(pair)\n")),

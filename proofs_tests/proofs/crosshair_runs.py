@@ -38,6 +38,10 @@ RUN_TIMEOUT = 900
 SPEC = "bpeproof.spec.contracts"
 PLANTED = "bpeproof.proofs_tests.planted.false_claims"
 INDUCTION = "bpeproof.proofs_tests.proofs.induction"
+RULE_LISTS = "bpeproof.proofs_tests.proofs.rule_lists"
+TOKEN_LISTS = "bpeproof.proofs_tests.proofs.token_lists"
+TRAINING = "bpeproof.proofs_tests.proofs.training"
+TRAINING_COST = "bpeproof.proofs_tests.proofs.training_cost"
 PLANTED_STEPS = "bpeproof.proofs_tests.planted.false_steps"
 EQUIVALENCE = "bpeproof.proofs_tests.proofs.equivalence"
 IMPL = "bpeproof.impl.contracts"
@@ -80,9 +84,10 @@ RUNS: dict[str, Run] = {
         SEARCH_BUDGET, f"{EQUIVALENCE}.planted_merge_equals_spec", f"{EQUIVALENCE}.planted_encode_equals_spec"
     ),
     "planted": _check(PROOF_BUDGET, PLANTED),
-    # The lemma for every length (bpeproof.proofs_tests.proofs.induction, about 16 CPU seconds) and its planted false
-    # steps (about 3).
-    "induction": _check(PROOF_BUDGET, INDUCTION),
+    # The lemma for every length (bpeproof.proofs_tests.proofs.induction, about 16 CPU seconds), the inductions over
+    # the rule list, on token lists and over training that build on it (rule_lists, token_lists, training,
+    # training_cost: about 4), and the planted false steps of all of them (about 5).
+    "induction": _check(PROOF_BUDGET, INDUCTION, RULE_LISTS, TOKEN_LISTS, TRAINING, TRAINING_COST),
     "induction.planted": _check(PROOF_BUDGET, PLANTED_STEPS),
 }
 

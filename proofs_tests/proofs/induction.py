@@ -34,9 +34,10 @@ The consequences
 * thm-bpe-roundtrip: enc_R is the loop ``for r in R: x = M_r(x)`` (``bpeproof.spec.bpe.enc_tokens``).  Its invariant
   dec(x) = s holds at the start, dec(s as byte tokens) = s (``lemma_bytes_base``, ``lemma_bytes_step``, for
   every |s|), and each iteration keeps it by (1), proved for every length; so it holds for every R.  Each M_r
-  terminates because its recursion is well founded, so enc_R is total.
+  terminates because its recursion is well founded, so enc_R is total.  The induction over the rule list, with
+  the spellings over V_m that (1) needs, is ``bpeproof.proofs_tests.proofs.rule_lists``.
 * prop-bpe-length-monotone (2): the same loop keeps |x| ≤ |s| and |x| ≥ 1 (for s ≠ ε) by the two claims of
-  prop-bpe-length-monotone (1) in ``LEMMA``.
+  prop-bpe-length-monotone (1) in ``LEMMA`` (``rule_lists`` too).
 * prop-bpe-training-termination: one merge applied to K words (def-bpe step 5) lowers the variant
   v = Σ_k (|x_k| − 1) by Σ_k rep_r(x_k), which is ≥ 1 when the chosen pair occurs (N_j ≥ 1), and keeps v ≥ 0
   (every word stays non-empty): by induction on K (``lemma_corpus_empty``, ``lemma_corpus_step``), each word's
@@ -44,7 +45,7 @@ The consequences
   m' ≤ v_0 = N − K merges (``lemma_training_iteration``).  These two inductions are arithmetic on the
   quantities: the sums over the words are written out in ``with_word`` (``spec.bpe.train_trace`` takes them with
   ``sum``) and the loop over the merges is its ``while`` loop.  That the chosen pair occurs (N_j ≥ 1 whenever
-  step 3 lets training go on) is def-bpe's counting, checked by the bounded contracts of ``bpeproof.spec.contracts``.
+  step 3 lets training go on) is proved for every size in ``bpeproof.proofs_tests.proofs.training``.
 
 Run::
 

@@ -38,8 +38,8 @@ What the abstraction assumes, and why it is sound
 * That ``spec.symbols`` is such a vocabulary (⟨⟨c_j⟩⟩ = ⟨⟨a_j⟩⟩⟨⟨b_j⟩⟩ for every rule of a valid list, ⟨⟨β⟩⟩ = β
   for a byte) is a fact about the rule list, not about the length of x: ``induction.lemma_symbols_new_id`` proves its
   recursive case, ⟨⟨c⟩⟩ over R · (a, b ↦ c) = ⟨⟨a⟩⟩⟨⟨b⟩⟩ over R, for R of every length; that later rules leave
-  earlier spellings unchanged is ``symbols``' loop over the rule list, checked by the bounded contracts of
-  ``bpeproof.spec.contracts`` and by Hypothesis only.
+  earlier spellings unchanged, so that every rule of R satisfies def-merge over the whole V_m, is the induction
+  over the vocabularies V_k of ``bpeproof.proofs_tests.proofs.rule_lists``.
 """
 
 from __future__ import annotations

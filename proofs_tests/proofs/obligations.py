@@ -16,7 +16,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from bpeproof.proofs_tests.proofs.crosshair_runs import EQUIVALENCE, IMPL, INDUCTION, PLANTED, PLANTED_STEPS, SPEC
+from bpeproof.proofs_tests.proofs.crosshair_runs import (
+    EQUIVALENCE,
+    IMPL,
+    INDUCTION,
+    PLANTED,
+    PLANTED_STEPS,
+    RULE_LISTS,
+    SPEC,
+    TOKEN_LISTS,
+    TRAINING,
+    TRAINING_COST,
+)
 
 Expect = Literal["confirmed", "refuted", "no counterexample"]
 #: A claim to prove; a planted false claim, which must be refuted; a search for a counterexample where CrossHair
@@ -72,6 +83,29 @@ def _by_induction(claim: str, *predicates: str, bounded: tuple[Obligation, ...] 
     return Proof(claim, EVERY_SIZE, _ON_M_R, (*steps, _WELL_FOUNDED, *bounded))
 
 
+def _rule_lists(*functions: str) -> tuple[Obligation, ...]:
+    return tuple(Obligation("induction", RULE_LISTS, function) for function in functions)
+
+
+def _token_lists(*functions: str) -> tuple[Obligation, ...]:
+    return tuple(Obligation("induction", TOKEN_LISTS, function) for function in functions)
+
+
+#: Later rules keep the spellings of earlier tokens, and the new id is spelled by its parts: (V_m, ⟨⟨·⟩⟩) satisfies
+#: def-merge for every rule of R, for rule lists of every length (induction on k over the vocabularies V_k).
+_SPELLINGS = _rule_lists("lemma_symbols_scan_is_a_fold", "lemma_spelling_of_a_byte", "lemma_spelling_first_rule",
+                         "lemma_spelling_step", "lemma_spelling_new_id")
+_ON_SPELLINGS = ("induction on k over the vocabularies V_k of a rule list of any length: ⟨⟨t⟩⟩ over V_{k+1} is"
+                 " ⟨⟨t⟩⟩ over V_k for t ≠ c_{k+1} (the scan reads r_{k+1}, the rest answered by the hypothesis),"
+                 " ⟨⟨c_j⟩⟩ over V_j is ⟨⟨a_j⟩⟩⟨⟨b_j⟩⟩ over V_{j−1}; the scan checked to be a fold")
+_ON_ENC = ("induction over the rule list (the loop of enc_R, checked to be a fold): the invariant holds for the bytes"
+           " of s and each M_r keeps it by lem-merge-step, proved for every length, over V_m, where every rule"
+           " satisfies def-merge (spellings stable under later rules)")
+#: The merge lemma's claims that each iteration of enc_R uses.
+_KEEPS_BYTES = (*(_induction(step, "keeps_bytes") for step in _MERGE_STEPS), _WELL_FOUNDED)
+_KEEPS_LENGTH = (*(_induction(step, "never_lengthens", "stays_nonempty") for step in _MERGE_STEPS), _WELL_FOUNDED)
+
+
 PROOFS: tuple[Proof, ...] = (
     _by_induction("lem-merge-step(1)", "keeps_bytes",
                   bounded=(_spec("lemma_merge_step", "merge_keeps_bytes"),
@@ -87,8 +121,9 @@ PROOFS: tuple[Proof, ...] = (
                            _spec("lemma_merge_step_v2", "rep_equals_cnt_if_distinct"))),
     _by_induction("prop-bpe-length-monotone(M_r)", "never_lengthens", "stays_nonempty",
                   bounded=(_spec("lemma_merge_step", "merge_never_lengthens"),)),
-    Proof("prop-bpe-length-monotone(enc_R)", "bounded", "contract over all paths within the bounds",
-          (_spec("lemma_roundtrip", "encoding_length_bounded"),)),
+    Proof("prop-bpe-length-monotone(enc_R)", EVERY_SIZE, _ON_ENC, (
+        *_KEEPS_LENGTH, *_rule_lists("lemma_enc_loop_is_a_fold", "lemma_enc_base", "lemma_enc_step_length"),
+        _spec("lemma_roundtrip", "encoding_length_bounded"))),
     Proof("def-merge(leftmost)", "bounded", "contract over all paths within the bounds",
           (_spec("lemma_merge_step", "merge_leftmost_first"), _spec("lemma_merge_step_v2", "merge_leftmost_first"))),
     Proof("def-merge(symbols)", EVERY_SIZE,
@@ -97,13 +132,29 @@ PROOFS: tuple[Proof, ...] = (
     Proof("thm-bpe-roundtrip(base)", EVERY_SIZE,
           "induction on |u|: the byte tokens of any string decode to it (dec of V0 is the identity)",
           (_induction("lemma_bytes_base"), _induction("lemma_bytes_step"))),
-    Proof("thm-bpe-roundtrip", "bounded", "contract over all paths within the bounds",
-          (_spec("lemma_roundtrip", "roundtrip"),)),
-    Proof("def-alphabet-vocab", "bounded", "contract over all paths within the bounds: dec(xy) = dec(x)dec(y)",
-          (_spec("lemma_decode_concatenates"),)),
-    Proof("prop-bpe-vocab-size", "bounded", "contract over all paths within the bounds",
-          (_spec("lemma_vocabulary_size"),)),
-    Proof("exr-run-length", "bounded", "contract over all paths within the bounds", (_spec("lemma_run_length"),)),
+    Proof("def-merge(later rules keep spellings)", EVERY_SIZE, _ON_SPELLINGS, _SPELLINGS),
+    Proof("thm-bpe-roundtrip", EVERY_SIZE, _ON_ENC, (
+        *_KEEPS_BYTES, _induction("lemma_bytes_base"), _induction("lemma_bytes_step"), *_SPELLINGS,
+        *_rule_lists("lemma_enc_loop_is_a_fold", "lemma_enc_base", "lemma_enc_step_decodes"),
+        _spec("lemma_roundtrip", "roundtrip"))),
+    Proof("def-alphabet-vocab", EVERY_SIZE,
+          "induction on |x| for every y: dec(ε·y) = dec(y); dec(t·x'·y) = ⟨⟨t⟩⟩·dec(x'·y), answered by the hypothesis"
+          " dec(x'·y) = dec(x')·dec(y); every recursion of dec on a shorter list", (
+              *_token_lists("lemma_concatenation_base", "lemma_concatenation_step"),
+              _induction("lemma_recursion_is_on_shorter_lists", "dec_recurses_on_shorter"),
+              _spec("lemma_decode_concatenates"))),
+    Proof("prop-bpe-vocab-size", EVERY_SIZE,
+          "induction over the rule list (V_m checked to be Σ followed by one new id per rule): |V_0| = 256, and a"
+          " rule adds its new id, which def-merge puts outside V_R", (
+              *_rule_lists("lemma_vocabulary_is_a_fold", "lemma_vocabulary_base", "lemma_vocabulary_step"),
+              _spec("lemma_vocabulary_size"))),
+    Proof("exr-run-length", EVERY_SIZE,
+          "induction on ℓ in steps of 2: the bases a^0, a^1; a^(ℓ+2) = a a a^ℓ, the recursion on a^ℓ answered by the"
+          " hypothesis (cnt unfolded once more); every recursion on a shorter list", (
+              *_token_lists("lemma_run_base", "lemma_run_step"),
+              _induction("lemma_recursion_is_on_shorter_lists", "merge_recurses_on_shorter", "rep_recurses_on_shorter",
+                         "cnt_recurses_on_shorter"),
+              _spec("lemma_run_length"))),
     Proof("def-bpe(step 2)", "bounded", "contract over all paths within the bounds: pairs counted inside words",
           (_spec("lemma_count_pairs"),)),
     Proof("def-bpe(steps 3-5)", "bounded", "contract over all paths within the bounds (one condition with the"
@@ -113,10 +164,24 @@ PROOFS: tuple[Proof, ...] = (
           " occurs, never below 0; and over the iterations: v_j ≤ v_0 − j",
           (Obligation("induction", INDUCTION, "lemma_corpus_empty"), Obligation("induction", INDUCTION,
            "lemma_corpus_step"), Obligation("induction", INDUCTION, "lemma_training_iteration"))),
-    Proof("prop-bpe-training-termination", "bounded", "contract over all paths within the bounds (m unbounded)",
-          (_spec("lemma_training"), _spec("lemma_training_unbounded"))),
-    Proof("prop-bpe-training-cost", "bounded", "contract over all paths within the bounds",
-          (_spec("lemma_training"), _spec("lemma_training_unbounded"))),
+    Proof("prop-bpe-training-termination", EVERY_SIZE,
+          "the variant above, and the pair training picks occurs (N_j ≥ 1): select_pair returns an entry of the"
+          " table (its loops' steps), every entry counts ≥ 1 a pair listed inside a word (the grouping step), such a"
+          " pair is counted in its word (induction on its position) and so in the corpus (induction over the"
+          " words); the loops checked to be folds", (
+              *(_induction(step) for step in _MERGE_STEPS), _WELL_FOUNDED,
+              *(Obligation("induction", INDUCTION, function) for function in
+                ("lemma_corpus_empty", "lemma_corpus_step", "lemma_training_iteration")),
+              Obligation("induction", TRAINING, "lemma_*"),
+              _spec("lemma_training"), _spec("lemma_training_unbounded"))),
+    Proof("prop-bpe-training-cost", EVERY_SIZE,
+          "the steps counted where the work is done: the start's, the count's, the selection's loops add one per"
+          " symbol, pair, entry (their bodies' steps); M_r on x ≠ ε takes at most |x| steps (strong induction on"
+          " |x|), so at most T_j ≤ N per application (induction over the words); over the iterations cost ≤ N +"
+          " 4jN; the loops checked to be folds", (
+              Obligation("induction", TRAINING, "lemma_*_is_a_fold"), Obligation("induction", TRAINING_COST, "lemma_*"),
+              Obligation("induction", INDUCTION, "lemma_corpus_step", ("variant_never_grows",)),
+              _spec("lemma_training"), _spec("lemma_training_unbounded"))),
     Proof("variants(rule-rank = sequential)", "bounded", "contract over all paths within the bounds",
           (_spec("lemma_rule_rank_is_sequential"),)),
     Proof("impl: merge step = M_r", "bounded", "equality with the specification over all paths within the bounds",

@@ -62,13 +62,13 @@ def _verdict_lines(obligation: Obligation, verdict: str) -> str:
 def test_report_says_proved_refuted_or_unknown() -> None:
     """The report's status follows the verdicts: all confirmed is proved; one counterexample is refuted, quoted;
     a run that ended without a verdict is unknown; a planted claim that is confirmed is not what it must be."""
-    proof = next(p for p in PROOFS if p.claim == "exr-run-length")
+    proof = next(p for p in PROOFS if p.claim == "variants(rule-rank = sequential)")
     (obligation,) = proof.obligations
     confirmed = _verdict_lines(obligation, runs.CONFIRMED)
     assert report.claim_report(proof, _fake({obligation.run: confirmed})).status == "proved"
-    wrong = _verdict_lines(obligation, "error: false when calling lemma_run_length(0, 3)")
+    wrong = _verdict_lines(obligation, "error: false when calling lemma_rule_rank_is_sequential(0, 0, 0, 0, b'')")
     refuted = report.claim_report(proof, _fake({obligation.run: wrong}))
-    assert refuted.status == "refuted" and "lemma_run_length(0, 3)" in refuted.why
+    assert refuted.status == "refuted" and "lemma_rule_rank_is_sequential(0, 0, 0, 0, b'')" in refuted.why
     silent = report.claim_report(proof, _fake({obligation.run: "timed out"}, code=-1))
     assert silent.status == "unknown" and "did not finish" in silent.why
     planted = Proof("planted", "bounded", "must be refuted", (Obligation(obligation.run, obligation.module,
@@ -79,8 +79,9 @@ def test_report_says_proved_refuted_or_unknown() -> None:
 
 
 def test_bounded_scope_names_the_preconditions() -> None:
-    proof = next(p for p in PROOFS if p.claim == "exr-run-length")
-    assert report.bounds(proof.obligations[0]) == "lemma_run_length: _is_byte(a); 0 <= length <= 7"
+    proof = next(p for p in PROOFS if p.claim == "variants(rule-rank = sequential)")
+    assert report.bounds(proof.obligations[0]) == (
+        "lemma_rule_rank_is_sequential: _is_byte(a1) and _is_byte(b1); 0 <= a2 <= C and 0 <= b2 <= C; len(data) <= 4")
 
 
 @pytest.mark.timeout(TIMEOUT)
@@ -93,8 +94,10 @@ def test_prove_reports_every_claim_proved(capsys: pytest.CaptureFixture[str]) ->
     must = {"claim": "proved", "planted": "refuted", "search": "no counterexample"}
     wrong = {name: claim for name, claim in claims.items() if claim["status"] != must[claim["kind"]]}
     assert not wrong and code == 0, wrong
-    assert claims["lem-merge-step(1)"]["scope"] == "every size"
-    assert re.match(r"bounded: lemma_roundtrip: ", claims["thm-bpe-roundtrip"]["scope"])
+    every_size = ("lem-merge-step(1)", "thm-bpe-roundtrip", "prop-bpe-length-monotone(enc_R)", "def-alphabet-vocab",
+                  "def-merge(later rules keep spellings)", "exr-run-length", "prop-bpe-vocab-size")
+    assert {claims[claim]["scope"] for claim in every_size} == {"every size"}
+    assert re.match(r"bounded: lemma_merge_step: ", claims["def-merge(leftmost)"]["scope"])
     assert all(claim["conditions"] > 0 and claim["cpu_seconds"] > 0 for claim in claims.values())
 
 

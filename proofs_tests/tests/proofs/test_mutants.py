@@ -2,7 +2,8 @@
 
 ``proofs_tests/planted/mutants.py`` holds the catalogue and runs the full matrix
 (``python -m bpeproof.proofs_tests.planted.mutants --all``).
-Here, every mutant's patch must still apply to the current sources; and one spec mutant, one mutant of the engine's
+Here, every mutant's patch must still apply to the current sources; and a few spec mutants (two of them changes past
+every size the bounded contracts reach, which only a proof for every size refutes), one mutant of the engine's
 Python paths and one of each C loop are applied to scratch copies of the tree, where a focused gate must fail on
 each: a single small CrossHair run that must find a counterexample to the mutated claim, or one test of the
 differential suites.  Each such test must pass on the unmutated copy first (one pytest run for all of them), so
@@ -22,7 +23,7 @@ import pytest
 
 from bpeproof.impl import encoder, trainer
 from bpeproof.proofs_tests.planted import mutants
-from bpeproof.proofs_tests.proofs.crosshair_runs import EQUIVALENCE, SPEC
+from bpeproof.proofs_tests.proofs.crosshair_runs import EQUIVALENCE, RULE_LISTS, SPEC, TRAINING
 
 # --- the catalogue follows the code -------------------------------------------------------------------------------
 
@@ -77,6 +78,13 @@ CROSSHAIR_BUDGET = 20
 FAST_KILLS = (
     FastKill("spec-merge-right-to-left", crosshair=f"{SPEC}.lemma_run_length"),
     FastKill("spec-ties-largest", test="proofs_tests/tests/spec/test_article_examples.py::test_training_trace_table"),
+    # Changes past every bounded size, refuted by the proofs for every size: the step S_{k+1}(t) = S_k(t) of the
+    # spellings (at k = 4), and the checks that V_m, def-bpe step 2 and the training loop are the folds the
+    # inductions over the rules, the words and the merges go through.
+    FastKill("spec-symbols-stride", crosshair=f"{RULE_LISTS}.lemma_spelling_step"),
+    FastKill("spec-vocabulary-first-5", crosshair=f"{RULE_LISTS}.lemma_vocabulary_is_a_fold"),
+    FastKill("spec-count-pairs-first-5", crosshair=f"{TRAINING}.lemma_count_pairs_is_a_fold"),
+    FastKill("spec-train-first-5-words", crosshair=f"{TRAINING}.lemma_training_loop_is_a_fold"),
     FastKill("impl-apply-rule-skip", crosshair=f"{EQUIVALENCE}.impl_merge_equals_spec"),
     FastKill("impl-short-rightmost",
              test="proofs_tests/tests/impl/test_impl_encoder.py::test_repeated_pair_never_fires"),
