@@ -9,7 +9,6 @@ and the implementation's, so that a difference can be attributed to one side.
 from __future__ import annotations
 
 import contextlib
-import gzip
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,10 +18,13 @@ from bpeproof.proofs_tests.checker.worker import TargetError
 
 
 def load_reference(vocab: str, pattern: str | None) -> Any:
+    from bpeproof.impl.io.errors import FormatError
     from bpeproof.impl.pipelines.registry import load_tokenizer
 
     try:
         return load_tokenizer(vocab, pattern)
+    except FormatError as error:  # its message names the file and what is wrong with it
+        raise TargetError(str(error)) from None
     except Exception as error:  # a file that is not a vocabulary
         raise TargetError(f"{vocab}: not a vocabulary file this project reads: {type(error).__name__}: {error}"
                           ) from None
@@ -67,10 +69,9 @@ class Library:
             except LibraryMissingError as error:
                 self.note = str(error)
                 return
-            raw = Path(vocab).read_bytes()
-            if vocab.endswith(".gz"):
-                raw = gzip.decompress(raw)
-            hf = tokenizers.Tokenizer.from_str(raw.decode("utf-8"))
+            from bpeproof.impl.io.files import read_bytes
+
+            hf = tokenizers.Tokenizer.from_str(read_bytes(vocab).decode("utf-8"))
             self.name = f"tokenizers {tokenizers.__version__}"
 
             def encode_hf(text: str, special: bool) -> list[int]:

@@ -21,12 +21,15 @@ text and the name of the source it came from:
 
 from __future__ import annotations
 
-import gzip
+import io
 import random
 import unicodedata
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
+
+from bpeproof.impl.io.errors import FormatError
+from bpeproof.impl.io.files import open_binary
 
 #: Where real text may be found (skipped when absent).
 CORPORA = Path(__file__).resolve().parents[3] / "shared" / "corpora"
@@ -86,9 +89,10 @@ def corpus_lines(limit_per_file: int = 4000) -> tuple[str, ...]:
     lines: list[str] = []
     for path in sorted(CORPORA.glob("*.txt.gz")):
         try:
-            with gzip.open(path, "rt", encoding="utf-8", errors="replace", newline="") as handle:
-                head = handle.read(1_500_000)
-        except (OSError, EOFError):
+            with open_binary(path) as raw, io.TextIOWrapper(raw, encoding="utf-8", errors="replace",
+                                                             newline="") as text:
+                head = text.read(1_500_000)
+        except (OSError, FormatError):  # a damaged corpus is left out
             continue
         chosen = [line for line in head.splitlines(keepends=True) if line.strip()]
         lines += rng.sample(chosen, min(limit_per_file, len(chosen)))
