@@ -156,8 +156,9 @@ class Variants:
                 found = self.bytes_rank.get(parts[i] + parts[i + 1])
                 if found is not None and (best is None or found[0] < best[0]):
                     best = (found[0], i)
-            if best is None:
-                return [self.bytes_rank[p][1] for p in parts]
+            if best is None:  # None: a byte of data that no token stands for (a vocabulary of characters)
+                found_parts = [self.bytes_rank.get(p) for p in parts]
+                return [found[1] for found in found_parts if found is not None] if None not in found_parts else None
             i = best[1]
             parts[i : i + 2] = [parts[i] + parts[i + 1]]
 
