@@ -22,7 +22,8 @@ splits of one token).
 Short sequences are merged in a flat list (``min``/``index`` in C); long ones with a heap of (code, position)
 over a linked list of positions, each entry checked when popped (lazy invalidation): O(n log n) for any table.
 The optional C loop (``impl/_c/_fastenc_merge.h``, part of the ``_fastenc`` extension) implements the same two
-methods over dense int ids.
+methods over dense int ids.  ``merge_traced`` is the flat-list method again, recording every join, for the
+explanations of ``bpeproof.impl.models.steps`` (the loops above stay as they are: they are the engine's speed path).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from collections.abc import Callable
 from itertools import pairwise
 from typing import TypeVar
 
-__all__ = ["SHORT_WORD", "merge", "merge_long", "merge_short"]
+__all__ = ["SHORT_WORD", "merge", "merge_long", "merge_short", "merge_traced"]
 
 #: Sequences of at most this many units are merged with the flat-list method; longer ones with the heap.
 SHORT_WORD = 40
@@ -117,3 +118,20 @@ def merge(units: list[Unit], code: Code[Unit], join: Join[Unit]) -> list[Unit]:
     if len(units) <= SHORT_WORD:
         return merge_short(units, code, join)
     return merge_long(units, code, join)
+
+
+def merge_traced(
+    units: list[Unit], code: Code[Unit], join: Join[Unit]
+) -> tuple[list[Unit], list[tuple[int, int, Unit]]]:
+    """``merge``'s result and its joins in order: (position of the left unit before the join, its code, the joined
+    unit).  The flat-list method on any length: slower on long sequences, the same joins in the same order."""
+    joins: list[tuple[int, int, Unit]] = []
+    units = list(units)
+    while len(units) > 1:
+        found = [(value, i) for i, (x, y) in enumerate(pairwise(units)) if (value := code(x, y)) is not None]
+        if not found:
+            break
+        best, i = min(found)  # the lowest code, the leftmost among equals
+        units[i : i + 2] = [join(units[i], units[i + 1], best)]
+        joins.append((i, best, units[i]))
+    return units, joins
