@@ -153,7 +153,8 @@ def test_explain_marks_the_whole_piece_lookup_and_the_article(tmp_path: Path,
     assert main(["explain", f"{word} the", "--vocab", str(vocab), "--pattern", "cl100k", "--svg", str(svg)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("semantics: tiktoken: the whole pre-token if it is a token")
-    assert any(line.startswith(f"  whole piece: {word} is token ") and "taken whole instead of the merged" in line for line in lines)
+    assert any(line.startswith(f"  whole piece: {word} is token ") and "taken whole instead of the merged" in line
+               for line in lines)
     assert any(line.startswith("  ≠ the article's def-bpe on the recovered merge list: ") for line in lines)
     assert lines[-2] == "the article's def-bpe on the recovered merge list: other tokens for 1 of 2 pieces"
     assert f"{word} (whole)" in svg.read_text(encoding="utf-8")
