@@ -160,7 +160,7 @@ def run_replay(args: argparse.Namespace) -> int:
     if replay.semantics != "sequential":
         verdict = (f"other tokens for {len(replay.differ)} of {count(replay.distinct, 'distinct piece')}, e.g."
                    f" {replay.differ[0][0]!r}: {replay.differ[0][1]} vs {replay.differ[0][2]}" if replay.differ
-                   else "the same tokens for every piece")
+                   else "the same tokens where it applies" if replay.unapplied else "the same tokens for every piece")
         unapplied = f"; it does not apply to {count(replay.unapplied, 'piece')}" if replay.unapplied else ""
         print(f"{ARTICLE}: {verdict}{unapplied}")
     return EXIT_OK
