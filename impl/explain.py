@@ -1,43 +1,54 @@
-"""How a text is encoded: each pre-token's merges in the order the rules apply them, as text and as a tree.
+"""How a text is encoded: each pre-token's merges under the file's own semantics, as text and as a tree, and where
+the article's definitions give other tokens.
 
-For one word, enc_R applies the rules in list order (def-bpe); only the rules
-that change something are shown, each as one step that replaces every
-occurrence of its pair, left to right (def-merge).  The tree is the article's
-figure for "slowest": the word's bytes at the bottom, every merge a node
-labelled with its token and its rule's number r_k (1-based, as the article numbers them), the final
-tokens highlighted.
+The steps are the tokenizer's merge model's own report (``bpeproof.impl.models.steps``): the article's enc_R for
+the project's files (def-bpe: only the rules that change something are shown, each as one step that replaces
+every occurrence of its pair, left to right, def-merge), tiktoken's rank order with its whole-piece look-up,
+Hugging Face's merge lines with its flags, sentencepiece's score order, llama.cpp's merge lines.  Consecutive
+joins of one merge are one row, as def-merge writes them.  For any other semantics each word is also run
+through the article's definitions (def-bpe on the merge list recovered from the file, ``article_steps``), and a
+word where they give other tokens is marked.
+
+The tree is the article's figure for "slowest": the word's units at the bottom, every merge a node labelled with
+its token and its mark (the rule's number r_k, 1-based as the article numbers them; a rank, a merge line or a
+score for the other semantics), the final tokens highlighted; a whole-piece look-up that overrides the merges is
+one more node over them.
 """
 
 from __future__ import annotations
 
-import itertools
 import re
 import unicodedata
 from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
+from bpeproof.impl.io.wording import count
+from bpeproof.impl.models.merge_model import SEMANTICS
+from bpeproof.impl.models.steps import PieceSteps, StepReporter, show
 from bpeproof.impl.tokenizer import Tokenizer
+from bpeproof.spec.types import BPEValueError
 
-
-def show(data: bytes) -> str:
-    """A token's bytes as readable text: UTF-8 where valid, \\x escapes elsewhere, ␣ for a space."""
-    return data.decode("utf-8", errors="backslashreplace").replace(" ", "␣").replace("\n", "\\n")
+#: What the comparison with the article's definitions runs.
+ARTICLE = "the article's def-bpe on the recovered merge list"
 
 
 @dataclass
 class Node:
     """A token in the merge tree of one word."""
 
-    token: int  # the tokenizer's id
+    token: int | None  # the tokenizer's id (None for a unit that is no token)
     text: str
-    rank: int | None = None  # position of the rule in the list (None for a byte)
-    children: tuple[Node, Node] | None = None
+    mark: str | None = None  # what chose the merge: the rule's number, a rank, a merge line, a score (None: a unit)
+    children: tuple[Node, ...] | None = None
 
 
 @dataclass
 class Step:
-    rank: int
+    """One row: a merge and the tokens after every occurrence of it is joined."""
+
+    rank: int  # the place in the file's order (0-based)
+    label: str  # how the file names it: "r5", "rank 300", "merge 12", "score -3.5"
     pair: tuple[str, str]
     token: str
     tokens: list[str]
@@ -48,83 +59,102 @@ class WordExplanation:
     word: bytes
     steps: list[Step] = field(default_factory=list)
     roots: list[Node] = field(default_factory=list)
+    ids: list[int] = field(default_factory=list)
+    whole: Node | None = None  # the token a whole-piece look-up gave, when it is not what merging gives
+    notes: list[str] = field(default_factory=list)
+    article: PieceSteps | None = None  # the article's steps, when they were computed
+    compared: bool = False  # whether the article's definitions were run on the word
 
     @property
-    def ids(self) -> list[int]:
-        return [root.token for root in self.roots]
+    def article_ids(self) -> list[int] | None:
+        return None if self.article is None else list(self.article.ids)
+
+    @property
+    def differs(self) -> bool:
+        """The article's definitions give this word other tokens than the file's semantics."""
+        return self.article is not None and list(self.article.ids) != self.ids
 
 
 @dataclass
 class Explanation:
     text: str
     words: list[WordExplanation]
+    semantics: str = "sequential"
+    encoded: list[int] | None = None  # what ``encode`` gives the text, when it is not the words' ids
 
     @property
     def ids(self) -> list[int]:
         return [token for word in self.words for token in word.ids]
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "text": self.text,
-            "ids": self.ids,
-            "words": [
-                {
-                    "word": show(word.word),
-                    "ids": word.ids,
-                    "tokens": [root.text for root in word.roots],
-                    "steps": [{"rule": s.rank, "pair": list(s.pair), "token": s.token, "after": s.tokens}
-                              for s in word.steps],
-                }
-                for word in self.words
-            ],
-        }
+        document: dict[str, Any] = {"text": self.text, "semantics": self.semantics, "ids": self.ids, "words": []}
+        if self.encoded is not None:
+            document["encoded"] = self.encoded
+        for word in self.words:
+            entry: dict[str, Any] = {
+                "word": show(word.word),
+                "ids": word.ids,
+                "tokens": [root.text for root in word.roots],
+                "steps": [{"rule": s.rank, "label": s.label, "pair": list(s.pair), "token": s.token,
+                           "after": s.tokens} for s in word.steps],
+            }
+            if word.whole is not None:
+                entry["whole"] = {"id": word.whole.token, "token": word.whole.text}
+            if word.notes:
+                entry["notes"] = word.notes
+            if word.compared:
+                article = word.article
+                entry["article"] = None if article is None else {
+                    "ids": list(article.ids), "tokens": [part.text for part in article.parts()],
+                    "same": not word.differs}
+            document["words"].append(entry)
+        return document
+
+
+def _word(word: bytes, steps: PieceSteps) -> WordExplanation:
+    """The rows and the tree of one word's steps."""
+    nodes = [Node(part.token, part.text) for part in steps.units]
+    rows: list[Step] = []
+    for join in steps.joins:
+        left, right = nodes[join.position], nodes[join.position + 1]
+        node = Node(join.part.token, join.part.text, join.mark, (left, right))
+        nodes[join.position : join.position + 2] = [node]
+        after = [item.text for item in nodes]
+        last = rows[-1] if rows else None
+        if last is not None and (last.label, last.pair, last.token) == (join.label, (left.text, right.text), node.text):
+            last.tokens = after  # another occurrence of the same merge: def-merge replaces them all in one step
+        else:
+            rows.append(Step(join.priority, join.label, (left.text, right.text), node.text, after))
+    result = WordExplanation(word, rows, nodes, list(steps.ids), notes=list(steps.notes))
+    whole = steps.whole
+    if whole is not None and [node.token for node in nodes] != [whole.token]:
+        result.whole = Node(whole.token, whole.text, "whole", tuple(nodes))
+        result.roots = [result.whole]
+    return result
 
 
 def explain_word(tokenizer: Tokenizer, word: bytes) -> WordExplanation:
-    """Replay enc_R on one word, recording every rule that fires and the tree it builds."""
-    rules = tokenizer.rules
-    byte_ids = tokenizer.byte_ids
-    first: dict[tuple[int, int], int] = {}
-    for rank, rule in enumerate(rules):
-        first.setdefault((rule.a, rule.b), rank)
-
-    def external(token: int) -> int:
-        return byte_ids[token] if token < 256 and byte_ids is not None else token
-
-    def text_of(token: int) -> str:
-        return show(tokenizer.token_bytes(external(token)))
-
-    nodes = [Node(external(byte), show(bytes([byte]))) for byte in word]
-    ids = list(word)
-    result = WordExplanation(word)
-    while True:
-        ranks = [first[pair] for pair in itertools.pairwise(ids) if pair in first]
-        if not ranks:
-            break
-        rank = min(ranks)
-        rule = rules[rank]
-        new_ids: list[int] = []
-        new_nodes: list[Node] = []
-        i = 0
-        while i < len(ids):
-            if i + 1 < len(ids) and (ids[i], ids[i + 1]) == (rule.a, rule.b):
-                new_ids.append(rule.c)
-                new_nodes.append(Node(external(rule.c), text_of(rule.c), rank, (nodes[i], nodes[i + 1])))
-                i += 2
-            else:
-                new_ids.append(ids[i])
-                new_nodes.append(nodes[i])
-                i += 1
-        ids, nodes = new_ids, new_nodes
-        result.steps.append(Step(rank, (text_of(rule.a), text_of(rule.b)), text_of(rule.c), [n.text for n in nodes]))
-    result.roots = nodes
+    """One pre-token's merges under the tokenizer's semantics, and the article's where they differ."""
+    model = tokenizer.model
+    if not isinstance(model, StepReporter):
+        raise BPEValueError(f"the {tokenizer.semantics!r} merge model does not report its merge steps")
+    result = _word(word, model.merge_steps(word))
+    if tokenizer.semantics != "sequential":
+        result.article = model.article_steps(word)
+        result.compared = True
     return result
 
 
 def explain(tokenizer: Tokenizer, text: str) -> Explanation:
-    """Every pre-token of ``text``, explained."""
+    """Every pre-token of ``text``, explained; ``encoded`` says what ``encode`` gives when it is not the
+    pre-tokens' ids (a pipeline that cuts tokens out of the text first)."""
     pieces = tokenizer.pre_tokenize(text)
-    return Explanation(text, [explain_word(tokenizer, piece.encode("utf-8")) for piece in pieces if piece])
+    words = [explain_word(tokenizer, piece.encode("utf-8", "surrogateescape")) for piece in pieces if piece]
+    explanation = Explanation(text, words, tokenizer.semantics)
+    encoded = tokenizer.encode(text)
+    if encoded != explanation.ids:  # tokens the text pipeline cuts out before pre-tokenizing (added, user-defined)
+        explanation.encoded = encoded
+    return explanation
 
 
 def display_width(text: str) -> int:
@@ -137,16 +167,43 @@ def _pad(text: str, width: int) -> str:
     return text + " " * max(0, width - display_width(text))
 
 
+def _leaves(node: Node) -> list[Node]:
+    return [node] if node.children is None else [leaf for child in node.children for leaf in _leaves(child)]
+
+
 def render_text(explanation: Explanation) -> str:
     lines: list[str] = []
+    if explanation.semantics != "sequential":
+        lines.append(f"semantics: {SEMANTICS.get(explanation.semantics, explanation.semantics)}")
     for word in explanation.words:
-        start = " ".join(show(bytes([b])) for b in word.word)
+        start = " ".join(leaf.text for root in word.roots for leaf in _leaves(root))
         lines.append(f"{show(word.word)!r}: {start}")
         for step in word.steps:
-            rule = f"r{step.rank + 1}: ({step.pair[0]}, {step.pair[1]}) -> {step.token}"
+            rule = f"{step.label}: ({step.pair[0]}, {step.pair[1]}) -> {step.token}"
             lines.append(f"  {_pad(rule, 30)} {' '.join(step.tokens)}")
+        if word.whole is not None:
+            merged = " ".join(child.text for child in word.whole.children or ())
+            flag = "" if explanation.semantics == "tiktoken" else " (ignore_merges)"
+            lines.append(f"  whole piece: {word.whole.text} is token {word.whole.token}, taken whole{flag} instead of"
+                         f" the merged {merged}")
+        lines += [f"  ({note})" for note in word.notes]
         lines.append(f"  = {word.ids}")
+        if word.compared and word.article is None:
+            lines.append(f"  ({ARTICLE} does not apply: a unit of the word is no token)")
+        elif word.differs and word.article is not None:
+            tokens = " ".join(part.text for part in word.article.parts())
+            lines.append(f"  ≠ {ARTICLE}: {list(word.article.ids)} ({tokens})")
     lines.append(f"ids: {explanation.ids}")
+    if explanation.encoded is not None:
+        lines.append(f"encode gives {explanation.encoded}: the tokens it cuts out of the text before pre-tokenizing"
+                     " (added or user-defined tokens) are no merges and are not shown above")
+    compared = [word for word in explanation.words if word.compared]
+    if compared:
+        differ = sum(word.differs for word in compared)
+        missing = sum(word.article is None for word in compared)
+        verdict = (f"other tokens for {differ} of {count(len(compared), 'piece')}" if differ
+                   else "the same tokens for every piece" if not missing else "the same tokens where it applies")
+        lines.append(f"{ARTICLE}: {verdict}" + (f"; it does not apply to {count(missing, 'piece')}" if missing else ""))
     return "\n".join(lines)
 
 
@@ -171,7 +228,8 @@ def _xml(text: str) -> str:
 
 def render_svg(explanation: Explanation) -> str:
     """The merge trees of all words side by side, drawn like the article's figure."""
-    leaves_total = sum(len(word.word) for word in explanation.words) + max(0, len(explanation.words) - 1)
+    leaves_total = sum(len(_leaves(root)) for word in explanation.words for root in word.roots)
+    leaves_total += max(0, len(explanation.words) - 1)
     top = max((_height(root) for word in explanation.words for root in word.roots), default=0)
     width = 40 + max(1, leaves_total) * _LEAF_GAP
     height = 60 + (top + 1) * _LEVEL
@@ -186,12 +244,12 @@ def render_svg(explanation: Explanation) -> str:
             cursor[0] += 1
             y = float(bottom)
         else:
-            (lx, ly), (rx, ry) = (place(child, False) for child in node.children)
-            x = (lx + rx) / 2
+            below = [place(child, False) for child in node.children]
+            x = sum(cx for cx, _ in below) / len(below)
             y = float(bottom - _height(node) * _LEVEL)
-            for cx, cy in ((lx, ly), (rx, ry)):
+            for cx, cy in below:
                 shapes.append(f'<line x1="{cx:.1f}" y1="{cy:.1f}" x2="{x:.1f}" y2="{y + _BOX_H:.1f}" />')
-        label = node.text if node.rank is None else f"{node.text} ({node.rank + 1})"
+        label = node.text if node.mark is None else f"{node.text} ({node.mark})"
         box_w = max(40, 9 * len(label) + 14)
         colour = ' class="final"' if is_root else ""
         shapes.append(f'<rect{colour} x="{x - box_w / 2:.1f}" y="{y:.1f}" width="{box_w}" height="{_BOX_H}" rx="5" />')

@@ -22,7 +22,8 @@ splits of one token).
 Short sequences are merged in a flat list (``min``/``index`` in C); long ones with a heap of (code, position)
 over a linked list of positions, each entry checked when popped (lazy invalidation): O(n log n) for any table.
 The optional C loop (``impl/_c/_fastenc_merge.h``, part of the ``_fastenc`` extension) implements the same two
-methods over dense int ids.
+methods over dense int ids.  ``merge_traced`` is the heap method again, recording every join, for the explanations
+of ``bpeproof.impl.models.steps`` (the loops above stay as they are: they are the engine's speed path).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from collections.abc import Callable
 from itertools import pairwise
 from typing import TypeVar
 
-__all__ = ["SHORT_WORD", "merge", "merge_long", "merge_short"]
+__all__ = ["SHORT_WORD", "merge", "merge_long", "merge_short", "merge_traced"]
 
 #: Sequences of at most this many units are merged with the flat-list method; longer ones with the heap.
 SHORT_WORD = 40
@@ -117,3 +118,66 @@ def merge(units: list[Unit], code: Code[Unit], join: Join[Unit]) -> list[Unit]:
     if len(units) <= SHORT_WORD:
         return merge_short(units, code, join)
     return merge_long(units, code, join)
+
+
+def merge_traced(
+    units: list[Unit], code: Code[Unit], join: Join[Unit]
+) -> tuple[list[Unit], list[tuple[int, int, Unit]]]:
+    """``merge``'s result and its joins in order: (position of the left unit in the sequence before the join, its
+    code, the joined unit).  ``merge_long``'s heap over a linked list, in O(n log n) for any length (a
+    sentencepiece text is one long word), with the alive positions counted in a Fenwick tree to give each join's
+    position in the sequence as it then is."""
+    n = len(units)
+    units = list(units)
+    if n < 2:
+        return units, []
+    alive = [True] * n
+    nxt = list(range(1, n + 1))
+    prv = list(range(-1, n - 1))
+    tree = [0] * (n + 1)  # Fenwick tree over alive: tree sums of ones
+    for index in range(1, n + 1):
+        tree[index] += 1
+        parent = index + (index & -index)
+        if parent <= n:
+            tree[parent] += tree[index]
+
+    def before(i: int) -> int:  # alive positions before i
+        total = 0
+        while i > 0:
+            total += tree[i]
+            i -= i & -i
+        return total
+
+    def remove(i: int) -> None:
+        i += 1
+        while i <= n:
+            tree[i] -= 1
+            i += i & -i
+
+    heap = [(c, i) for i, (x, y) in enumerate(pairwise(units)) if (c := code(x, y)) is not None]
+    heapq.heapify(heap)
+    joins: list[tuple[int, int, Unit]] = []
+    while heap:
+        best, i = heapq.heappop(heap)
+        if not alive[i]:
+            continue
+        j = nxt[i]
+        if j >= n or code(units[i], units[j]) != best:
+            continue
+        units[i] = joined = join(units[i], units[j], best)
+        joins.append((before(i), best, joined))
+        alive[j] = False
+        remove(j)
+        k = nxt[j]
+        nxt[i] = k
+        if k < n:
+            prv[k] = i
+            after = code(joined, units[k])
+            if after is not None:
+                heapq.heappush(heap, (after, i))
+        p = prv[i]
+        if p >= 0:
+            previous = code(units[p], joined)
+            if previous is not None:
+                heapq.heappush(heap, (previous, p))
+    return [unit for unit, kept in zip(units, alive, strict=True) if kept], joins

@@ -148,9 +148,9 @@ def run_explain(args: argparse.Namespace) -> int:
 
 def _vocab_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--vocab", required=True, metavar="FILE",
-                        help="a tokenizer saved by 'bpeproof train', a tiktoken rank file, a byte-level"
-                        " tokenizer.json, GPT-2's encoder.json (with vocab.bpe beside it), a sentencepiece BPE"
-                        " .model, or Mistral's tekken JSON (each may be gzip-compressed)")
+                        help="a tokenizer saved by 'bpeproof train', a tiktoken rank file, a tokenizer.json, GPT-2's"
+                        " encoder.json (with vocab.bpe beside it), CLIP's merges file, a sentencepiece BPE .model,"
+                        " Mistral's tekken JSON or a GGUF file (each may be gzip-compressed)")
     parser.add_argument("--pattern", default=None, metavar="NAME|REGEX",
                         help="pre-tokenization, if the file does not say (rank files: guessed from the name)")
 
@@ -191,8 +191,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
     explain_parser = commands.add_parser(
         "explain", help="show how each pre-token of a text is merged",
-        description="Show, for each pre-token, the merges in the order the rules apply them (def-bpe) and the"
-        " final tokens; --svg draws the merge trees like the article's figure.")
+        description="Show, for each pre-token, the merges in the order the file's own semantics makes them and the"
+        " final tokens: the rules in list order for the project's files (def-bpe), tiktoken's ranks with its"
+        " whole-piece look-up, Hugging Face's merge lines with its flags, sentencepiece's scores, llama.cpp's merge"
+        " lines. For any other file than the project's, each piece is also encoded by the article's def-bpe on the"
+        " merge list recovered from the file, and a piece where that gives other tokens is marked. --svg draws the"
+        " merge trees like the article's figure.")
     explain_parser.add_argument("text", metavar="TEXT")
     _vocab_options(explain_parser)
     explain_parser.add_argument("--svg", type=Path, metavar="OUT", help="write the merge trees as an SVG picture")

@@ -12,18 +12,16 @@ array for every string and takes seconds on a vocabulary of 150 000 tokens; the 
 from __future__ import annotations
 
 import contextlib
-import gzip
 import mmap
 import os
 import struct
-import zlib
 from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from bpeproof.impl.io.errors import FormatError, os_problem
-from bpeproof.impl.io.files import GZIP_MAGIC, is_gzip_name
+from bpeproof.impl.io.files import GZIP_MAGIC, gunzip, is_gzip_name
 
 __all__ = [
     "GGUF_MAGIC",
@@ -225,11 +223,7 @@ def _open_buffer(path: str | os.PathLike[str]) -> Iterator[bytes | mmap.mmap]:
         head = handle.read(4)
         if head[:2] == GZIP_MAGIC:
             handle.seek(0)
-            try:
-                data = gzip.decompress(handle.read())
-            except (OSError, EOFError, zlib.error) as exc:
-                raise FormatError(path, "gzip data", f"corrupt or truncated gzip data: {exc}") from exc
-            yield data
+            yield gunzip(path, handle.read())
             return
         if is_gzip_name(path):
             raise FormatError(path, "byte 0", "the name ends in .gz but the file is not gzip data")

@@ -7,19 +7,17 @@ file: "no such file", "is a directory, not a file", "cannot be read: …", "corr
 
 from __future__ import annotations
 
-import gzip
+import contextlib
 import os
 import sys
-import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
 from bpeproof.impl.io.errors import FormatError
+from bpeproof.impl.io.files import GZIP_MAGIC, gzip_stream
 
 __all__ = ["iter_lines", "iter_range_lines", "probe", "read_text"]
-
-_GZIP_MAGIC = b"\x1f\x8b"
 
 
 def _check(name: str) -> Path:
@@ -36,7 +34,7 @@ def _is_gzip(path: Path) -> bool:
         return True
     try:
         with path.open("rb") as handle:
-            return handle.read(2) == _GZIP_MAGIC
+            return handle.read(2) == GZIP_MAGIC
     except OSError as error:
         raise FormatError(path, None, f"cannot be read: {error.strerror or error}") from None
 
@@ -49,16 +47,17 @@ def iter_lines(names: Iterable[str]) -> Iterator[str]:
             continue
         path = _check(name)
         offset = 0
+        gzipped = _is_gzip(path)
         try:
-            with (gzip.open(path, "rb") if _is_gzip(path) else path.open("rb")) as handle:
+            with path.open("rb") as file, (
+                gzip_stream(name, file) if gzipped else contextlib.nullcontext(file)
+            ) as handle:
                 for raw in handle:
                     try:
                         yield raw.decode("utf-8")
                     except UnicodeDecodeError as error:
                         raise FormatError(name, None, f"not valid UTF-8 at byte {offset + error.start}") from None
                     offset += len(raw)
-        except (EOFError, zlib.error, gzip.BadGzipFile) as error:
-            raise FormatError(name, None, f"corrupt or truncated gzip data: {error}") from None
         except OSError as error:
             raise FormatError(name, None, f"cannot be read: {error.strerror or error}") from None
 
@@ -126,7 +125,7 @@ def iter_range_lines(
         with path.open("rb") as raw:
             if gzipped:
                 offset = 0
-                with gzip.GzipFile(fileobj=raw, mode="rb") as handle:
+                with gzip_stream(name, raw) as handle:  # damaged data: impl.io.files' one error
                     for count, line in enumerate(handle):
                         try:
                             yield line.decode("utf-8")
@@ -152,7 +151,5 @@ def iter_range_lines(
                         position += len(line)
                         report(position - start)
             report(stop - start, final=True)
-    except (EOFError, zlib.error, gzip.BadGzipFile) as error:
-        raise FormatError(name, None, f"corrupt or truncated gzip data: {error}") from None
     except OSError as error:
         raise FormatError(name, None, f"cannot be read: {error.strerror or error}") from None

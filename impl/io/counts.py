@@ -27,13 +27,13 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from bpeproof.impl.io.atomic import atomic_write_bytes
 from bpeproof.impl.io.errors import FormatError
+from bpeproof.impl.io.files import gunzip
 from bpeproof.impl.optional_libraries import install_hint
 
 __all__ = ["HEADER", "PARQUET_PATTERN_KEY", "is_parquet_name", "read_counts", "require_pyarrow", "write_counts"]
@@ -152,10 +152,7 @@ def read_counts(path: str | os.PathLike[str]) -> tuple[dict[bytes, int], str | N
     if raw[:4] == _PARQUET_MAGIC:
         return _read_parquet(name, raw)
     if raw[:2] == b"\x1f\x8b" or name.lower().endswith(".gz"):
-        try:
-            raw = gzip.decompress(raw)
-        except (EOFError, zlib.error, gzip.BadGzipFile) as error:
-            raise FormatError(name, None, f"corrupt or truncated gzip data: {error}") from None
+        raw = gunzip(name, raw)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:

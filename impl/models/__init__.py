@@ -27,5 +27,7 @@ which also lists the semantics (``SEMANTICS``); ``semantics`` names what a model
                 space prefix and special tokens are the pipeline ``bpeproof.impl.pipelines.llama_cpp_spm``).
 
 Each model runs in C when the optional extension is built (``c_merger``) and in Python otherwise, with the
-same ids; the tests compare both with the definitions in ``spec/variants.py`` and with the libraries.
+same ids; the tests compare both with the definitions in ``spec/variants.py`` and with the libraries.  Each also
+reports one word's merges, under its own semantics and under the article's definitions on the merge list
+recovered from its file (``merge_steps``, ``article_steps``: ``steps``), for ``explain`` and ``trace --vocab``.
 """

@@ -4,7 +4,7 @@ string's id as result, on the bytes of a byte-level vocabulary (``HuggingFaceMod
 
 from __future__ import annotations
 
-from collections.abc import Container, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from typing import Any
 
 from bpeproof.impl import encoder as _encoder_module
@@ -14,14 +14,17 @@ try:
 except ImportError:  # the C extension is optional: the Python loops give the same ids
     _fastenc = None
 from bpeproof.impl.merge_loop import merge
+from bpeproof.impl.models.steps import Part, PieceSteps, replay_steps, show, traced_steps
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTextError, is_int
 
 __all__ = ["HuggingFaceModel", "HuggingFaceTextModel"]
 
 
-def _pair_table(merges: Sequence[tuple[int, int, int]], vocabulary: Container[int], stride: int) -> dict[int, int]:
+def _pair_table(merges: Sequence[tuple[int, int, int]], vocabulary: Container[int], stride: int,
+                repeated: list[tuple[int, int, int, int]]) -> dict[int, int]:
     """Hugging Face's merge table: ``a * stride + b`` → ``rank * stride + c`` for each merge ``(a, b, c)`` of the
-    list (rank = its line), every id checked against ``vocabulary``; a pair listed twice keeps its last line."""
+    list (rank = its line), every id checked against ``vocabulary``; a pair listed twice keeps its last line, and
+    the earlier lines go to ``repeated`` as ``(line, a, b, c)`` (the table and they are the whole list)."""
     table: dict[int, int] = {}
     for rank, merge_ids in enumerate(merges):
         if not (isinstance(merge_ids, tuple) and len(merge_ids) == 3):
@@ -30,6 +33,9 @@ def _pair_table(merges: Sequence[tuple[int, int, int]], vocabulary: Container[in
             if token not in vocabulary:
                 raise BPEValueError(f"merge {rank} {merge_ids!r}: {token!r} is not in the vocabulary")
         a, b, c = merge_ids
+        earlier = table.get(a * stride + b)
+        if earlier is not None:
+            repeated.append((earlier // stride, a, b, earlier % stride))
         table[a * stride + b] = rank * stride + c
     return table
 
@@ -73,7 +79,9 @@ class HuggingFaceModel:
         self._ignore_merges = ignore_merges
         stride = max(self._bytes, default=0) + 1
         self._stride = stride
-        self._merges = _pair_table(merges, self._bytes, stride)
+        self._repeated: list[tuple[int, int, int, int]] = []  # the lines the table does not keep, for article_steps
+        self._merges = _pair_table(merges, self._bytes, stride, self._repeated)
+        self._rules: dict[tuple[int, int], list[tuple[int, int]]] | None = None
         self._fast: Any = None
         self._use_c = _encoder_module.USE_C_LOOP and _fastenc is not None  # decided when the model is made
 
@@ -83,6 +91,32 @@ class HuggingFaceModel:
 
     def token_table(self) -> dict[int, bytes]:
         return dict(self._bytes)
+
+    def merge_steps(self, word: bytes) -> PieceSteps:
+        """The library's BPE on ``word`` (``impl.models.steps``): the joins by merge line ("merge n", the
+        library keeping a pair's last line), ``ignore_merges``' whole-word look-up, the bytes without a token."""
+        get = self._merges.get
+        stride = self._stride
+        units, joins = traced_steps(self._initial(word), lambda x, y: get(x * stride + y),
+                                    lambda x, y, code: code % stride, self._part, _merge_label(stride))
+        whole = self._by_bytes.get(word) if self._ignore_merges else None
+        notes: list[str] = []
+        missing = sorted({byte for byte in word if self._units[byte] is None})
+        if missing:
+            kept = "left out" if self._unk is None else f"the unknown token {self._unk}" + (
+                " (one for a run: fuse_unk)" if self._fuse_unk else "")
+            notes.append(f"bytes without a token ({', '.join(f'0x{byte:02X}' for byte in missing)}): {kept}")
+        return PieceSteps(units, joins, self.encode_word(word), None if whole is None else self._part(whole),
+                          tuple(notes))
+
+    def article_steps(self, word: bytes) -> PieceSteps:
+        """def-bpe with the file's merge list as the rule list, on the same starting units."""
+        if self._rules is None:
+            self._rules = _grouped(self._merges, self._stride, self._repeated)
+        return replay_steps(self._initial(word), self._rules, self._part, _line_label)
+
+    def _part(self, token: int) -> Part:
+        return Part(token, show(self._bytes[token]))
 
     def _initial(self, word: bytes) -> list[int]:
         units: list[int] = []
@@ -185,7 +219,9 @@ class HuggingFaceTextModel:
         self._bytes = dict(token_bytes)
         stride = max([*strings, *token_bytes, 0]) + 1
         self._stride = stride
-        self._merges = _pair_table(merges, strings, stride)
+        self._repeated: list[tuple[int, int, int, int]] = []  # the lines the table does not keep, for article_steps
+        self._merges = _pair_table(merges, strings, stride, self._repeated)
+        self._rules: dict[tuple[int, int], list[tuple[int, int]]] | None = None
         self._prefix = prefix or None
         self._suffix = suffix or None
         self._unk_token = unk_token
@@ -193,6 +229,7 @@ class HuggingFaceTextModel:
         self._byte_fallback = byte_fallback
         self._ignore_merges = ignore_merges
         self._byte_tokens = [ids.get(f"<0x{byte:02X}>") for byte in range(ALPHABET_SIZE)]
+        self._strings: dict[int, str] | None = None  # id → string, for merge_steps (made on first use)
 
     @property
     def vocabulary_size(self) -> int:
@@ -258,3 +295,66 @@ class HuggingFaceTextModel:
         stride = self._stride
         return tuple(merge(self.initial_units(text), lambda x, y: get(x * stride + y),
                            lambda x, y, code: code % stride))
+
+    def merge_steps(self, word: bytes) -> PieceSteps:
+        """The library's BPE on the word's string (``impl.models.steps``): the units as the library starts them
+        (with the prefix, the suffix, byte fallback or the unknown token), the joins by merge line ("merge n"),
+        ``ignore_merges``' whole-word look-up."""
+        text = word.decode("utf-8", "surrogateescape")
+        if not text:
+            return PieceSteps((), (), ())
+        get = self._merges.get
+        stride = self._stride
+        units, joins = traced_steps(self.initial_units(text), lambda x, y: get(x * stride + y),
+                                    lambda x, y, code: code % stride, self._part, _merge_label(stride))
+        whole = self._ids.get(text) if self._ignore_merges else None
+        notes: list[str] = []
+        last = len(text) - 1
+        unknown = [char for index, char in enumerate(text)
+                   if (self._prefix if self._prefix is not None and index else "") + char
+                   + (self._suffix if self._suffix is not None and index == last else "") not in self._ids]
+        if unknown:
+            how = ("their UTF-8 bytes' <0xXX> tokens (byte_fallback)" if self._byte_fallback else "")
+            if self._unk_token is not None:
+                unk = f"the unknown token {self._unk_token!r}" + (" (one for a run: fuse_unk)" * self._fuse_unk)
+                how = f"{how}, else {unk}" if how else unk
+            notes.append(f"characters without a token ({' '.join(dict.fromkeys(unknown))}): {how or 'left out'}")
+        return PieceSteps(units, joins, self.encode_word(word), None if whole is None else self._part(whole),
+                          tuple(notes))
+
+    def article_steps(self, word: bytes) -> PieceSteps | None:
+        """def-bpe with the file's merge list as the rule list, on the same starting units."""
+        text = word.decode("utf-8", "surrogateescape")
+        if not text:
+            return PieceSteps((), (), ())
+        if self._rules is None:
+            self._rules = _grouped(self._merges, self._stride, self._repeated)
+        return replay_steps(self.initial_units(text), self._rules, self._part, _line_label)
+
+    def _part(self, token: int) -> Part:
+        if self._strings is None:
+            self._strings = {token: text for text, token in self._ids.items()}
+        return Part(token, self._strings[token])
+
+
+def _merge_label(stride: int) -> Callable[[int, int], tuple[int, str, str]]:
+    """A join's priority, label and mark from its pair-table code (``rank * stride + c``): the merge line."""
+    return lambda code, token: (code // stride, f"merge {code // stride + 1}", str(code // stride + 1))
+
+
+def _line_label(line: int) -> tuple[str, str]:
+    return f"merge {line + 1}", str(line + 1)
+
+
+def _grouped(table: Mapping[int, int], stride: int, repeated: Sequence[tuple[int, int, int, int]]
+             ) -> dict[tuple[int, int], list[tuple[int, int]]]:
+    """The file's merge list as ``replay`` takes it, (a, b) → its lines (line, c) in order, from the pair table
+    and the lines it does not keep."""
+    grouped: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for key, code in table.items():
+        grouped[(key // stride, key % stride)] = [(code // stride, code % stride)]
+    for line, a, b, c in repeated:
+        grouped[(a, b)].append((line, c))
+    for lines in grouped.values():
+        lines.sort()
+    return grouped

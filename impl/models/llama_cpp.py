@@ -6,7 +6,7 @@ and ``bpeproof.impl.pipelines.llama_cpp_spm``."""
 from __future__ import annotations
 
 import operator
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import repeat
 from typing import Any
 
@@ -18,6 +18,7 @@ except ImportError:  # the C extension is optional: the Python loop gives the sa
     _fastenc = None
 from bpeproof.impl.merge_loop import merge
 from bpeproof.impl.models.llama_cpp_spm import utf8_symbols
+from bpeproof.impl.models.steps import Part, PieceSteps, replay_steps, show, traced_steps
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError
 
 __all__ = ["LlamaCppModel", "LlamaCppTextModel"]
@@ -70,6 +71,8 @@ class LlamaCppModel:
         self._triples: tuple[list[int], list[int], list[int]] | None = None
         self._fast: Any = None
         self._use_c = _encoder_module.USE_C_LOOP and _fastenc is not None
+        self._rules: dict[tuple[int, int], list[tuple[int, int]]] | None = None  # for article_steps
+        self._by_id: dict[int, bytes] | None = None  # for article_steps
         if merges and len(merges[0]) == 3:
             a_ids, b_ids, c_ids = (list(column) for column in zip(*merges, strict=True))
             self._setup_pairs(a_ids, b_ids, c_ids, checked=False)
@@ -169,6 +172,66 @@ class LlamaCppModel:
             list(map(dense_of.__getitem__, b_ids)), range(len(a_ids)), list(map(dense_of.__getitem__, c_ids)),
             outputs, whole)
         return self._fast
+
+    # -- reports (impl.models.steps) ------------------------------------------------------------------------
+
+    def merge_steps(self, word: bytes) -> PieceSteps:
+        """llama.cpp's BPE on ``word`` (``impl.models.steps``): the joins by merge line ("merge n"), each unit with
+        its bytes; the parts without a token spelt as their bytes' tokens, the bytes without one left out."""
+        def label(code: int, unit: tuple[int | None, bytes]) -> tuple[int, str, str]:
+            line = code // self._stride if self._pairs is not None else code
+            return line, f"merge {line + 1}", str(line + 1)
+
+        barrier = self._barrier if self._pairs is not None else None
+
+        def part(unit: tuple[int | None, bytes]) -> Part:
+            return Part(None if unit[0] == barrier else unit[0], show(unit[1]))
+
+        if self._pairs is not None:
+            get, stride = self._pairs.get, self._stride
+            units, joins = traced_steps(
+                [(self._unit_of[byte], bytes([byte])) for byte in word],
+                lambda x, y: get(x[0] * stride + y[0]), lambda x, y, code: (code % stride, x[1] + y[1]), part, label)
+        else:
+            ranks = self._ranks.get
+            units, joins = traced_steps(
+                [(self._lookup.get(word[i : i + 1]), word[i : i + 1]) for i in range(len(word))],
+                lambda x, y: ranks((x[1], y[1])), lambda x, y, code: (self._lookup.get(x[1] + y[1]), x[1] + y[1]),
+                part, label)
+        whole = self._lookup.get(word) if self._ignore_merges else None
+        notes: list[str] = []
+        if any(item.token is None for item in PieceSteps(units, joins, ()).parts()):
+            notes.append("parts without a token are spelt as their bytes' tokens, a byte without one left out")
+        return PieceSteps(units, joins, self.encode_word(word), None if whole is None else Part(whole, show(word)),
+                          tuple(notes))
+
+    def article_steps(self, word: bytes) -> PieceSteps | None:
+        """def-bpe with the file's merge list (as token ids) as the rule list, on the tokens of the word's bytes;
+        None when a byte has no token."""
+        units = [self._lookup.get(word[i : i + 1]) for i in range(len(word))]
+        if None in units:
+            return None
+        if self._rules is None:
+            self._rules = {}
+            lookup = self._lookup
+            listed: Iterable[tuple[int, int | None, int | None, int | None]]
+            if self._triples is not None:
+                listed = zip(range(len(self._triples[0])), *self._triples, strict=False)
+            else:
+                listed = ((rank, lookup.get(left), lookup.get(right), lookup.get(left + right))
+                          for (left, right), rank in sorted(self._ranks.items(), key=lambda item: item[1]))
+            for line, a, b, c in listed:
+                if a is not None and b is not None and c is not None:
+                    self._rules.setdefault((a, b), []).append((line, c))
+        by_id = self._table_of_ids()
+        return replay_steps([unit for unit in units if unit is not None], self._rules,
+                            lambda token: Part(token, show(by_id[token])), lambda line: (f"merge {line + 1}",
+                                                                                       str(line + 1)))
+
+    def _table_of_ids(self) -> dict[int, bytes]:
+        if self._by_id is None:
+            self._by_id = {token: data for data, token in self._lookup.items()}
+        return self._by_id
 
 
 class LlamaCppTextModel:

@@ -8,7 +8,9 @@ import struct
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from bpeproof.impl.formats.derive import last_split
 from bpeproof.impl.merge_loop import merge
+from bpeproof.impl.models.steps import Part, PieceSteps, replay_steps, substrings, traced_steps
 from bpeproof.impl.normalizers.sentencepiece import SPACE_SYMBOL, SentencePieceNormalizer, longest_prefix
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError
 
@@ -81,6 +83,7 @@ class SentencePieceModel:
         types: list[int] = []
         ids: dict[str, int] = {}
         keys: dict[str, int] = {}
+        scores: dict[str, float] = {}
         unk: int | None = None
         byte_ids: list[int | None] = [None] * ALPHABET_SIZE
         for token, piece in enumerate(pieces):
@@ -108,6 +111,7 @@ class SentencePieceModel:
             ids[text] = token
             if kind in _MERGEABLE:
                 keys[text] = score_key(float(score))
+                scores[text] = float(score)
             if kind == PIECE_UNKNOWN:
                 if unk is not None:
                     raise BPEValueError(f"piece {token} {text!r}: the unknown piece is already piece {unk}")
@@ -132,6 +136,8 @@ class SentencePieceModel:
         self._byte_pieces = [f"<0x{byte:02X}>" for byte in range(ALPHABET_SIZE)]
         ranked = {key: code for code, key in enumerate(sorted(set(keys.values()), reverse=True))}
         self._codes = {text: ranked[key] for text, key in keys.items()}
+        self._scores = scores  # for merge_steps' labels
+        self._longest: int | None = None  # the longest piece, for article_steps (found on first use)
         self._has_unused = any(types[token] == PIECE_UNUSED for token in ids.values())
         self._bigrams = {text[i : i + 2] for text in keys for i in range(len(text) - 1)}
         user_defined = [text for text, token in ids.items() if types[token] == PIECE_USER_DEFINED]
@@ -320,6 +326,78 @@ class SentencePieceModel:
         for _, part in final:
             resegment(part, 0)
         return out
+
+    # -- reports (impl.models.steps) ------------------------------------------------------------------------
+
+    def _units(self, text: str) -> tuple[list[str], list[bool]]:
+        """The units the merge starts from: a user-defined symbol where one starts (frozen), else a character."""
+        units: list[str] = []
+        frozen: list[bool] = []
+        for chunk, symbol in self._chunks(text):
+            pieces = [chunk] if symbol else list(chunk)
+            units += pieces
+            frozen += [symbol] * len(pieces)
+        return units, frozen
+
+    def _part(self, text: str) -> Part:
+        token = self._ids.get(text)
+        return Part(token if token is not None and self._types[token] in _MERGEABLE else None, text)
+
+    def merge_steps(self, word: bytes) -> PieceSteps:
+        """sentencepiece on a whole text (``impl.models.steps``): the normalized text's characters (user-defined
+        symbols whole), the joins by the score of the piece they spell ("score s", highest first), and what becomes
+        of the parts that are no piece (byte pieces, ``unk``) or unused pieces (split again)."""
+        text = self.normalizer.normalize(word)
+        if not text:
+            return PieceSteps((), (), ())
+        units, frozen = self._units(text)
+        get = self._codes.get
+
+        def code(x: tuple[int, str], y: tuple[int, str]) -> int | None:
+            return None if frozen[x[0]] or frozen[y[0]] else get(x[1] + y[1])
+
+        def label(value: int, joined: tuple[int, str]) -> tuple[int, str, str]:
+            score = f"{self._scores[joined[1]]:g}"
+            return value, f"score {score}", score
+
+        parts, joins = traced_steps(list(enumerate(units)), code, lambda x, y, value: (x[0], x[1] + y[1]),
+                                    lambda unit: self._part(unit[1]), label)
+        ids = self.encode_word(word)
+        notes = [f"normalized: {text!r}"] if text != word.decode("utf-8", "replace") else []
+        merged = PieceSteps(parts, joins, ids).parts()
+        unknown = [part.text for part in merged if part.token is None]
+        if unknown:
+            how = "their UTF-8 bytes' <0xXX> pieces (byte_fallback)" if self._byte_fallback else "unk, one for a run"
+            notes.append(f"parts that are no piece ({' '.join(dict.fromkeys(unknown))}): {how}")
+        if any(part.token is not None and self._types[part.token] == PIECE_UNUSED for part in merged):
+            notes.append("unused pieces are split again into the two parts they were made of")
+        return PieceSteps(parts, joins, ids, None, tuple(notes))
+
+    def article_steps(self, word: bytes) -> PieceSteps | None:
+        """def-bpe over the normalized text's units with the rules recovered from the scores
+        (``impl.formats.derive``): each piece of two units or more found in the text, made of the two parts its own
+        merge with the higher-scoring pieces ends in, highest score first; None when a unit is no piece."""
+        text = self.normalizer.normalize(word)
+        units, _ = self._units(text)
+        tokens = [self._part(unit).token for unit in units]
+        if None in tokens:
+            return None
+        codes = self._codes
+        if self._longest is None:
+            self._longest = max(map(len, codes), default=1)
+        found = sorted(({text[start:stop] for start, stop in substrings(text, self._longest)} & codes.keys()),
+                       key=lambda piece: (codes[piece], self._ids[piece]))
+        rules: dict[tuple[int, int], list[tuple[int, int]]] = {}
+        names: list[str] = []
+        for piece in found:
+            split = last_split(piece, codes, codes[piece])
+            left, right = (None, None) if split is None else (self._part(split[0]).token, self._part(split[1]).token)
+            if left is not None and right is not None:
+                rules.setdefault((left, right), []).append((len(names), self._ids[piece]))
+                names.append(f"{self._scores[piece]:g}")
+        return replay_steps([token for token in tokens if token is not None], rules,
+                            lambda token: self._part(self._texts[token]),
+                            lambda index: (f"score {names[index]}", names[index]))
 
     def _ids_of(self, parts: list[tuple[str, int]]) -> tuple[int, ...]:
         """The library's ids for the parts: a control piece as it is, unknown parts as byte pieces with

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bpeproof.impl.encoder import Encoder
+from bpeproof.impl.models.steps import Part, PieceSteps, replay_steps, show
 from bpeproof.spec.types import ALPHABET_SIZE, Rule, RuleTriple
 
 __all__ = ["SequentialModel"]
@@ -19,6 +20,7 @@ class SequentialModel:
     def __init__(self, rules: Sequence[RuleTriple] | Encoder, byte_ids: Sequence[int] | None = None) -> None:
         self.encoder = rules if isinstance(rules, Encoder) else Encoder(rules, cache_size=0)
         self.byte_ids = None if byte_ids is None else tuple(byte_ids)
+        self._pairs: dict[tuple[int, int], list[tuple[int, int]]] | None = None  # for merge_steps, made on first use
 
     @property
     def rules(self) -> tuple[Rule, ...]:
@@ -44,4 +46,23 @@ class SequentialModel:
 
     def c_merger(self) -> Any:
         return self.encoder.c_merger(self.byte_ids)
+
+    def merge_steps(self, word: bytes) -> PieceSteps:
+        """enc_R on ``word`` (``impl.models.steps``): each rule r_k that fires, in list order, labelled "rk"."""
+        if self._pairs is None:
+            self._pairs = {}
+            for index, rule in enumerate(self.rules):
+                self._pairs.setdefault((rule.a, rule.b), []).append((index, rule.c))
+        encoder = self.encoder
+        to_external = self.byte_ids
+
+        def part(token: int) -> Part:
+            outer = to_external[token] if to_external is not None and token < ALPHABET_SIZE else token
+            return Part(outer, show(encoder.token_bytes(token)))
+
+        return replay_steps(list(word), self._pairs, part, lambda index: (f"r{index + 1}", str(index + 1)))
+
+    def article_steps(self, word: bytes) -> PieceSteps:
+        """The article's semantics is this model's: ``merge_steps``."""
+        return self.merge_steps(word)
 

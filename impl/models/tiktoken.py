@@ -12,7 +12,9 @@ try:
     from bpeproof.impl._c import _fastenc  # type: ignore[attr-defined]
 except ImportError:  # the C extension is optional: the Python loops give the same ids
     _fastenc = None
+from bpeproof.impl.formats.derive import last_split
 from bpeproof.impl.merge_loop import merge
+from bpeproof.impl.models.steps import Part, PieceSteps, replay_steps, show, substrings, traced_steps
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTextError, is_int
 
 __all__ = ["TIKTOKEN_RANK_LIMIT", "TiktokenModel"]
@@ -46,6 +48,7 @@ class TiktokenModel:
         self._ranks: dict[bytes, int] = dict(ranks)
         self._decoder = decoder
         self._fast: Any = None
+        self._longest: int | None = None  # the longest token, for article_steps (made on first use)
         self._use_c = _encoder_module.USE_C_LOOP and _fastenc is not None  # decided when the model is made
 
     @property
@@ -84,6 +87,38 @@ class TiktokenModel:
                 outputs += [rank for rank, _ in multi]
                 self._fast = _fastenc.Merger.from_ranks([token for _, token in multi], outputs)
         return self._fast
+
+    def merge_steps(self, word: bytes) -> PieceSteps:
+        """tiktoken on ``word`` (``impl.models.steps``): the joins by the rank of the joined bytes ("rank r"), and
+        the whole-piece look-up, which decides when ``word`` is itself a token."""
+        get = self._ranks.get
+        units, joins = traced_steps([word[i : i + 1] for i in range(len(word))], lambda x, y: get(x + y),
+                                    _join_bytes, lambda data: Part(get(data), show(data)),
+                                    lambda rank, data: (rank, f"rank {rank}", str(rank)))
+        whole = get(word)
+        return PieceSteps(units, joins, self.encode_word(word), None if whole is None else Part(whole, show(word)))
+
+    def article_steps(self, word: bytes) -> PieceSteps | None:
+        """def-bpe on the rules recovered from the ranks (``impl.formats.derive``) that can apply to ``word``: each
+        token of two bytes or more found in it, made of the two parts its own merge with the lower ranks ends in,
+        in rank order; None when a byte of ``word`` has no rank."""
+        ranks = self._ranks
+        units = [ranks.get(word[i : i + 1]) for i in range(len(word))]
+        if None in units:
+            return None
+        if self._longest is None:
+            self._longest = max(map(len, ranks), default=1)
+        rules: dict[tuple[int, int], list[tuple[int, int]]] = {}
+        for token in sorted({word[start:stop] for start, stop in substrings(word, self._longest)} & ranks.keys(),
+                            key=ranks.__getitem__):
+            rank = ranks[token]
+            split = last_split(token, ranks, rank)
+            if split is not None and split[0] in ranks and split[1] in ranks:
+                rules.setdefault((ranks[split[0]], ranks[split[1]]), []).append((rank, rank))
+        decoder = self._decoder
+        return replay_steps([unit for unit in units if unit is not None], rules,
+                            lambda token: Part(token, show(decoder[token])),
+                            lambda rank: (f"rank {rank}", str(rank)))
 
 
 def _join_bytes(x: bytes, y: bytes, code: int) -> bytes:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from bpeproof.impl.io.corpus import read_text
 from bpeproof.impl.io.errors import FormatError
+from bpeproof.impl.io.files import gzip_stream
 from bpeproof.impl.parallel.progress import Progress
 
 if TYPE_CHECKING:
@@ -168,14 +169,11 @@ def iter_range_texts(task: Range, *, cut: bool, on_bytes: Progress = None,
         if text:
             yield text, len(text.encode("utf-8"))
         return
-    import gzip
-    import zlib
-
     try:
         with Path(task.name).open("rb") as raw:
             if task.gzipped:
-                with gzip.GzipFile(fileobj=raw, mode="rb") as unpacked:
-                    for piece in _cut_texts(task.name, unpacked, 0, None, block):  # type: ignore[arg-type]
+                with gzip_stream(task.name, raw) as unpacked:  # damaged data: impl.io.files' one error
+                    for piece in _cut_texts(task.name, unpacked, 0, None, block):
                         report(raw.tell())
                         yield piece
             else:
@@ -186,8 +184,6 @@ def iter_range_texts(task: Range, *, cut: bool, on_bytes: Progress = None,
                         report(raw.tell() - task.start)
                         yield piece
             report(size)
-    except (EOFError, zlib.error, gzip.BadGzipFile) as error:
-        raise FormatError(task.name, None, f"corrupt or truncated gzip data: {error}") from None
     except FileNotFoundError:
         raise FormatError(task.name, None, "no such file") from None
     except IsADirectoryError:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 from pathlib import Path
 
 from bpeproof.impl import formats
@@ -13,7 +12,7 @@ from bpeproof.impl.formats.tekken import parse_tekken
 from bpeproof.impl.formats.tiktoken_file import parse_tiktoken
 from bpeproof.impl.formats.vocab import PreTokenizerStep, TextModel, token_string_to_bytes
 from bpeproof.impl.io.errors import FormatError
-from bpeproof.impl.io.files import read_bytes
+from bpeproof.impl.io.files import read_bytes, read_head
 from bpeproof.impl.models.hugging_face import HuggingFaceModel, HuggingFaceTextModel
 from bpeproof.impl.models.sentencepiece import SentencePieceModel
 from bpeproof.impl.models.tiktoken import TiktokenModel
@@ -28,12 +27,11 @@ __all__ = ["guess_pattern", "load_tokenizer"]
 
 
 def _is_project_file(path: Path) -> bool:
-    try:
-        opener = gzip.open if path.name.endswith(".gz") else open
-        with opener(path, "rb") as handle:
-            head = handle.read(4096)
-    except (OSError, EOFError):
+    """Whether the file's first bytes name the project's format; damaged gzip data raises ``FormatError`` here
+    (``impl.io.files.read_head``), as every reader of the file would."""
+    if not path.is_file():
         return False
+    head = read_head(path, 4096)
     return b'"format"' in head and FORMAT_NAME.encode() in head
 
 

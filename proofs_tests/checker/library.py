@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import gzip
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,10 +25,13 @@ from bpeproof.proofs_tests.checker.worker import TargetError
 
 
 def load_reference(vocab: str, pattern: str | None) -> Any:
+    from bpeproof.impl.io.errors import FormatError
     from bpeproof.impl.pipelines.registry import load_tokenizer
 
     try:
         return load_tokenizer(vocab, pattern)
+    except FormatError as error:  # its message names the file and what is wrong with it
+        raise TargetError(str(error)) from None
     except Exception as error:  # a file that is not a vocabulary
         raise TargetError(f"{vocab}: not a vocabulary file this project reads: {type(error).__name__}: {error}"
                           ) from None
@@ -151,10 +153,9 @@ class Library:
             except LibraryMissingError as error:
                 self.note = str(error)
                 return
-            raw = Path(vocab).read_bytes()
-            if vocab.endswith(".gz"):
-                raw = gzip.decompress(raw)
-            hf = tokenizers.Tokenizer.from_str(raw.decode("utf-8"))
+            from bpeproof.impl.io.files import read_bytes
+
+            hf = tokenizers.Tokenizer.from_str(read_bytes(vocab).decode("utf-8"))
             self.name = f"tokenizers {tokenizers.__version__}"
 
             def encode_hf(text: str, special: bool) -> list[int]:

@@ -24,19 +24,20 @@ text and the name of the source it came from:
 from __future__ import annotations
 
 import contextlib
-import gzip
 import hashlib
+import io
 import json
 import os
 import random
 import unicodedata
-import zlib
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from bpeproof.impl.io.atomic import atomic_write_bytes
+from bpeproof.impl.io.errors import FormatError
+from bpeproof.impl.io.files import open_binary
 from bpeproof.proofs_tests.checker.variants import token_table
 from bpeproof.proofs_tests.checker.worker import TargetError
 
@@ -110,9 +111,10 @@ def corpus_lines(limit_per_file: int = 4000) -> tuple[str, ...]:
     lines: list[str] = []
     for path in files:
         try:
-            with gzip.open(path, "rt", encoding="utf-8", errors="replace", newline="") as handle:
-                head = handle.read(1_500_000)
-        except (OSError, EOFError):
+            with open_binary(path) as raw, io.TextIOWrapper(raw, encoding="utf-8", errors="replace",
+                                                             newline="") as stream:
+                head = stream.read(1_500_000)
+        except (OSError, FormatError):  # a damaged corpus is left out
             continue
         chosen = [line for line in head.splitlines(keepends=True) if line.strip()]
         lines += rng.sample(chosen, min(limit_per_file, len(chosen)))
@@ -156,16 +158,14 @@ def read_corpus(paths: Sequence[str]) -> tuple[str, ...]:
     rng = random.Random(1)
     lines: list[str] = []
     for path in paths:
+        if not os.path.exists(path):
+            raise TargetError(f"--corpus {path}: no such file")
         try:
-            if path.endswith(".gz"):
-                with gzip.open(path, "rb") as handle:
-                    data = handle.read(CORPUS_BYTES)
-            else:
-                with open(path, "rb") as handle:
-                    data = handle.read(CORPUS_BYTES)
-        except FileNotFoundError:
-            raise TargetError(f"--corpus {path}: no such file") from None
-        except (OSError, EOFError, zlib.error) as error:  # gzip.BadGzipFile is an OSError
+            with open_binary(path) as handle:  # the one reader of compressed input (impl.io.files)
+                data = handle.read(CORPUS_BYTES)
+        except FormatError as error:
+            raise TargetError(f"--corpus {error}") from None
+        except OSError as error:
             raise TargetError(f"--corpus {path}: cannot be read: {error}") from None
         if len(data) == CORPUS_BYTES:  # cut at the last whole line (and whole character)
             data = data[: data.rfind(b"\n") + 1] or data

@@ -141,6 +141,10 @@ class Variants:
         return merge([self.byte_id[b] for b in data], code, join)
 
     def bytes_rank_parts(self, data: bytes, without: int | None = None) -> list[int] | None:
+        """``data`` merged by the lowest rank of the joined bytes; None when a byte has no token (a vocabulary of
+        characters, such as a sentencepiece model without byte pieces)."""
+        if any(b not in self.byte_id for b in data):
+            return None
         return [self.bytes_rank[p][1] for p in self._merged(data, None, without)]
 
     def whole(self, data: bytes, fallback: Callable[[bytes, int | None], list[int] | None],

@@ -107,6 +107,7 @@ def _error_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
         ["convert", "{missing}", "out.tiktoken"],
         ["train", "{missing}", "--merges", "2", "-o", "tok.json"],
         ["trace", "{missing}"],
+        ["trace", "--vocab", "{missing}"],
     ],
     ids=lambda argv: argv[0],
 )

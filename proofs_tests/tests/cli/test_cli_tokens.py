@@ -139,3 +139,26 @@ def test_explain_columns_align_with_wide_characters(tmp_path: Path, capsys: pyte
         tokens = " ".join(step.tokens)
         assert row.endswith(tokens) and display_width(row) - display_width(tokens) == 33, row
     assert display_width("日本") == 4 and display_width("e\u0301") == 1
+
+
+def test_explain_marks_the_whole_piece_lookup_and_the_article(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """A rank file with a token only tiktoken's whole-piece look-up gives: explain shows the merges, the look-up
+    that decides, and that the article's def-bpe on the recovered merge list gives other tokens."""
+    from bpeproof.proofs_tests.planted.vocab import UNREACHABLE, write_rank_file
+
+    vocab = write_rank_file(tmp_path / "ranks.tiktoken", merges=60, unreachable=True)
+    word = UNREACHABLE[-1].decode()
+    svg = tmp_path / "tree.svg"
+    assert main(["explain", f"{word} the", "--vocab", str(vocab), "--pattern", "cl100k", "--svg", str(svg)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("semantics: tiktoken: the whole pre-token if it is a token")
+    assert any(line.startswith(f"  whole piece: {word} is token ") and "taken whole instead of the merged" in line
+               for line in lines)
+    assert any(line.startswith("  ≠ the article's def-bpe on the recovered merge list: ") for line in lines)
+    assert lines[-2] == "the article's def-bpe on the recovered merge list: other tokens for 1 of 2 pieces"
+    assert f"{word} (whole)" in svg.read_text(encoding="utf-8")
+    assert main(["explain", word, "--vocab", str(vocab), "--pattern", "cl100k", "--json"]) == 0
+    (entry,) = json.loads(capsys.readouterr().out)["words"]
+    assert entry["whole"]["token"] == word and entry["article"]["same"] is False
+    assert entry["ids"] == [entry["whole"]["id"]] != entry["article"]["ids"]
