@@ -22,8 +22,8 @@ splits of one token).
 Short sequences are merged in a flat list (``min``/``index`` in C); long ones with a heap of (code, position)
 over a linked list of positions, each entry checked when popped (lazy invalidation): O(n log n) for any table.
 The optional C loop (``impl/_c/_fastenc_merge.h``, part of the ``_fastenc`` extension) implements the same two
-methods over dense int ids.  ``merge_traced`` is the heap method again, recording every join, for the explanations
-of ``bpeproof.impl.models.steps`` (the loops above stay as they are: they are the engine's speed path).
+methods over dense int ids.  ``merge_traced`` runs the heap method and records every join, for the explanations
+of ``bpeproof.impl.models.steps``.
 """
 
 from __future__ import annotations
@@ -72,12 +72,14 @@ def merge_short(units: list[Unit], code: Code[Unit], join: Join[Unit]) -> list[U
     return units
 
 
-def merge_long(units: list[Unit], code: Code[Unit], join: Join[Unit]) -> list[Unit]:
+def merge_long(units: list[Unit], code: Code[Unit], join: Join[Unit],
+               on_join: Callable[[int, int, int, Unit], None] | None = None) -> list[Unit]:
     """The same result as ``merge_short`` in O(n log n): a heap of (code, position) over a linked list.
 
     Position i holds a unit until it is merged into its left neighbour (``alive[i]`` false).  An entry
     (c, i) stands for the pair starting at i and is skipped when popped if that pair's code is no longer c.
     Positions keep their order in the list, so among equal codes the heap pops the leftmost pair first.
+    ``on_join(i, j, code, joined)`` hears of every join, in order (the original positions of the two units).
     """
     n = len(units)
     if n < 2:
@@ -98,6 +100,8 @@ def merge_long(units: list[Unit], code: Code[Unit], join: Join[Unit]) -> list[Un
             continue
         units[i] = joined = join(units[i], units[j], best)
         alive[j] = False
+        if on_join is not None:
+            on_join(i, j, best, joined)
         k = nxt[j]
         nxt[i] = k
         if k < n:
@@ -124,60 +128,27 @@ def merge_traced(
     units: list[Unit], code: Code[Unit], join: Join[Unit]
 ) -> tuple[list[Unit], list[tuple[int, int, Unit]]]:
     """``merge``'s result and its joins in order: (position of the left unit in the sequence before the join, its
-    code, the joined unit).  ``merge_long``'s heap over a linked list, in O(n log n) for any length (a
-    sentencepiece text is one long word), with the alive positions counted in a Fenwick tree to give each join's
-    position in the sequence as it then is."""
+    code, the joined unit).  ``merge_long`` itself, in O(n log n) for any length (a sentencepiece text is one long
+    word), hearing of each join; the alive positions are counted in a Fenwick tree to give each join's position in
+    the sequence as it then is."""
     n = len(units)
-    units = list(units)
-    if n < 2:
-        return units, []
-    alive = [True] * n
-    nxt = list(range(1, n + 1))
-    prv = list(range(-1, n - 1))
-    tree = [0] * (n + 1)  # Fenwick tree over alive: tree sums of ones
+    tree = [0] * (n + 1)  # Fenwick tree over the alive positions: tree sums of ones
     for index in range(1, n + 1):
         tree[index] += 1
         parent = index + (index & -index)
         if parent <= n:
             tree[parent] += tree[index]
-
-    def before(i: int) -> int:  # alive positions before i
-        total = 0
-        while i > 0:
-            total += tree[i]
-            i -= i & -i
-        return total
-
-    def remove(i: int) -> None:
-        i += 1
-        while i <= n:
-            tree[i] -= 1
-            i += i & -i
-
-    heap = [(c, i) for i, (x, y) in enumerate(pairwise(units)) if (c := code(x, y)) is not None]
-    heapq.heapify(heap)
     joins: list[tuple[int, int, Unit]] = []
-    while heap:
-        best, i = heapq.heappop(heap)
-        if not alive[i]:
-            continue
-        j = nxt[i]
-        if j >= n or code(units[i], units[j]) != best:
-            continue
-        units[i] = joined = join(units[i], units[j], best)
-        joins.append((before(i), best, joined))
-        alive[j] = False
-        remove(j)
-        k = nxt[j]
-        nxt[i] = k
-        if k < n:
-            prv[k] = i
-            after = code(joined, units[k])
-            if after is not None:
-                heapq.heappush(heap, (after, i))
-        p = prv[i]
-        if p >= 0:
-            previous = code(units[p], joined)
-            if previous is not None:
-                heapq.heappush(heap, (previous, p))
-    return [unit for unit, kept in zip(units, alive, strict=True) if kept], joins
+
+    def record(i: int, j: int, best: int, joined: Unit) -> None:
+        position, at = 0, i  # alive positions before i
+        while at > 0:
+            position += tree[at]
+            at -= at & -at
+        joins.append((position, best, joined))
+        at = j + 1  # j is no longer alive
+        while at <= n:
+            tree[at] -= 1
+            at += at & -at
+
+    return merge_long(list(units), code, join, record), joins

@@ -164,7 +164,7 @@ def read_corpus(paths: Sequence[str]) -> tuple[str, ...]:
             with open_binary(path) as handle:  # the one reader of compressed input (impl.io.files)
                 data = handle.read(CORPUS_BYTES)
         except FormatError as error:
-            raise TargetError(f"--corpus {error}") from None
+            raise TargetError(f"--corpus {path}: cannot be read: {error.problem}") from None
         except OSError as error:
             raise TargetError(f"--corpus {path}: cannot be read: {error}") from None
         if len(data) == CORPUS_BYTES:  # cut at the last whole line (and whole character)

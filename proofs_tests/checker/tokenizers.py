@@ -164,6 +164,7 @@ def _describe(group: Group, finding: Finding, classifier: Classifier, library: L
         detail=analysis.detail, piece=analysis.piece, piece_index=analysis.piece_index,
         alternative=analysis.alternative, variants=list(analysis.variants),
         actual=finding.actual.message if isinstance(finding.actual, ErrorAnswer) else finding.actual,
+        ids=finding.ids,
     )
     if library is not None and library.name is not None and finding.kind != "decode":
         divergence.library_answer = library.encode(finding.text, finding.allowed_special is not None)
