@@ -183,9 +183,10 @@ def text_lines(reports: Sequence[ClaimReport]) -> list[str]:
     """The report as aligned lines: claim, scope, status, conditions, CPU seconds (and why, when not proved)."""
     width = max((len(r.id) for r in reports), default=10)
     scope_width = max((len(r.scope) for r in reports), default=10)
+    status_width = max((len(r.status) for r in reports), default=8)
     lines = []
     for r in reports:
-        line = (f"{r.id:<{width}}  {r.scope:<{scope_width}}  {r.status:<8} {r.conditions:>3} conditions"
+        line = (f"{r.id:<{width}}  {r.scope:<{scope_width}}  {r.status:<{status_width}} {r.conditions:>3} conditions"
                 f" {r.cpu_seconds:7.1f} CPU s")
         if r.scope == "bounded" and r.bounds:
             line += f"  [{' | '.join(r.bounds)}]"
