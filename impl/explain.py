@@ -4,7 +4,8 @@ the article's definitions give other tokens.
 The steps are the tokenizer's merge model's own report (``bpeproof.impl.models.steps``): the article's enc_R for
 the project's files (def-bpe: only the rules that change something are shown, each as one step that replaces
 every occurrence of its pair, left to right, def-merge), tiktoken's rank order with its whole-piece look-up,
-Hugging Face's merge lines with its flags, sentencepiece's score order, llama.cpp's merge lines.  Consecutive
+Hugging Face's merge lines with its flags, sentencepiece's and llama.cpp SPM's score order, llama.cpp's merge
+lines.  Consecutive
 joins of one merge are one row, as def-merge writes them.  For any other semantics each word is also run
 through the article's definitions (def-bpe on the merge list recovered from the file, ``article_steps``), and a
 word where they give other tokens is marked.

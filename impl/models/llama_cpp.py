@@ -27,6 +27,19 @@ __all__ = ["LlamaCppModel", "LlamaCppTextModel"]
 _NEVER_IN_UTF8 = frozenset((0xC0, 0xC1, *range(0xF5, 0x100)))
 
 
+def _listed_merges(ranks: Mapping[tuple[bytes, bytes], int], lookup: Mapping[bytes, int]
+                   ) -> Iterable[tuple[int, int | None, int | None, int | None]]:
+    """The merge lines (the first of each pair) in file order, as (line, left id, right id, joined id), an id
+    None where its text is no token: the rule list of the article's def-bpe."""
+    return ((line, lookup.get(left), lookup.get(right), lookup.get(left + right))
+            for (left, right), line in sorted(ranks.items(), key=lambda item: item[1]))
+
+
+def _merge_label(line: int) -> tuple[str, str]:
+    """How a merge line is named in a report, and its mark in the tree (1-based, as a file's lines are read)."""
+    return f"merge {line + 1}", str(line + 1)
+
+
 class LlamaCppModel:
     """llama.cpp's BPE (``llm_tokenizer_bpe_session``) on the tokens of a GGUF file, over the one merge loop
     (``impl.merge_loop.merge``, or its C version) like the other models of ``impl.models``; ``semantics`` "llama.cpp".
@@ -180,7 +193,7 @@ class LlamaCppModel:
         its bytes; the parts without a token spelt as their bytes' tokens, the bytes without one left out."""
         def label(code: int, unit: tuple[int | None, bytes]) -> tuple[int, str, str]:
             line = code // self._stride if self._pairs is not None else code
-            return line, f"merge {line + 1}", str(line + 1)
+            return line, *_merge_label(line)
 
         barrier = self._barrier if self._pairs is not None else None
 
@@ -218,15 +231,13 @@ class LlamaCppModel:
             if self._triples is not None:
                 listed = zip(range(len(self._triples[0])), *self._triples, strict=False)
             else:
-                listed = ((rank, lookup.get(left), lookup.get(right), lookup.get(left + right))
-                          for (left, right), rank in sorted(self._ranks.items(), key=lambda item: item[1]))
+                listed = _listed_merges(self._ranks, lookup)
             for line, a, b, c in listed:
                 if a is not None and b is not None and c is not None:
                     self._rules.setdefault((a, b), []).append((line, c))
         by_id = self._table_of_ids()
         return replay_steps([unit for unit in units if unit is not None], self._rules,
-                            lambda token: Part(token, show(by_id[token])), lambda line: (f"merge {line + 1}",
-                                                                                       str(line + 1)))
+                            lambda token: Part(token, show(by_id[token])), _merge_label)
 
     def _table_of_ids(self) -> dict[int, bytes]:
         if self._by_id is None:
@@ -260,6 +271,8 @@ class LlamaCppTextModel:
         self._byte_tokens = [self._lookup.get(f"<0x{byte:02X}>".encode("ascii")) for byte in range(ALPHABET_SIZE)]
         self._newline_runs = newline_runs
         self._ignore_merges = ignore_merges
+        self._rules: dict[tuple[int, int], list[tuple[int, int]]] | None = None  # for article_steps
+        self._by_id: dict[int, bytes] | None = None  # for article_steps
 
     @property
     def vocabulary_size(self) -> int:
@@ -271,10 +284,16 @@ class LlamaCppTextModel:
     def c_merger(self) -> Any:
         return None
 
+    def _whole(self, word: bytes) -> int | None:
+        """The token ``encode_word`` gives ``word`` whole, before merging (``ignore_merges``, ``newline_runs``)."""
+        whole = self._lookup.get(word)
+        return whole if whole is not None and (
+            self._ignore_merges or (self._newline_runs and not word.strip(b"\n"))) else None
+
     def encode_word(self, word: bytes) -> tuple[int, ...]:
         lookup = self._lookup
-        whole = lookup.get(word)
-        if whole is not None and (self._ignore_merges or (self._newline_runs and not word.strip(b"\n"))):
+        whole = self._whole(word)
+        if whole is not None:
             return (whole,)
         ranks = self._ranks.get
         out: list[int] = []
@@ -285,3 +304,42 @@ class LlamaCppTextModel:
                 continue
             out += [unit for unit in map(self._byte_tokens.__getitem__, symbol) if unit is not None]
         return tuple(out)
+
+    # -- reports (impl.models.steps) ------------------------------------------------------------------------
+
+    def merge_steps(self, word: bytes) -> PieceSteps:
+        """llama.cpp's BPE over text on ``word`` (``impl.models.steps``): its characters, the joins by merge line
+        ("merge n"), the whole-word look-up where it decides, and the byte tokens of the parts that are no token."""
+        lookup = self._lookup
+        ranks = self._ranks.get
+        units, joins = traced_steps(
+            [(lookup.get(symbol), symbol) for symbol in utf8_symbols(word)], lambda x, y: ranks((x[1], y[1])),
+            lambda x, y, code: (lookup.get(x[1] + y[1]), x[1] + y[1]), lambda unit: Part(unit[0], show(unit[1])),
+            lambda line, joined: (line, *_merge_label(line)))
+        whole = self._whole(word)
+        parts = [part.token for part in PieceSteps(units, joins, ()).parts()]
+        notes: list[str] = []
+        if whole is not None and parts != [whole] and not self._ignore_merges:
+            notes.append("a run of newlines that is a token is that token (llama.cpp's rule for Gemma 4)")
+        elif whole is None and None in parts:
+            notes.append("parts without a token are spelt as their bytes' <0xXX> tokens, a byte without one left out")
+        return PieceSteps(units, joins, self.encode_word(word), None if whole is None else Part(whole, show(word)),
+                          tuple(notes))
+
+    def article_steps(self, word: bytes) -> PieceSteps | None:
+        """def-bpe with the file's merge list (as token ids) as the rule list, on the tokens of the word's
+        characters; None when one has no token."""
+        lookup = self._lookup
+        units = [lookup.get(symbol) for symbol in utf8_symbols(word)]
+        if None in units:
+            return None
+        if self._rules is None:
+            self._rules = {}
+            for line, a, b, c in _listed_merges(self._ranks, lookup):
+                if a is not None and b is not None and c is not None:
+                    self._rules.setdefault((a, b), []).append((line, c))
+        if self._by_id is None:
+            self._by_id = {token: data for data, token in lookup.items()}
+        by_id = self._by_id
+        return replay_steps([unit for unit in units if unit is not None], self._rules,
+                            lambda token: Part(token, show(by_id[token])), _merge_label)

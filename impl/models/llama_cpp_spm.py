@@ -18,7 +18,8 @@ rank pairs by the score of the piece they spell:
 
 Merges never cross a place where two adjacent symbols occur side by side in no token, so the text is cut there
 and each part merged on its own (and cached): the same ids, as llama.cpp's queue orders merges of different
-parts independently.
+parts independently.  The report of ``bpeproof explain`` (``merge_steps``) traces the same loop over the whole
+text, which is llama.cpp's one queue: the joins in the order llama.cpp makes them.
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from bpeproof.impl.formats.derive import last_split
 from bpeproof.impl.merge_loop import merge
+from bpeproof.impl.models.steps import Part, PieceSteps, replay_steps, show, substrings, traced_steps
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTextError
 
 __all__ = ["LlamaCppSpmModel", "utf8_symbols"]
@@ -85,8 +88,13 @@ class LlamaCppSpmModel:
                                     " unspecified")
             keys[text.encode("utf-8")] = score
             adjacent.update(text[i : i + 2].encode("utf-8") for i in range(len(text) - 1))
-        ranked = {score: rank for rank, score in enumerate(sorted(set(keys.values()), reverse=True))}
+        #: The distinct scores, highest first: a pair's code is its score's place here.
+        self._ranked_scores = sorted(set(keys.values()), reverse=True)
+        ranked = {score: rank for rank, score in enumerate(self._ranked_scores)}
         self._codes = {data: ranked[score] for data, score in keys.items()}
+        self._text_codes: dict[str, int] | None = None  # for article_steps
+        self._longest = 1  # for article_steps: the most characters of a token two symbols can spell
+        self._texts: dict[int, bytes] | None = None  # for article_steps: id → text
         self._adjacent = adjacent
         self._byte_tokens: list[int | None] = []
         for byte in range(ALPHABET_SIZE):
@@ -154,3 +162,60 @@ class LlamaCppSpmModel:
                                            " llama.cpp fails on this text")
                 out.append(fallback)
         return tuple(out)
+
+    # -- reports (impl.models.steps) ------------------------------------------------------------------------
+
+    def merge_steps(self, word: bytes) -> PieceSteps:
+        """llama.cpp's SPM session on one text (``impl.models.steps``): its symbols, the joins by the score of the
+        token they spell ("score s", highest first, the leftmost among equal scores) in the order of llama.cpp's
+        one queue over the whole text, and the byte tokens of the symbols left that are no token."""
+        get = self._codes.get
+        lookup = self._lookup
+
+        def label(code: int, joined: bytes) -> tuple[int, str, str]:
+            score = f"{self._ranked_scores[code]:g}"
+            return code, f"score {score}", score
+
+        units, joins = traced_steps(utf8_symbols(word), lambda x, y: get(x + y), _join,
+                                    lambda symbol: Part(lookup.get(symbol), show(symbol)), label)
+        ids = self.encode_word(word)
+        notes: list[str] = []
+        unknown = [part.text for part in PieceSteps(units, joins, ids).parts() if part.token is None]
+        if unknown:
+            notes.append(f"parts that are no token ({' '.join(dict.fromkeys(unknown))}): their bytes' <0xXX> tokens"
+                         " (byte fallback)")
+        return PieceSteps(units, joins, ids, None, tuple(notes))
+
+    def article_steps(self, word: bytes) -> PieceSteps | None:
+        """def-bpe over the text's symbols with the rules recovered from the scores (``impl.formats.derive``): each
+        token of two symbols or more found in the text, made of the two parts its own merge with the
+        higher-scoring tokens ends in, highest score first (the lower id first among equal scores); None when a
+        symbol is no token (then the text is no valid UTF-8 or holds a character without a token)."""
+        lookup = self._lookup
+        symbols = utf8_symbols(word)
+        tokens = [lookup.get(symbol) for symbol in symbols]
+        if None in tokens:
+            return None
+        text = word.decode("utf-8")  # every symbol is a token's text: valid UTF-8, one character each
+        if self._text_codes is None:
+            self._text_codes = {data.decode("utf-8"): code for data, code in self._codes.items()}
+            self._longest = max(map(len, self._text_codes), default=1)
+        codes = self._text_codes
+        found = sorted(({text[start:stop] for start, stop in substrings(text, self._longest)} & codes.keys()),
+                       key=lambda piece: (codes[piece], lookup[piece.encode("utf-8")]))
+        rules: dict[tuple[int, int], list[tuple[int, int]]] = {}
+        names: list[str] = []
+        for piece in found:
+            split = last_split(piece, codes, codes[piece])
+            if split is None:
+                continue
+            left, right = (lookup.get(side.encode("utf-8")) for side in split)
+            if left is not None and right is not None:
+                rules.setdefault((left, right), []).append((len(names), lookup[piece.encode("utf-8")]))
+                names.append(f"{self._ranked_scores[codes[piece]]:g}")
+        if self._texts is None:
+            self._texts = {token: data for data, token in lookup.items()}
+        texts = self._texts
+        return replay_steps([token for token in tokens if token is not None], rules,
+                            lambda token: Part(token, show(texts[token])),
+                            lambda index: (f"score {names[index]}", names[index]))

@@ -11,11 +11,12 @@ Every model of ``impl.models`` offers two reports of a word (``StepReporter``):
   token, a part without a token spelt as its bytes) in ``notes``;
 * ``article_steps(word)``: the article's definitions on the same units — enc_R of def-bpe (``replay``: each rule
   in list order replaces every occurrence of its pair, left to right) on the merge list recovered from the file:
-  the file's own list where it has one (Hugging Face, llama.cpp), else, for files of ranked tokens (tiktoken,
-  sentencepiece), the rule that makes each token from the two parts its own merge of it with the lower-ranked
-  tokens ends in (``impl.formats.derive.last_split``), in rank order.  Only the rules whose token is a part of
-  the word can apply to it, so only those are recovered (``substrings``).  None when the units are not all
-  tokens (a byte or character without one): def-bpe starts from the tokens of the word's units.
+  the file's own list where it has one (Hugging Face, llama.cpp's BPE), else, for files of ranked tokens
+  (tiktoken, sentencepiece, llama.cpp's SPM), the rule that makes each token from the two parts its own merge
+  of it with the lower-ranked tokens ends in (``impl.formats.derive.last_split``), in rank order.  Only the rules
+  whose token is a part of the word can apply to it, so only those are recovered (``substrings``).  None when
+  the units are not all tokens (a byte or character without one): def-bpe starts from the tokens of the word's
+  units.
 
 These reports are for looking into a tokenizer: they run in Python, beside the engine's loops, which they do not
 change; their ``ids`` are ``encode_word``'s, so the report never tells another result than the encoder gives.

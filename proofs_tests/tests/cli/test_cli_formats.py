@@ -139,3 +139,32 @@ def test_damaged_gzip_is_one_line_in_every_command(command: str, kind: str, how:
     assert code == 2 and out == "", err
     assert err.count("\n") == 1 and "corrupt or truncated gzip data" in err, err
     assert err.startswith(f"bpeproof: error: {vocab}: "), err
+
+
+#: GGUF files of llama.cpp's tokenizers over text with U+2581 spaces (reduced to what their vectors need), by kind.
+LLAMA_CPP_TEXT = {"llama-spm": "llama.cpp-spm", "phi-3": "llama.cpp-spm", "gemma-4": "llama.cpp"}
+LLAMA_CPP_FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "llama_cpp"
+
+
+@pytest.mark.parametrize("kind", sorted(LLAMA_CPP_TEXT))
+def test_explain_and_trace_on_llama_cpp_text_files(kind: str, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """llama.cpp's SPM (llama-spm, phi-3) and its BPE over text (Gemma 4): explain, as text, JSON and SVG, ends
+    in encode's ids under the file's semantics; trace --vocab replays the file's merges."""
+    vocab = LLAMA_CPP_FIXTURES / f"ggml-vocab-{kind}.gguf.gz"
+    text = "Hello world, it's the best of times 🦙"
+    code, out, err = _run(["encode", text, "--vocab", str(vocab), "--json"], capsys)
+    assert code == 0, err
+    ids = json.loads(out)["ids"]
+    svg = tmp_path / "trees.svg"
+    code, out, err = _run(["explain", text, "--vocab", str(vocab), "--json", "--svg", str(svg)], capsys)
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["semantics"] == LLAMA_CPP_TEXT[kind] and report["ids"] == ids and "encoded" not in report
+    assert [step for word in report["words"] for step in word["steps"]]
+    xml.dom.minidom.parseString(svg.read_text(encoding="utf-8"))
+    code, out, err = _run(["explain", text, "--vocab", str(vocab)], capsys)
+    assert code == 0, err
+    assert f"ids: {ids}" in out.splitlines() and out.splitlines()[-1].startswith("the article's def-bpe")
+    code, out, err = _run(["trace", "--vocab", str(vocab), "--word", "hello", "--word", "the best"], capsys)
+    assert code == 0 and out.strip(), err

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bpeproof import spec
+from bpeproof.impl.explain import explain
 from bpeproof.impl.formats.tiktoken_file import load_tiktoken_ranks, tiktoken_rules
 from bpeproof.impl.merge_loop import merge, merge_traced
 from bpeproof.impl.models.hugging_face import HuggingFaceModel
@@ -165,3 +166,41 @@ def test_hugging_face_repeated_pair_keeps_its_last_line_the_article_its_first() 
     assert steps.ids == (a, 257) and [join.label for join in steps.joins] == ["merge 2"]
     article = model.article_steps(b"abc")
     assert list(article.ids) == [258] and [join.label for join in article.joins] == ["merge 1", "merge 3"]
+
+
+LLAMA_CPP_FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "llama_cpp"
+
+
+@pytest.mark.parametrize("name", ["llama-spm", "phi-3", "gemma-4"])
+def test_llama_cpp_text_models_report_their_own_ids_on_the_vectors(name: str) -> None:
+    """llama.cpp's SPM and its BPE over text (Gemma 4), on the inputs of llama.cpp's vectors: the joins rebuild
+    the parts, the steps end in ``encode_word``'s ids, explain's ids are encode's, and where the article's def-bpe
+    applies its joins rebuild its own ids."""
+    path = LLAMA_CPP_FIXTURES / f"ggml-vocab-{name}.gguf.gz"
+    tokenizer = load_tokenizer(str(path))
+    model = tokenizer.model
+    assert isinstance(model, StepReporter) and tokenizer.semantics in {"llama.cpp-spm", "llama.cpp"}
+    texts = path.with_name(f"ggml-vocab-{name}.gguf.inp").read_text(encoding="utf-8").split("\n__ggml_vocab_test__\n")
+    compared = joined = 0
+    for text in texts:
+        explanation = explain(tokenizer, text)
+        assert (explanation.encoded or explanation.ids) == tokenizer.encode(text), text
+        for piece in tokenizer.pre_tokenize(text):
+            word = piece.encode("utf-8")
+            steps = model.merge_steps(word)
+            assert steps.ids == model.encode_word(word), piece
+            joined += len(steps.joins)
+            parts = rebuilt(steps)
+            if steps.whole is not None and parts != [steps.whole.token]:
+                assert list(steps.ids) == [steps.whole.token], piece
+            elif None not in parts:
+                assert parts == list(steps.ids), piece  # nothing but the merges decides
+            else:
+                assert steps.notes, piece  # the byte fallback is said
+            article = model.article_steps(word)
+            if article is None:
+                assert None in [part.token for part in steps.units], piece
+                continue
+            compared += 1
+            assert list(article.ids) == [part.token for part in article.parts()], piece
+    assert compared and joined
