@@ -328,10 +328,11 @@ def failures(vectors: Iterable[Vector], encode: Callable[..., Sequence[int]],
     tokens are allowed) against the ids, and ``decode(ids)`` against the text; an exception counts as wrong."""
     out: list[str] = []
     for vector in vectors:
+        got: object
         try:
             got = list(encode(vector.text, allowed_special="all") if vector.allowed_special else encode(vector.text))
         except Exception as error:
-            got = [f"{type(error).__name__}: {error}"]  # type: ignore[list-item]
+            got = f"{type(error).__name__}: {error}"
         if got != list(vector.ids):
             out.append(f"encode({vector.text!r}) = {got}, expected {list(vector.ids)}")
         if decode is None:

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[3]
 P = "bpeproof.proofs_tests.planted.ports:"
 #: Ports caught on the trained rank file (with ``SPECIALS`` as its special tokens), on the one with tokens only
 #: the whole-piece lookup reaches, and on the project's file with special tokens; (encode, decode or None).
-BUGGY = {
+BUGGY: dict[str, list[tuple[str, str | None]]] = {
     "rank": [(t, None) for t, _ in ports.PORTS if not t.endswith("no_whole_piece")]
     + [(P + "encode_missing_bom_token", None), (P + "encode_js_port", None),
        (P + "encode_tiktoken_special_raises", None), (P + "encode_tiktoken_special_always", None),
@@ -35,7 +35,7 @@ BUGGY = {
     "unreachable": [(P + "encode_no_whole_piece", None)],
     "project": [(P + "encode_special_ignored", None), (P + "encode_special_always", None)],
 }
-CORRECT = {
+CORRECT: dict[str, list[tuple[str, str | None]]] = {
     "rank": [(t, None) for t in ports.CORRECT_PORTS] + [(P + "encode", P + "decode"),
                                                         (P + "encode_tiktoken_special", None)],
     "unreachable": [(t, None) for t in ports.CORRECT_PORTS],
