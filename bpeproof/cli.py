@@ -25,6 +25,7 @@ COMMAND_MODULES = [
     "bpeproof.commands.convert",
     "bpeproof.commands.trace",
     "bpeproof.commands.check",
+    "bpeproof.commands.vectors",
     "bpeproof.commands.audit",
     "bpeproof.commands.prove",
 ]
