@@ -275,8 +275,9 @@ def test_program_that_exits_mid_run_is_a_finding(vocab: str, tmp_path: Path) -> 
         "    print(json.dumps({'results': [list(t.encode()) for t in request['encode']]}), flush=True)\n",
         encoding="utf-8",
     )
+    # 256 texts: the search goes on after each crash (a fresh process each time), and '7' is in many texts.
     result = check_tokenizer(cmd=f"{sys.executable} {program}", vocab=vocab, pattern="cl100k", seconds=BOUND_SECONDS,
-                             examples=CATCH_EXAMPLES, seed=1, shrink_seconds=1)
+                             examples=256, seed=1, shrink_seconds=1)
     assert result.found and result.kind in ("encode", "crashed"), result.report()
 
 
