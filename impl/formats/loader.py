@@ -125,7 +125,7 @@ def load(path: str | os.PathLike[str], *, pattern: str | None = None) -> Vocab:
         return parse_project(target, data, pattern=pattern)
     name = target.name.lower()
     if name.endswith((".bpe", ".bpe.gz")):
-        encoder = _encoder_path_for(target)
+        encoder = encoder_path_for(target)
         if encoder is None:
             raise FormatError(path, None, "no encoder.json found next to this vocab.bpe")
         return load_gpt2(encoder, target)
@@ -135,7 +135,8 @@ def load(path: str | os.PathLike[str], *, pattern: str | None = None) -> Vocab:
     return load_gpt2(target, merges)
 
 
-def _encoder_path_for(merges_path: Path) -> Path | None:
+def encoder_path_for(merges_path: Path) -> Path | None:
+    """The ``encoder.json`` next to a ``vocab.bpe`` (same prefix and compression, or the other), if any."""
     name = merges_path.name
     candidates: list[str] = []
     if "vocab.bpe" in name:
