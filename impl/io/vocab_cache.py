@@ -37,7 +37,16 @@ from typing import Any
 
 from bpeproof.impl.io.packed_state import UnpackableError, pack, unpack
 
-__all__ = ["FORMAT", "MAGIC", "CacheEntry", "cache_directory", "caching_enabled", "file_digest"]
+__all__ = [
+    "DIRECTORY_VARIABLE",
+    "FORMAT",
+    "MAGIC",
+    "OFF_VARIABLE",
+    "CacheEntry",
+    "cache_directory",
+    "caching_enabled",
+    "file_digest",
+]
 
 #: The cache format: changed whenever the layout of an entry or of its descriptions changes.
 FORMAT = 1
