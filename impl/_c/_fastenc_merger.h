@@ -222,9 +222,34 @@ fail:
     return NULL;
 }
 
+/* Make m's pair table (empty, as merger_alloc made it) the size for ``pairs`` pairs. */
+static int
+size_pairs(Merger *m, Py_ssize_t pairs)
+{
+    uint64_t slots = 16;
+    int bits = 4;
+    while (slots < (uint64_t)pairs * 2 + 2) {
+        slots *= 2;
+        bits++;
+    }
+    Slot *table = PyMem_Malloc(slots * sizeof(Slot));
+    if (table == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (uint64_t i = 0; i < slots; i++)
+        table[i].key = EMPTY_KEY;
+    PyMem_Free(m->slots);
+    m->slots = table;
+    m->mask = slots - 1;
+    m->shift = 64 - bits;
+    return 0;
+}
+
 /* Merger.from_ranks(tokens, outputs): tiktoken's semantics.  tokens[k] (bytes of two or more bytes, in rank
  * order, distinct) is the dense id 256 + k; every split of it into two parts that are bytes or tokens is a
- * pair of rank k; and every token is a whole piece. */
+ * pair of rank k; and every token is a whole piece.  The pairs are found first and the table made for their
+ * number: sized for every split instead (most are no pair), it was several times larger, and slower to fill. */
 static PyObject *
 Merger_from_ranks(PyTypeObject *type, PyObject *args)
 {
@@ -241,17 +266,18 @@ Merger_from_ranks(PyTypeObject *type, PyObject *args)
     }
     Merger *m = NULL;
     PyObject *whole = NULL;
+    int32_t *found = NULL;
     Py_ssize_t count = PySequence_Fast_GET_SIZE(tokens);
     PyObject **items = PySequence_Fast_ITEMS(tokens);
-    Py_ssize_t pairs = 0;
+    Py_ssize_t splits = 0;
     for (Py_ssize_t k = 0; k < count; k++) {
         if (!PyBytes_Check(items[k]) || PyBytes_GET_SIZE(items[k]) < 2) {
             PyErr_SetString(PyExc_TypeError, "tokens must be bytes of two or more bytes");
             goto fail;
         }
-        pairs += PyBytes_GET_SIZE(items[k]) - 1;
+        splits += PyBytes_GET_SIZE(items[k]) - 1;
     }
-    m = merger_alloc(type, 256 + count, pairs, out_seq);
+    m = merger_alloc(type, 256 + count, 0, out_seq);
     if (m == NULL)
         goto fail;
     whole = PyList_New(256 + count);
@@ -264,6 +290,12 @@ Merger_from_ranks(PyTypeObject *type, PyObject *args)
     }
     if (whole_build(m, whole) < 0)
         goto fail;
+    found = PyMem_Malloc((size_t)(splits > 0 ? splits : 1) * 3 * sizeof(int32_t));
+    if (found == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    Py_ssize_t pairs = 0;
     for (Py_ssize_t k = 0; k < count; k++) {
         const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(items[k]);
         Py_ssize_t len = PyBytes_GET_SIZE(items[k]);
@@ -272,15 +304,27 @@ Merger_from_ranks(PyTypeObject *type, PyObject *args)
             if (left < 0)
                 continue; /* most prefixes are no token: skip the suffix's look-up */
             int32_t right = i == len - 1 ? (int32_t)data[i] : whole_find(m, data + i, len - i);
-            if (right >= 0)
-                insert_pair(m, left, right, VALUE(k, 256 + k), 0);
+            if (right >= 0) {
+                found[3 * pairs] = left;
+                found[3 * pairs + 1] = right;
+                found[3 * pairs + 2] = (int32_t)k;
+                pairs++;
+            }
         }
     }
+    if (size_pairs(m, pairs) < 0)
+        goto fail;
+    for (Py_ssize_t p = 0; p < pairs; p++) {
+        int32_t k = found[3 * p + 2];
+        insert_pair(m, found[3 * p], found[3 * p + 1], VALUE(k, 256 + k), 0); /* the first split found keeps it */
+    }
+    PyMem_Free(found);
     Py_DECREF(whole);
     Py_DECREF(tokens);
     Py_DECREF(out_seq);
     return (PyObject *)m;
 fail:
+    PyMem_Free(found);
     Py_XDECREF(whole);
     Py_DECREF(tokens);
     Py_DECREF(out_seq);
