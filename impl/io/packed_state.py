@@ -79,14 +79,18 @@ class _Packer:
         """Bytes or strings as one blob (strings in UTF-8, lone surrogates kept): cut at a separator that none
         of them holds where one is found (``split`` is several times faster than slicing), else at offsets."""
         kind = "str" if text else "bytes"
-        for separator in _SEPARATORS:
+        plain: Any = ("" if text else b"").join(values)
+        for separator in _SEPARATORS if values else ():
             glue: Any = separator.decode("latin-1") if text else separator
+            if glue in plain:
+                continue
             blob: Any = glue.join(values)
-            if blob.split(glue) == values:
+            # A one-character separator absent from every item cuts exactly at the joins; a longer one could also
+            # match across a join, so the cut is checked.
+            if len(glue) == 1 or blob.split(glue) == values:
                 data: bytes = blob.encode("utf-8", "surrogatepass") if text else blob
                 return {"k": kind, "s": self.section(data), "sep": separator.hex()}
-        blob = ("" if text else b"").join(values)
-        data = blob.encode("utf-8", "surrogatepass") if text else blob
+        data = plain.encode("utf-8", "surrogatepass") if text else plain
         return {"k": kind, "s": self.section(data), "o": self.ints(accumulate(map(len, values), initial=0))}
 
     def items(self, values: Sequence[Any]) -> dict[str, Any]:
