@@ -24,10 +24,11 @@ import importlib
 import re
 from array import array
 from collections.abc import Callable, Collection, Iterable, Sequence
-from itertools import accumulate, chain, pairwise
-from typing import Any
+from functools import partial
+from itertools import accumulate, pairwise
+from typing import Any, ClassVar
 
-__all__ = ["UnpackableError", "pack", "unpack"]
+__all__ = ["DeferredState", "UnpackableError", "pack", "unpack"]
 
 #: The C extension whose merge tables are packed by their ``tables()``.
 _FASTENC = "bpeproof.impl._c._fastenc"
@@ -38,6 +39,37 @@ _SEPARATORS = (b"\n", b"\0", b"\x00\xff\xfe\x01", b"\xff\x00\x01\xfe\x7f\x80")
 
 class UnpackableError(ValueError):
     """A value that cannot be packed (a type not allowed), or a description that cannot be unpacked."""
+
+
+class DeferredState:
+    """A class whose objects ``unpack`` may make with some attributes still packed: those named in ``DEFERRED``,
+    each unpacked the first time it is read.  The tables a model keeps only for its Python loop or its
+    explanations (the C loop has its own) then cost nothing to a load that encodes in C.  Pickling or copying
+    such an object unpacks them all first."""
+
+    #: The attributes ``unpack`` leaves packed until they are read.
+    DEFERRED: ClassVar[tuple[str, ...]] = ()
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached when the attribute is not set: a deferred one is unpacked and set now.
+        pending = self.__dict__.get(_PENDING) if name != "__dict__" else None
+        if not pending or name not in pending:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        value = pending[name]()
+        object.__setattr__(self, name, value)
+        pending.pop(name, None)
+        return value
+
+    def __getstate__(self) -> Any:
+        for name in list(self.__dict__.get(_PENDING) or ()):
+            getattr(self, name)
+        state = dict(self.__dict__)
+        state.pop(_PENDING, None)
+        return state
+
+
+#: The attribute that holds an object's still packed attributes (``DeferredState``).
+_PENDING = "_packed_state_pending"
 
 
 def _class_name(kind: type) -> str:
@@ -115,9 +147,10 @@ class _Packer:
             return self.joined(values, kind is str)
         if issubclass(kind, tuple) and (kind is tuple or _class_name(kind) in self.classes):
             widths = set(map(len, values))
-            if len(widths) == 1 and set(map(type, chain.from_iterable(values))) == {int}:
+            if len(widths) == 1 and widths != {0}:
                 row = None if kind is tuple else _class_name(kind)
-                return {"k": "rows", "w": widths.pop(), "c": row, "s": self.ints(chain.from_iterable(values))}
+                columns = zip(*values, strict=True)
+                return {"k": "rows", "c": row, "cols": [self.items(list(column)) for column in columns]}
         return {"k": "any", "v": [self.pack(value) for value in values]}
 
     def pack(self, value: Any) -> Any:
@@ -146,6 +179,8 @@ class _Packer:
             raise UnpackableError(f"a {name} cannot be packed")
         if issubclass(kind, tuple):
             return {"t": "tuple-of", "c": name, "e": self.items(list(value))}
+        if isinstance(value, DeferredState):
+            value.__getstate__()  # every attribute unpacked, should it come from an entry itself
         return {"t": "object", "c": name, "a": {key: self.pack(item) for key, item in _attributes(value).items()}}
 
 
@@ -179,8 +214,8 @@ class _Unpacker:
 
     def items(self, node: dict[str, Any]) -> list[Any]:
         """The items of a sequence described by ``items``; the list is shared: callers copy it into their own."""
-        key = (node["k"], node.get("s"), node.get("o"), node.get("w"), node.get("c"), node.get("mask"))
-        if node["k"] != "any" and key in self.decoded:
+        key = (node["k"], node.get("s"), node.get("o"), node.get("c"), node.get("mask"))
+        if node["k"] not in ("any", "rows") and key in self.decoded:
             return self.decoded[key]
         kind = node["k"]
         values: list[Any]
@@ -200,12 +235,8 @@ class _Unpacker:
             else:
                 values = [blob[start:end] for start, end in pairwise(self.offsets(node["o"], len(blob)))]
         elif kind == "rows":
-            width = node["w"]
-            flat = self.array(node["s"], "q")
-            if not isinstance(width, int) or width < 1 or len(flat) % width:
-                raise UnpackableError("rows that do not fit their width")
-            rows = zip(*[iter(flat)] * width, strict=True)
-            values = list(rows) if node["c"] is None else [self.kind(node["c"])(*row) for row in rows]
+            rows = zip(*map(self.items, node["cols"]), strict=True)
+            return list(rows) if node["c"] is None else [self.kind(node["c"])(*row) for row in rows]
         else:
             raise UnpackableError(f"unknown items {kind!r}")
         if "mask" in node:
@@ -262,8 +293,15 @@ class _Unpacker:
         if tag == "object":
             kind: Any = self.kind(node["c"])
             value = kind.__new__(kind)
+            deferred = kind.DEFERRED if issubclass(kind, DeferredState) else ()
+            pending = {}
             for name, item in node["a"].items():
-                object.__setattr__(value, name, self.unpack(item))
+                if name in deferred:
+                    pending[name] = partial(self.unpack, item)
+                else:
+                    object.__setattr__(value, name, self.unpack(item))
+            if pending:
+                object.__setattr__(value, _PENDING, pending)
             return value
         raise UnpackableError(f"unknown description {tag!r}")
 

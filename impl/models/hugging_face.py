@@ -13,6 +13,7 @@ try:
     from bpeproof.impl._c import _fastenc  # type: ignore[attr-defined]
 except ImportError:  # the C extension is optional: the Python loops give the same ids
     _fastenc = None
+from bpeproof.impl.io.packed_state import DeferredState
 from bpeproof.impl.merge_loop import merge
 from bpeproof.impl.models.steps import Part, PieceSteps, replay_steps, show, traced_steps
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTextError, is_int
@@ -40,7 +41,7 @@ def _pair_table(merges: Sequence[tuple[int, int, int]], vocabulary: Container[in
     return table
 
 
-class HuggingFaceModel:
+class HuggingFaceModel(DeferredState):
     """The BPE model of Hugging Face ``tokenizers`` on a byte-level vocabulary, with the file's own ids.
 
     ``tokens``: id → the bytes its string stands for (GPT-2's byte-to-character table); ``merges``: (a, b, c)
@@ -51,6 +52,8 @@ class HuggingFaceModel:
     """
 
     semantics = "hf-bpe"
+    #: What the compiled-vocabulary cache unpacks only when read (the C loop has its own tables).
+    DEFERRED = ("_by_bytes", "_merges")
 
     def __init__(
         self,

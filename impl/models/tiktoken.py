@@ -13,6 +13,7 @@ try:
 except ImportError:  # the C extension is optional: the Python loops give the same ids
     _fastenc = None
 from bpeproof.impl.formats.derive import last_split
+from bpeproof.impl.io.packed_state import DeferredState
 from bpeproof.impl.merge_loop import merge
 from bpeproof.impl.models.steps import Part, PieceSteps, replay_steps, show, substrings, traced_steps
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTextError, is_int
@@ -23,7 +24,7 @@ __all__ = ["TIKTOKEN_RANK_LIMIT", "TiktokenModel"]
 TIKTOKEN_RANK_LIMIT = 2**32 - 1
 
 
-class TiktokenModel:
+class TiktokenModel(DeferredState):
     """tiktoken's encoder on a rank file ``token bytes → rank`` (the rank is the id), proper or not.
 
     The empty token (a rank file line ``= 50256``) is an id that decodes to nothing and that no non-empty
@@ -32,6 +33,8 @@ class TiktokenModel:
     """
 
     semantics = "tiktoken"
+    #: What the compiled-vocabulary cache unpacks only when read (the C loop has its own tables).
+    DEFERRED = ("_ranks",)
 
     def __init__(self, ranks: Mapping[bytes, int]) -> None:
         if not isinstance(ranks, Mapping):

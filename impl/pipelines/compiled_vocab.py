@@ -20,7 +20,6 @@ with its tensors) is keyed by its header and key-value pairs, where the tokenize
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import os
 from pathlib import Path
@@ -167,7 +166,8 @@ def restore(record: dict[str, Any], path: str) -> Tokenizer:
 
         name = record["class"]
         kind = getattr(importlib.import_module(_GGUF_CLASSES[name]), name)
-        gguf = dataclasses.replace(record["gguf"], path=path)
+        gguf = record["gguf"]
+        object.__setattr__(gguf, "path", path)  # the file loaded now (``dataclasses.replace`` would unpack it all)
         restored: Tokenizer = kind(gguf, model=record["model"])
         return restored
     if record["kind"] != "parts":
