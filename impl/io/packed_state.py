@@ -139,7 +139,7 @@ class _Packer:
         if len(kinds) != 1:
             return {"k": "any", "v": [self.pack(value) for value in values]}
         (kind,) = kinds
-        if kind is int:
+        if kind is int and min(values) >= -(1 << 63) and max(values) < 1 << 63:
             return {"k": "int", "s": self.ints(values)}
         if kind is float:
             return {"k": "float", "s": self.section(array("d", values).tobytes())}
