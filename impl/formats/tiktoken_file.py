@@ -14,13 +14,17 @@ import binascii
 import os
 import re
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from bpeproof.impl.formats.derive import derive_merges
-from bpeproof.impl.formats.vocab import TIKTOKEN_RANK_LIMIT, Vocab, refuse_ids_above
-from bpeproof.impl.io.atomic import atomic_write_bytes
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.io.files import compress_if_gz, decode_utf8, read_bytes
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, Rule
+
+if TYPE_CHECKING:
+    from bpeproof.impl.formats.vocab import Vocab
+
+# ``Vocab`` (``impl.formats.vocab``) and the merge recovery are imported where a ``Vocab`` is made or written: a
+# tokenizer loaded from a rank file needs neither.
 
 _RANK = re.compile(r"[0-9]+")
 _BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
@@ -116,6 +120,9 @@ def _parse_tiktoken_lines(path: str | os.PathLike[str], data: bytes) -> dict[byt
 
 def vocab_from_ranks(ranks: dict[bytes, int], *, source: str = "", pattern: str | None = None) -> Vocab:
     """A ``Vocab`` of kind ``tiktoken`` for a ``token bytes → rank`` table, with its merges recovered."""
+    from bpeproof.impl.formats.derive import derive_merges
+    from bpeproof.impl.formats.vocab import Vocab
+
     ordered = sorted(((rank, token) for token, rank in ranks.items()))
     merges, unsplit = derive_merges(ordered, ranks, ranks)
     return Vocab(
@@ -191,6 +198,8 @@ def tiktoken_bytes(vocab: Vocab) -> bytes:
     is empty, or an id is negative or above ``TIKTOKEN_RANK_LIMIT``: a rank
     file cannot hold any of these.
     """
+    from bpeproof.impl.formats.vocab import TIKTOKEN_RANK_LIMIT, refuse_ids_above
+
     seen: dict[bytes, int] = {}
     lines: list[str] = []
     special_ids = set(vocab.specials.values())
@@ -218,4 +227,6 @@ def tiktoken_bytes(vocab: Vocab) -> bytes:
 
 def write_tiktoken(vocab: Vocab, path: str | os.PathLike[str]) -> None:
     """Write ``vocab`` as a tiktoken rank file, gzip-compressed when ``path`` ends in ``.gz``, atomically."""
+    from bpeproof.impl.io.atomic import atomic_write_bytes
+
     atomic_write_bytes(path, compress_if_gz(path, tiktoken_bytes(vocab)))

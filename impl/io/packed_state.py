@@ -21,11 +21,12 @@ fit (a damaged file) raises ``UnpackableError`` too, never anything a caller wou
 from __future__ import annotations
 
 import importlib
+import operator
 import re
 from array import array
 from collections.abc import Callable, Collection, Iterable, Sequence
 from functools import partial
-from itertools import accumulate, pairwise
+from itertools import accumulate, pairwise, repeat
 from typing import Any, ClassVar
 
 __all__ = ["DeferredState", "UnpackableError", "pack", "unpack"]
@@ -132,15 +133,18 @@ class _Packer:
         if len(kinds) == 2 and none in kinds and values:
             (kind,) = kinds - {none}
             if kind in (int, bytes, str):
-                mask = self.section(bytes(value is None for value in values))
+                missing = list(map(operator.is_, values, repeat(None)))
                 fill = {int: 0, bytes: b"", str: ""}[kind]
-                packed = self.items([fill if value is None else value for value in values])
-                return {**packed, "mask": mask}
+                packed = self.items([fill if gone else value for value, gone in zip(values, missing, strict=True)])
+                return {**packed, "mask": self.section(bytes(missing))}
         if len(kinds) != 1:
             return {"k": "any", "v": [self.pack(value) for value in values]}
         (kind,) = kinds
-        if kind is int and min(values) >= -(1 << 63) and max(values) < 1 << 63:
-            return {"k": "int", "s": self.ints(values)}
+        if kind is int:
+            try:
+                return {"k": "int", "s": self.ints(values)}
+            except UnpackableError:  # an int beyond 64 bits: the items one by one
+                return {"k": "any", "v": [self.pack(value) for value in values]}
         if kind is float:
             return {"k": "float", "s": self.section(array("d", values).tobytes())}
         if kind is bytes or kind is str:
@@ -155,6 +159,8 @@ class _Packer:
 
     def pack(self, value: Any) -> Any:
         kind = type(value)
+        if kind is int and not -(1 << 63) <= value < 1 << 63:
+            return {"t": "int", "x": format(value, "x")}  # hexadecimal: no limit on the digits of a large int
         if value is None or kind in (bool, int, str) or (kind is float and value == value):
             return value
         if kind is float:
@@ -270,6 +276,8 @@ class _Unpacker:
         tag = node["t"]
         if tag == "nan":
             return float("nan")
+        if tag == "int":
+            return int(node["x"], 16)
         if tag == "bytes":
             return bytes(self.sections[node["s"]])
         if tag in _CONTAINERS:

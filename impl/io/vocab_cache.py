@@ -102,6 +102,16 @@ def _code_fingerprint() -> str:
     return _CODE
 
 
+def _places(sections: list[bytes]) -> list[list[int]]:
+    """Where each section starts after the header, and its length."""
+    places: list[list[int]] = []
+    offset = 0
+    for section in sections:
+        places.append([offset, len(section)])
+        offset += len(section)
+    return places
+
+
 class CacheEntry:
     """The entry of one vocabulary, under the key of its content and options, in ``directory``."""
 
@@ -146,15 +156,10 @@ class CacheEntry:
         """Store ``value`` under this key; False (and nothing stored) when it cannot be packed or written."""
         try:
             description, sections = pack(value, classes)
-        except UnpackableError:
+            header = json.dumps({"key": self.key, "sections": _places(sections), "value": description},
+                                separators=(",", ":")).encode()
+        except (UnpackableError, ValueError):
             return False
-        places: list[list[int]] = []
-        offset = 0
-        for section in sections:
-            places.append([offset, len(section)])
-            offset += len(section)
-        header = json.dumps({"key": self.key, "sections": places, "value": description},
-                            separators=(",", ":")).encode()
         check = 0
         parts = [MAGIC, len(header).to_bytes(8, "little"), header, *sections]
         for part in parts:

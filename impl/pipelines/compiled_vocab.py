@@ -76,9 +76,11 @@ GGUF_WHOLE_LIMIT = 1 << 28
 
 def _content_digest(file: Path) -> str:
     """The digest a file's entry is keyed by: of its bytes, or of a large GGUF file's key-value pairs only."""
+    if file.stat().st_size <= GGUF_WHOLE_LIMIT:
+        return file_digest(file)
     from bpeproof.impl.formats.gguf_container import is_gguf, read_gguf_metadata
 
-    if file.stat().st_size <= GGUF_WHOLE_LIMIT or not is_gguf(file):
+    if not is_gguf(file):
         return file_digest(file)
     end = read_gguf_metadata(file, lambda key: False).end  # the pairs are walked over, not decoded
     with open(file, "rb") as handle:

@@ -43,13 +43,16 @@ class TextPipelineRecipe:
 def _is_project_file(path: Path) -> bool:
     """Whether the file's first bytes name the project's format; damaged gzip data raises ``FormatError`` here
     (``impl.io.files.read_head``), as every reader of the file would."""
-    from bpeproof.impl.formats.project_file import FORMAT_NAME
     from bpeproof.impl.io.files import read_head
 
     if not path.is_file():
         return False
     head = read_head(path, 4096)
-    return b'"format"' in head and FORMAT_NAME.encode() in head
+    if b'"format"' not in head:
+        return False  # most files: the project file's reader is not even imported
+    from bpeproof.impl.formats.project_file import FORMAT_NAME
+
+    return FORMAT_NAME.encode() in head
 
 
 def guess_pattern(vocab: formats.Vocab) -> str | None:
