@@ -12,18 +12,21 @@ For each file, every measurement a fresh process that loads the file, encodes on
 - ``library``: the file's own library in a few lines, as its users load it: tiktoken (the rank file read as
   tiktoken reads it, then ``tiktoken.Encoding`` with the pattern as text), Hugging Face ``tokenizers``
   (``Tokenizer.from_str``), ``sentencepiece`` (``SentencePieceProcessor``); none for GGUF (llama.cpp is C++);
+- ``same ranks``: for a file that is no rank file, tiktoken's script on its tokens written as one (``bpeproof
+  convert --to tiktoken``, ids as ranks, with cl100k's pattern): the load the goals compare every format with;
 - ``first``: ``bpeproof.impl.pipelines.registry.load_tokenizer`` with an empty compiled-vocabulary cache: the file
   read, the tokenizer built and its entry written (``bpeproof.impl.io.vocab_cache``);
 - ``no cache``: the same with ``BPEPROOF_NO_CACHE=1``: read and built, nothing written;
 - ``cached``: the same with the entry in the cache;
 - ``cli``: ``bpeproof encode TEXT --vocab FILE`` (``python -m bpeproof``), the entry in the cache.
 
-``impl x`` is the library's time ÷ the project's, as in every script of ``bench/``: above 1, bpeproof is faster
-(the goals: ``cached`` and ``cli`` at least 1.0, ``first`` at least 0.67, i.e. within 1.5 times the library's
-time; a GGUF file cached within 0.3 s).  Each time is the median of ``--runs`` runs, shown with the smallest
-and largest; the peak resident memory of the median run is shown beside it.  CPU time, not wall time: on a
-shared machine the wall time counts the other processes too.  The children cache their bytecode in a private
-directory (as an installed package has its ``.pyc`` files), which one warm-up run of each script fills.
+``impl x`` is the reference's time ÷ the project's, as in every script of ``bench/``: above 1, bpeproof is
+faster (the goals: ``cached`` and ``cli`` at least 1.0, ``first`` at least 0.67, i.e. within 1.5 times
+tiktoken's time on the same ranks; a GGUF file cached within 0.3 s).  Each time is the median of ``--runs``
+runs, shown with the smallest and largest; the peak resident memory of the median run is shown beside it.
+CPU time, not wall time: on a shared machine the wall time counts the other processes too.  The children cache
+their bytecode in a private directory (as an installed package has its ``.pyc`` files), which one warm-up run
+of each script fills.  Linux and macOS (each process's own usage comes from ``wait4``).
 """
 
 from __future__ import annotations
@@ -126,9 +129,17 @@ def series(command: list[str], env: dict[str, str], runs: int, before: Any = Non
             "ids": json.loads(middle[2]) if middle[2].lstrip().startswith("[") else None}
 
 
+def rank_count(path: Path) -> int:
+    """The lines of a rank file (read in pieces: the benchmark's own process stays small, as its children's peak
+    memory would otherwise start from its size)."""
+    import gzip
+
+    with (gzip.open(path) if path.name.endswith(".gz") else open(path, "rb")) as handle:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
+
+
 def bench_file(path: Path, runs: int, work: Path) -> dict[str, Any]:
-    from bpeproof.impl.pipelines.registry import guess_pattern
-    from bpeproof.impl.pre_tokenizers.patterns import PATTERNS
+    from bpeproof.impl.pre_tokenizers.patterns import PATTERNS, guess_pattern
 
     cache = work / "cache"
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
@@ -149,12 +160,19 @@ def bench_file(path: Path, runs: int, work: Path) -> dict[str, Any]:
         name, script = library
         pattern = ""
         if name == "tiktoken":
-            from bpeproof.impl import formats
-
-            pattern = PATTERNS[guess_pattern(formats.load(path)) or "words"]
+            pattern = PATTERNS[guess_pattern(str(path), rank_count(path)) or "words"]
         command = [sys.executable, "-c", script, str(path), pattern, SAMPLE]
         measure(command, env)
         result["library"] = {"name": name, **series(command, env, runs)}
+    if library is None or library[0] != "tiktoken":
+        ranks = work / f"{path.name}.tiktoken"
+        converted = subprocess.run([sys.executable, "-m", "bpeproof", "convert", str(path), str(ranks), "--to",
+                                    "tiktoken"], env=env, capture_output=True, check=False)
+        if converted.returncode == 0:
+            command = [sys.executable, "-c", TIKTOKEN, str(ranks), PATTERNS["cl100k"], SAMPLE]
+            measure(command, env)
+            result["same_ranks"] = {"name": "tiktoken, same ranks", **series(command, env, runs)}
+            result["same_ranks"].pop("ids")
     result["first"] = series(project, env, runs, before=empty_cache)
     result["no_cache"] = series(project, uncached, runs)
     measure(project, env)  # the entry again
@@ -169,22 +187,28 @@ def bench_file(path: Path, runs: int, work: Path) -> dict[str, Any]:
     return result
 
 
-def ratio(result: dict[str, Any], key: str) -> float | None:
-    """The library's median ÷ the project's (``impl x``)."""
-    if "library" not in result:
+REFERENCES = ("library", "same_ranks")
+PROJECT_ROWS = (("first", "bpeproof, first load"), ("no_cache", "bpeproof, --no-cache"),
+                ("cached", "bpeproof, cached"), ("cli", "bpeproof encode (CLI)"))
+
+
+def ratio(result: dict[str, Any], key: str, reference: str) -> float | None:
+    """The reference's median ÷ the project's (``impl x``)."""
+    if reference not in result:
         return None
-    return float(result["library"]["median"]) / float(result[key]["median"])
+    return float(result[reference]["median"]) / float(result[key]["median"])
 
 
 def show(result: dict[str, Any]) -> str:
     lines = [result["file"]]
-    rows = [("library", f"{result['library']['name']} script")] if "library" in result else []
-    rows += [("first", "bpeproof, first load"), ("no_cache", "bpeproof, --no-cache"), ("cached", "bpeproof, cached"),
-             ("cli", "bpeproof encode (CLI)")]
-    for key, label in rows:
+    rows = [(key, result[key]["name"] + ("" if key == "same_ranks" else " script")) for key in REFERENCES
+            if key in result]
+    for key, label in [*rows, *PROJECT_ROWS]:
         entry = result[key]
-        x = ratio(result, key) if key != "library" else None
-        ratio_text = f"impl x {x:5.2f}" if x is not None else ""
+        ratios = [] if key in REFERENCES else [(x, name) for name in REFERENCES
+                                               for x in [ratio(result, key, name)] if x is not None]
+        ratio_text = ", ".join(f"impl x {x:5.2f} ({'library' if name == 'library' else 'same ranks'})"
+                               for x, name in ratios)
         lines.append(f"  {label:24} {entry['median']:6.3f} s  [{entry['min']:.3f}–{entry['max']:.3f}]"
                      f"  {entry['peak_mb']:6.0f} MB  {ratio_text}")
     if "same_ids" in result:
@@ -193,17 +217,19 @@ def show(result: dict[str, Any]) -> str:
 
 
 def markdown(results: list[dict[str, Any]]) -> str:
-    """The docs' table: CPU seconds (median) and impl x for each file."""
-    lines = ["| file | library | library s | first load s (impl x) | --no-cache s (impl x) | cached s (impl x) |"
+    """The docs' table: CPU seconds (median) and impl x against each reference, a row per reference."""
+    lines = ["| file | compared with | its s | first load s (impl x) | --no-cache s (impl x) | cached s (impl x) |"
              " `bpeproof encode` s (impl x) |", "|---|---|---|---|---|---|---|"]
     for result in results:
-        cells = []
-        for key in ("first", "no_cache", "cached", "cli"):
-            x = ratio(result, key)
-            cells.append(f"{result[key]['median']:.3f}" + (f" ({x:.2f})" if x is not None else ""))
-        library = result.get("library")
-        name, seconds = (library["name"], f"{library['median']:.3f}") if library else ("—", "—")
-        lines.append(f"| {result['file']} | {name} | {seconds} | " + " | ".join(cells) + " |")
+        references = [key for key in REFERENCES if key in result] or [None]
+        for reference in references:
+            cells = []
+            for key, _ in PROJECT_ROWS:
+                x = ratio(result, key, reference) if reference is not None else None
+                cells.append(f"{result[key]['median']:.3f}" + (f" ({x:.2f})" if x is not None else ""))
+            name, seconds = ((result[reference]["name"], f"{result[reference]['median']:.3f}") if reference
+                             else ("—", "—"))
+            lines.append(f"| {result['file']} | {name} | {seconds} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
