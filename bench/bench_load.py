@@ -221,7 +221,7 @@ def markdown(results: list[dict[str, Any]]) -> str:
     lines = ["| file | compared with | its s | first load s (impl x) | --no-cache s (impl x) | cached s (impl x) |"
              " `bpeproof encode` s (impl x) |", "|---|---|---|---|---|---|---|"]
     for result in results:
-        references = [key for key in REFERENCES if key in result] or [None]
+        references: list[str | None] = [key for key in REFERENCES if key in result] or [None]
         for reference in references:
             cells = []
             for key, _ in PROJECT_ROWS:

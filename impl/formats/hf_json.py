@@ -21,9 +21,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import operator
 import os
 import re
 from collections.abc import Sequence
+from itertools import chain, repeat
+from typing import Any, cast
 
 from bpeproof.impl.formats._json_access import JsonReader
 from bpeproof.impl.formats.vocab import (
@@ -36,6 +39,7 @@ from bpeproof.impl.formats.vocab import (
     bytes_to_token_string,
     refuse_ids_above,
     token_string_to_bytes,
+    token_strings_to_bytes,
 )
 from bpeproof.impl.io.atomic import atomic_write_bytes
 from bpeproof.impl.io.errors import FormatError
@@ -212,6 +216,32 @@ def _merge_pairs(reader: JsonReader, merges: list[object]) -> list[tuple[str, st
     return pairs
 
 
+def _plain_merges(items: list[object], ids: dict[str, int]) -> list[tuple[int, int, int]] | None:
+    """The merges of the usual file, all ``"left right"`` strings or all ``[left, right]`` pairs of token strings
+    whose parts and joins are tokens, read in whole-list passes (no Python step per merge); None for any other
+    list, which ``_merge_pairs`` and ``resolve_merges`` then read merge by merge, naming the first problem."""
+    kinds = set(map(type, items))
+    parts: list[Any]
+    if kinds == {str}:
+        if sum(map(str.startswith, cast("list[str]", items), repeat("#version"))):
+            return None  # the legacy form's version lines, which the library skips
+        parts = list(map(str.split, cast("list[str]", items), repeat(" ")))
+        if set(map(len, parts)) != {2} or any(map(operator.not_, chain.from_iterable(parts))):
+            return None
+    elif kinds == {list}:
+        parts = cast("list[list[object]]", items)
+        if set(map(len, parts)) != {2} or set(map(type, chain.from_iterable(parts))) != {str}:
+            return None
+    else:
+        return None if items else []
+    lefts, rights = zip(*parts, strict=True)
+    try:
+        return list(zip(map(ids.__getitem__, lefts), map(ids.__getitem__, rights),
+                        map(ids.__getitem__, map(operator.add, lefts, rights)), strict=True))
+    except KeyError:
+        return None
+
+
 def _is_utf8_text(text: str) -> bool:
     try:
         text.encode("utf-8")
@@ -270,7 +300,14 @@ def _parse_hf_json(path: str | os.PathLike[str], data: bytes) -> Vocab:
     numbers = [value for value in vocab_obj.values() if type(value) is int]
     # The usual file: distinct integer ids >= 0 (checked at once here, one by one below otherwise).
     plain = len(numbers) == len(vocab_obj) and min(numbers, default=0) >= 0 and len(set(numbers)) == len(numbers)
-    for text, value in vocab_obj.items():
+    texts = list(vocab_obj)
+    spelt = token_strings_to_bytes(texts) if plain and byte_level and "" not in vocab_obj else None
+    if spelt is not None:  # the usual byte-level file: every string read at once
+        ids = dict(zip(texts, numbers, strict=True))
+        tokens = dict(zip(numbers, spelt, strict=True))
+        for text in specials.keys() & ids.keys():
+            tokens[ids[text]] = text.encode("utf-8")  # an added token in the vocabulary is its own text
+    for text, value in vocab_obj.items() if spelt is None else ():
         if plain and isinstance(value, int):
             token_id = value
         else:
@@ -283,13 +320,17 @@ def _parse_hf_json(path: str | os.PathLike[str], data: bytes) -> Vocab:
             spelled = token_string_to_bytes(text) if byte_level and text else None
             tokens[token_id] = spelled if spelled is not None else _token_bytes(reader, text, byte_level, byte_fallback)
         ids[text] = token_id
-    pairs = _merge_pairs(reader, reader.lst(model.get("merges", []), "model.merges"))
-    merges = resolve_merges(path, pairs, ids, prefix=prefix)
+    merge_items = reader.lst(model.get("merges", []), "model.merges")
+    plain_merges = _plain_merges(merge_items, ids) if prefix is None else None
+    if plain_merges is not None:
+        merges = plain_merges
+    else:
+        merges = resolve_merges(path, _merge_pairs(reader, merge_items), ids, prefix=prefix)
     unk_token = model.get("unk_token")
     unk = ids.get(unk_token) if isinstance(unk_token, str) else None
     normalizer = root.get("normalizer")
     text_model = TextModel(
-        strings={token_id: text for text, token_id in ids.items()},
+        strings=dict(zip(ids.values(), ids, strict=True)),
         byte_level=byte_level,
         prefix=prefix,
         suffix=suffix,
