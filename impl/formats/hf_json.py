@@ -25,8 +25,8 @@ import operator
 import os
 import re
 from collections.abc import Sequence
-from itertools import chain, repeat
-from typing import Any, cast
+from itertools import chain
+from typing import cast
 
 from bpeproof.impl.formats._json_access import JsonReader
 from bpeproof.impl.formats.vocab import (
@@ -47,6 +47,8 @@ from bpeproof.impl.io.files import compress_if_gz, parse_json, read_bytes
 from bpeproof.impl.pre_tokenizers.hf_splits import to_oniguruma
 
 _BYTE_TOKEN = re.compile(r"<0x([0-9A-Fa-f]{2})>")
+#: Merges joined by line breaks, each two non-empty parts cut at one space (what ``_merge_pairs`` reads).
+_MERGE_LINES = re.compile(r"(?:[^ \n]+ [^ \n]+\n)*[^ \n]+ [^ \n]+")
 
 # ---------------------------------------------------------------------------
 # Shared with the GPT-2 reader
@@ -221,20 +223,21 @@ def _plain_merges(items: list[object], ids: dict[str, int]) -> list[tuple[int, i
     whose parts and joins are tokens, read in whole-list passes (no Python step per merge); None for any other
     list, which ``_merge_pairs`` and ``resolve_merges`` then read merge by merge, naming the first problem."""
     kinds = set(map(type, items))
-    parts: list[Any]
     if kinds == {str}:
-        if sum(map(str.startswith, cast("list[str]", items), repeat("#version"))):
-            return None  # the legacy form's version lines, which the library skips
-        parts = list(map(str.split, cast("list[str]", items), repeat(" ")))
-        if set(map(len, parts)) != {2} or any(map(operator.not_, chain.from_iterable(parts))):
-            return None
+        # Joined by line breaks, which no merge holds: one match checks every line, one split cuts them all.
+        joined = "\n".join(cast("list[str]", items))
+        if joined.count("\n") != len(items) - 1 or "#version" in joined or not _MERGE_LINES.fullmatch(joined):
+            return None  # (a line of the legacy form's version, which the library skips, among them)
+        fields = joined.replace("\n", " ").split(" ")
+        lefts, rights = fields[0::2], fields[1::2]
     elif kinds == {list}:
-        parts = cast("list[list[object]]", items)
-        if set(map(len, parts)) != {2} or set(map(type, chain.from_iterable(parts))) != {str}:
+        pairs = cast("list[list[object]]", items)
+        if set(map(len, pairs)) != {2} or set(map(type, chain.from_iterable(pairs))) != {str}:
             return None
+        lefts = [pair[0] for pair in cast("list[list[str]]", pairs)]
+        rights = [pair[1] for pair in cast("list[list[str]]", pairs)]
     else:
         return None if items else []
-    lefts, rights = zip(*parts, strict=True)
     try:
         return list(zip(map(ids.__getitem__, lefts), map(ids.__getitem__, rights),
                         map(ids.__getitem__, map(operator.add, lefts, rights)), strict=True))
@@ -300,13 +303,16 @@ def _parse_hf_json(path: str | os.PathLike[str], data: bytes) -> Vocab:
     numbers = [value for value in vocab_obj.values() if type(value) is int]
     # The usual file: distinct integer ids >= 0 (checked at once here, one by one below otherwise).
     plain = len(numbers) == len(vocab_obj) and min(numbers, default=0) >= 0 and len(set(numbers)) == len(numbers)
-    texts = list(vocab_obj)
-    spelt = token_strings_to_bytes(texts) if plain and byte_level and "" not in vocab_obj else None
-    if spelt is not None:  # the usual byte-level file: every string read at once
-        ids = dict(zip(texts, numbers, strict=True))
-        tokens = dict(zip(numbers, spelt, strict=True))
-        for text in specials.keys() & ids.keys():
-            tokens[ids[text]] = text.encode("utf-8")  # an added token in the vocabulary is its own text
+    spelt = None
+    if plain and byte_level and "" not in vocab_obj:  # the usual byte-level file: every string read at once
+        # An added token in the vocabulary is its own text (read as UTF-8), every other string byte-level.
+        own = specials.keys() & vocab_obj.keys()
+        ordinary = [text for text in vocab_obj if text not in own] if own else list(vocab_obj)
+        spelt = token_strings_to_bytes(ordinary)
+    if spelt is not None:
+        ids = dict(zip(vocab_obj, numbers, strict=True))
+        tokens = dict(zip(map(ids.__getitem__, ordinary), spelt, strict=True))
+        tokens.update((ids[text], text.encode("utf-8")) for text in own)  # (put in id order below)
     for text, value in vocab_obj.items() if spelt is None else ():
         if plain and isinstance(value, int):
             token_id = value
