@@ -8,27 +8,35 @@ vocabulary).  Errors are one line on stderr; ``--debug`` shows the traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from bpeproof import __version__
 from bpeproof.commands import EXIT_OK, EXIT_USAGE, Handler, UsageError
 from bpeproof.impl.io.errors import os_problem
 
-#: One module per subcommand, each with ``register(commands)``; the order is the order of ``--help``.
-COMMAND_MODULES = [
-    "bpeproof.commands.demo",
-    "bpeproof.commands.count",
-    "bpeproof.commands.train",
-    "bpeproof.commands.tokens",
-    "bpeproof.commands.convert",
-    "bpeproof.commands.trace",
-    "bpeproof.commands.check",
-    "bpeproof.commands.vectors",
-    "bpeproof.commands.audit",
-    "bpeproof.commands.prove",
-]
+#: The module of each subcommand, with ``register(commands)`` adding its parser (a module may add several); the
+#: order of the modules is the order of ``--help``.
+COMMANDS = {
+    "demo": "bpeproof.commands.demo",
+    "count": "bpeproof.commands.count",
+    "train": "bpeproof.commands.train",
+    "encode": "bpeproof.commands.tokens",
+    "decode": "bpeproof.commands.tokens",
+    "explain": "bpeproof.commands.tokens",
+    "convert": "bpeproof.commands.convert",
+    "trace": "bpeproof.commands.trace",
+    "check": "bpeproof.commands.check",
+    "vectors": "bpeproof.commands.vectors",
+    "audit": "bpeproof.commands.audit",
+    "prove": "bpeproof.commands.prove",
+}
+COMMAND_MODULES = list(dict.fromkeys(COMMANDS.values()))
+#: The subcommands that load a vocabulary file: each takes ``--no-cache``.
+VOCABULARY_COMMANDS = ("encode", "decode", "explain", "trace", "check", "audit")
 
 
 class CommandParser(argparse.ArgumentParser):
@@ -47,7 +55,22 @@ class CommandParser(argparse.ArgumentParser):
         return parsed, extras
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_of(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` runs: its first argument that is not an option, when that names one and no help was
+    asked for before it (the top level's options take no values); None otherwise."""
+    for argument in argv:
+        if argument in ("-h", "--help") or argument == "--":
+            return None
+        if not argument.startswith("-"):
+            return argument if argument in COMMANDS else None
+    return None
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of the command line.  Given the arguments of a run (``argv``) that names a subcommand, only that
+    subcommand's module is imported and registered: a call pays for the modules of its own command alone (their
+    imports are what a short call spends its time on).  Otherwise (``--help``, no or an unknown command) every
+    subcommand is, so that the help and the error list them all."""
     parser = argparse.ArgumentParser(
         prog="bpeproof",
         description="Byte-level BPE: an executable specification, a fast implementation, and checks between them.",
@@ -56,20 +79,49 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show a traceback on errors")
     parser.add_argument("--version", action="version", version=f"bpeproof {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=CommandParser)
-    for name in COMMAND_MODULES:
+    command = command_of(argv) if argv is not None else None
+    for name in [COMMANDS[command]] if command is not None else COMMAND_MODULES:
         importlib.import_module(name).register(commands)
+    for name in VOCABULARY_COMMANDS:
+        if name in commands.choices:
+            commands.choices[name].add_argument(
+                "--no-cache", action="store_true",
+                help="read the vocabulary file itself rather than its compiled form in the cache (as"
+                " BPEPROOF_NO_CACHE=1 does; the cache is BPEPROOF_CACHE_DIR, else the user's cache directory)")
     return parser
 
 
+@contextlib.contextmanager
+def vocabulary_cache(enabled: bool) -> Iterator[None]:
+    """The compiled-vocabulary cache turned off while a command runs without it (``--no-cache``): through the
+    environment, so that the command's worker processes go without it too."""
+    if enabled:
+        yield
+        return
+    from bpeproof.impl.io.vocab_cache import OFF_VARIABLE
+
+    before = os.environ.get(OFF_VARIABLE)
+    os.environ[OFF_VARIABLE] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[OFF_VARIABLE]
+        else:
+            os.environ[OFF_VARIABLE] = before
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(arguments)
+    args = parser.parse_args(arguments)
     handler: Handler | None = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
         return EXIT_USAGE
     try:
-        return handler(args)
+        with vocabulary_cache(not getattr(args, "no_cache", False)):
+            return handler(args)
     except KeyboardInterrupt:
         print("bpeproof: interrupted", file=sys.stderr)
         return 130

@@ -48,11 +48,6 @@ from typing import Any, Protocol
 
 from bpeproof.impl import tokenizer_hooks
 from bpeproof.impl.encoder import Encoder
-from bpeproof.impl.formats.project_file import (
-    ProjectDocument,
-    document_text,
-    parse_document,
-)
 from bpeproof.impl.ids import check_byte_ids, check_special_tokens
 from bpeproof.impl.io.atomic import atomic_write_text
 from bpeproof.impl.io.errors import FormatError
@@ -514,6 +509,8 @@ class Tokenizer:
         """The tokenizer in the project's file format (``bpeproof.impl.formats.project_file``); one rule per line.
 
         ``FormatError`` (naming ``source``) for an id with more digits than the format's reader parses."""
+        from bpeproof.impl.formats.project_file import ProjectDocument, document_text
+
         model = self._sequential("the project's tokenizer file")
         return document_text(ProjectDocument(self.rules, self._pattern_source, dict(self._specials), model.byte_ids,
                                              self._pretokenizer), source)
@@ -541,6 +538,8 @@ class Tokenizer:
     def from_json(cls, data: bytes | str, path: str | os.PathLike[str] = "<string>") -> Tokenizer:
         """Parse the file format (``impl.formats.project_file.parse_document``, the format's one reader); ``path``
         only names the source in error messages."""
+        from bpeproof.impl.formats.project_file import parse_document
+
         document = parse_document(path, data)
         try:
             return cls(document.rules, document.pattern, document.special_tokens, byte_ids=document.byte_ids,

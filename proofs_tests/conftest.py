@@ -57,11 +57,25 @@ def _cache_bytecode() -> None:
     sys.dont_write_bytecode = False
 
 
+def _private_vocabulary_cache(config: pytest.Config) -> None:
+    """The compiled-vocabulary cache (``bpeproof.impl.io.vocab_cache``) of the whole run: a fresh directory, never
+    the user's, named before any worker or command starts so that every process of the suite inherits it."""
+    if hasattr(config, "workerinput"):
+        return  # a pytest-xdist worker: its controller named the directory
+    directory = tempfile.mkdtemp(prefix="bpeproof-vocab-cache-")
+    os.environ["BPEPROOF_CACHE_DIR"] = directory
+    config.stash[_VOCAB_CACHE] = Path(directory)
+
+
+_VOCAB_CACHE = pytest.StashKey[Path]()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Under pytest-xdist, the controller runs the CrossHair processes: it names a directory for their results
     here, before the workers start, so that they inherit it.  Every process caches its bytecode
-    (``_cache_bytecode``)."""
+    (``_cache_bytecode``) and compiled vocabularies in the run's own directory (``_private_vocabulary_cache``)."""
     _cache_bytecode()
+    _private_vocabulary_cache(config)
     if getattr(config.option, "dist", "no") != "no" and not hasattr(config, "workerinput"):
         from bpeproof.proofs_tests.proofs import crosshair_runs
 
@@ -111,6 +125,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    directory = config.stash.get(_RESULTS, None)
-    if directory is not None:
-        shutil.rmtree(directory, ignore_errors=True)
+    for key in (_RESULTS, _VOCAB_CACHE):
+        directory = config.stash.get(key, None)
+        if directory is not None:
+            shutil.rmtree(directory, ignore_errors=True)

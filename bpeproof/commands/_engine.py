@@ -7,10 +7,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from bpeproof.commands import UsageError
-from bpeproof.impl.io.corpus import probe
-from bpeproof.impl.parallel import TaskEngine
+
+if TYPE_CHECKING:
+    from bpeproof.impl.parallel import TaskEngine
 
 
 def add_engine_options(parser: argparse.ArgumentParser) -> None:
@@ -33,6 +35,8 @@ def open_engine(args: argparse.Namespace, files: Sequence[str] = ()) -> Iterator
         return
     if args.scheduler is not None and getattr(args, "workers", None) is not None:
         raise UsageError("--workers: with --scheduler the cluster's own workers run the tasks")
+    from bpeproof.impl.io.corpus import probe
+
     for name in files:
         if name == "-":
             raise UsageError("standard input (-) cannot be read by Dask workers; give files")

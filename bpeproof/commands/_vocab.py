@@ -4,11 +4,30 @@ special tokens (``--special NAME=ID``)."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from bpeproof.commands import UsageError
-from bpeproof.impl.pipelines.registry import guess_pattern, load_tokenizer
+
+if TYPE_CHECKING:
+    from bpeproof.impl.formats.vocab import Vocab
+    from bpeproof.impl.tokenizer import Tokenizer
 
 __all__ = ["guess_pattern", "load_tokenizer", "parse_ids", "parse_specials"]
+
+
+def load_tokenizer(path: str, pattern: str | None = None, *, decode_only: bool = False) -> Tokenizer:
+    """``bpeproof.impl.pipelines.registry.load_tokenizer``, imported when a command loads a vocabulary (the
+    registry imports the engine, which a command that loads none does not need)."""
+    from bpeproof.impl.pipelines.registry import load_tokenizer as load
+
+    return load(path, pattern, decode_only=decode_only)
+
+
+def guess_pattern(vocab: Vocab) -> str | None:
+    """``bpeproof.impl.pipelines.registry.guess_pattern``, imported when used."""
+    from bpeproof.impl.pipelines.registry import guess_pattern as guess
+
+    return guess(vocab)
 
 
 _INTEGER = re.compile(r"[0-9]{1,20}")

@@ -13,15 +13,11 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from bpeproof.audit.html import render
 from bpeproof.audit.progress import SUBPHASES
-from bpeproof.audit.report import audit
 from bpeproof.audit.sampling import DEFAULT_SAMPLES
 from bpeproof.commands import EXIT_FOUND, EXIT_OK, UsageError
 from bpeproof.commands._engine import add_engine_options, open_engine
 from bpeproof.commands.count import workers_option
-from bpeproof.impl.formats import GPT2_PATTERN
-from bpeproof.impl.io.atomic import atomic_write_text
 from bpeproof.impl.io.wording import count, token_count
 
 #: How the report's ``pattern_source`` reads after the pattern's name.
@@ -37,6 +33,8 @@ def pattern_phrase(file: Mapping[str, Any]) -> str:
     if file["pattern_name"]:
         name = file["pattern_name"]
     else:
+        from bpeproof.impl.formats.vocab import GPT2_PATTERN
+
         name = "GPT-2's regex" if file["pattern"] == GPT2_PATTERN else "a custom regex"
     return f"pattern {name} ({PATTERN_SOURCES.get(file['pattern_source'], file['pattern_source'])})"
 
@@ -101,6 +99,10 @@ def failed_strictly(report: Mapping[str, Any]) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    from bpeproof.audit.html import render
+    from bpeproof.audit.report import audit
+    from bpeproof.impl.io.atomic import atomic_write_text
+
     if args.samples < 1:
         raise UsageError("--samples must be at least 1")
     if args.engine == "dask" and not args.corpus:

@@ -31,7 +31,6 @@ from bpeproof.commands import EXIT_OK, UsageError
 from bpeproof.commands._vocab import guess_pattern
 from bpeproof.impl import formats
 from bpeproof.impl.io.wording import count, token_count
-from bpeproof.impl.pre_tokenizers.patterns import PATTERNS, compile_pattern, pattern_name, resolve_pattern
 
 #: The values of ``--to``.
 TARGETS = ("tiktoken", "hf", "gpt2", "bpeproof")
@@ -64,6 +63,8 @@ def _missing_bytes(vocab: formats.Vocab) -> list[int]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from bpeproof.impl.pre_tokenizers.patterns import PATTERNS, compile_pattern, resolve_pattern
+
     target = args.to or target_of(args.output)
     if target is None:
         raise UsageError(f"{args.output}: cannot tell the output format from the name; use --to"
@@ -123,6 +124,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _pattern_lost(vocab: formats.Vocab) -> str:
     """What a rank file, which holds no pre-tokenizer, loses of ``vocab``'s, and what to pass when using it."""
+    from bpeproof.impl.pre_tokenizers.patterns import pattern_name
+
     if vocab.pattern is not None:
         name = pattern_name(vocab.pattern)
         given = name if name is not None else repr(vocab.pattern)

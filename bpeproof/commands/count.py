@@ -12,9 +12,6 @@ from pathlib import Path
 
 from bpeproof.commands import EXIT_OK, UsageError
 from bpeproof.commands._engine import add_engine_options, engine_phrase, open_engine
-from bpeproof.impl.io.counts import is_parquet_name, require_pyarrow, write_counts
-from bpeproof.impl.parallel import count_files, default_workers
-from bpeproof.impl.pre_tokenizers.patterns import compile_pattern, resolve_pattern
 
 
 def workers_option(text: str) -> int:
@@ -26,6 +23,8 @@ def workers_option(text: str) -> int:
 
 def checked_pattern(pattern: str) -> str:
     """The regular expression of ``--pattern`` (a name or an expression); a bad one is a usage error."""
+    from bpeproof.impl.pre_tokenizers.patterns import compile_pattern, resolve_pattern
+
     source = resolve_pattern(pattern)
     try:
         compile_pattern(source)
@@ -35,6 +34,8 @@ def checked_pattern(pattern: str) -> str:
 
 
 def add_parallel_options(parser: argparse.ArgumentParser, default_pattern: str | None) -> None:
+    from bpeproof.impl.parallel import default_workers
+
     parser.add_argument("--pattern", default=default_pattern, metavar="NAME|REGEX",
                         help="pre-tokenization: r50k, cl100k, o200k, words (default) or a regular expression")
     parser.add_argument("--workers", type=workers_option, default=None, metavar="N",
@@ -43,6 +44,9 @@ def add_parallel_options(parser: argparse.ArgumentParser, default_pattern: str |
 
 
 def run(args: argparse.Namespace) -> int:
+    from bpeproof.impl.io.counts import is_parquet_name, require_pyarrow, write_counts
+    from bpeproof.impl.parallel import count_files, default_workers
+
     output = str(args.output)
     if is_parquet_name(output):
         require_pyarrow(output, "writing")  # before any counting

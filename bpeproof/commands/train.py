@@ -12,20 +12,22 @@ from bpeproof.commands import EXIT_OK, UsageError
 from bpeproof.commands._engine import open_engine
 from bpeproof.commands._vocab import parse_specials
 from bpeproof.commands.count import add_parallel_options, checked_pattern
-from bpeproof.impl.io.corpus import iter_lines
-from bpeproof.impl.io.counts import read_counts
-from bpeproof.impl.parallel import count_files, default_workers
-from bpeproof.impl.pre_tokenizers.patterns import resolve_pattern
-from bpeproof.impl.tokenizer import Tokenizer
-from bpeproof.impl.trainer import train_counts
 
 
 def read_lines(paths: list[str]) -> Iterator[str]:
     """The lines of UTF-8 text files (``.gz`` read as gzip; ``-`` is standard input), streamed (``impl.io.corpus``)."""
+    from bpeproof.impl.io.corpus import iter_lines
+
     return iter_lines(paths)
 
 
 def run(args: argparse.Namespace) -> int:
+    from bpeproof.impl.io.counts import read_counts
+    from bpeproof.impl.parallel import count_files, default_workers
+    from bpeproof.impl.pre_tokenizers.patterns import resolve_pattern
+    from bpeproof.impl.tokenizer import Tokenizer
+    from bpeproof.impl.trainer import train_counts
+
     if args.merges < 0:
         raise UsageError(f"--merges {args.merges}: must be >= 0")
     if args.counts is not None and (args.engine != "processes" or args.scheduler is not None):

@@ -1,6 +1,7 @@
 /*
- * _fastenc_merger.h: the Merger type: making one (Merger(parts_a, parts_b, outputs), from_pairs, from_ranks),
- * freeing one, and its method table and type object.
+ * _fastenc_merger.h: the Merger type: making one (Merger(parts_a, parts_b, outputs), from_pairs, from_ranks,
+ * from_tables), its tables for the compiled-vocabulary cache (tables), freeing one, and its method table and type
+ * object.
  *
  * Included by _fastenc.c after every header whose methods the table lists (_fastenc_cache.h, _fastenc_encode.h).
  * The rule list compiled here is described in the module documentation of _fastenc.c.
@@ -221,9 +222,34 @@ fail:
     return NULL;
 }
 
+/* Make m's pair table (empty, as merger_alloc made it) the size for ``pairs`` pairs. */
+static int
+size_pairs(Merger *m, Py_ssize_t pairs)
+{
+    uint64_t slots = 16;
+    int bits = 4;
+    while (slots < (uint64_t)pairs * 2 + 2) {
+        slots *= 2;
+        bits++;
+    }
+    Slot *table = PyMem_Malloc(slots * sizeof(Slot));
+    if (table == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (uint64_t i = 0; i < slots; i++)
+        table[i].key = EMPTY_KEY;
+    PyMem_Free(m->slots);
+    m->slots = table;
+    m->mask = slots - 1;
+    m->shift = 64 - bits;
+    return 0;
+}
+
 /* Merger.from_ranks(tokens, outputs): tiktoken's semantics.  tokens[k] (bytes of two or more bytes, in rank
  * order, distinct) is the dense id 256 + k; every split of it into two parts that are bytes or tokens is a
- * pair of rank k; and every token is a whole piece. */
+ * pair of rank k; and every token is a whole piece.  The pairs are found first and the table made for their
+ * number: sized for every split instead (most are no pair), it was several times larger, and slower to fill. */
 static PyObject *
 Merger_from_ranks(PyTypeObject *type, PyObject *args)
 {
@@ -240,17 +266,18 @@ Merger_from_ranks(PyTypeObject *type, PyObject *args)
     }
     Merger *m = NULL;
     PyObject *whole = NULL;
+    int32_t *found = NULL;
     Py_ssize_t count = PySequence_Fast_GET_SIZE(tokens);
     PyObject **items = PySequence_Fast_ITEMS(tokens);
-    Py_ssize_t pairs = 0;
+    Py_ssize_t splits = 0;
     for (Py_ssize_t k = 0; k < count; k++) {
         if (!PyBytes_Check(items[k]) || PyBytes_GET_SIZE(items[k]) < 2) {
             PyErr_SetString(PyExc_TypeError, "tokens must be bytes of two or more bytes");
             goto fail;
         }
-        pairs += PyBytes_GET_SIZE(items[k]) - 1;
+        splits += PyBytes_GET_SIZE(items[k]) - 1;
     }
-    m = merger_alloc(type, 256 + count, pairs, out_seq);
+    m = merger_alloc(type, 256 + count, 0, out_seq);
     if (m == NULL)
         goto fail;
     whole = PyList_New(256 + count);
@@ -263,6 +290,12 @@ Merger_from_ranks(PyTypeObject *type, PyObject *args)
     }
     if (whole_build(m, whole) < 0)
         goto fail;
+    found = PyMem_Malloc((size_t)(splits > 0 ? splits : 1) * 3 * sizeof(int32_t));
+    if (found == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    Py_ssize_t pairs = 0;
     for (Py_ssize_t k = 0; k < count; k++) {
         const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(items[k]);
         Py_ssize_t len = PyBytes_GET_SIZE(items[k]);
@@ -271,19 +304,134 @@ Merger_from_ranks(PyTypeObject *type, PyObject *args)
             if (left < 0)
                 continue; /* most prefixes are no token: skip the suffix's look-up */
             int32_t right = i == len - 1 ? (int32_t)data[i] : whole_find(m, data + i, len - i);
-            if (right >= 0)
-                insert_pair(m, left, right, VALUE(k, 256 + k), 0);
+            if (right >= 0) {
+                found[3 * pairs] = left;
+                found[3 * pairs + 1] = right;
+                found[3 * pairs + 2] = (int32_t)k;
+                pairs++;
+            }
         }
     }
+    if (size_pairs(m, pairs) < 0)
+        goto fail;
+    for (Py_ssize_t p = 0; p < pairs; p++) {
+        int32_t k = found[3 * p + 2];
+        insert_pair(m, found[3 * p], found[3 * p + 1], VALUE(k, 256 + k), 0); /* the first split found keeps it */
+    }
+    PyMem_Free(found);
     Py_DECREF(whole);
     Py_DECREF(tokens);
     Py_DECREF(out_seq);
     return (PyObject *)m;
 fail:
+    PyMem_Free(found);
     Py_XDECREF(whole);
     Py_DECREF(tokens);
     Py_DECREF(out_seq);
     Py_XDECREF(m);
+    return NULL;
+}
+
+/* Merger.tables(): (byte_units, keys, values, outputs, whole), what from_tables needs to make the same Merger:
+ * the 256 byte units as int32, every pair as its uint64 key and value (native byte order), the outputs list and
+ * the whole-piece list (None when there is no table).  The compiled-vocabulary cache (impl/io/vocab_cache.py)
+ * stores these instead of the rule list, so that a cached vocabulary skips compiling it. */
+static PyObject *
+Merger_tables(Merger *m, PyObject *Py_UNUSED(ignored))
+{
+    Py_ssize_t used = 0;
+    for (uint64_t i = 0; i <= m->mask; i++)
+        used += m->slots[i].key != EMPTY_KEY;
+    PyObject *units = PyBytes_FromStringAndSize((const char *)m->byte_units, sizeof m->byte_units);
+    PyObject *keys = PyBytes_FromStringAndSize(NULL, used * (Py_ssize_t)sizeof(uint64_t));
+    PyObject *values = PyBytes_FromStringAndSize(NULL, used * (Py_ssize_t)sizeof(uint64_t));
+    PyObject *outputs = PyList_New(m->n_ids);
+    PyObject *whole = m->whole == NULL ? Py_NewRef(Py_None) : PyList_New(m->n_ids);
+    if (units == NULL || keys == NULL || values == NULL || outputs == NULL || whole == NULL)
+        goto fail;
+    uint64_t *key_out = (uint64_t *)PyBytes_AS_STRING(keys), *value_out = (uint64_t *)PyBytes_AS_STRING(values);
+    for (uint64_t i = 0; i <= m->mask; i++) {
+        if (m->slots[i].key == EMPTY_KEY)
+            continue;
+        *key_out++ = m->slots[i].key;
+        *value_out++ = m->slots[i].value;
+    }
+    for (Py_ssize_t d = 0; d < m->n_ids; d++) {
+        PyList_SET_ITEM(outputs, d, Py_NewRef(m->outputs[d]));
+        if (m->whole != NULL)
+            PyList_SET_ITEM(whole, d, Py_NewRef(m->whole[d] != NULL ? m->whole[d] : Py_None));
+    }
+    return Py_BuildValue("(NNNNN)", units, keys, values, outputs, whole);
+fail:
+    Py_XDECREF(units);
+    Py_XDECREF(keys);
+    Py_XDECREF(values);
+    Py_XDECREF(outputs);
+    Py_XDECREF(whole);
+    return NULL;
+}
+
+/* Merger.from_tables(byte_units, keys, values, outputs, whole): the Merger that tables() described.  Every dense
+ * id in the tables is checked against len(outputs), so that tables read from a damaged file raise ValueError
+ * instead of sending the merge loops outside their arrays. */
+static PyObject *
+Merger_from_tables(PyTypeObject *type, PyObject *args)
+{
+    Py_buffer units, keys, values;
+    PyObject *out_obj, *whole_obj;
+    if (!PyArg_ParseTuple(args, "y*y*y*OO:from_tables", &units, &keys, &values, &out_obj, &whole_obj))
+        return NULL;
+    PyObject *out_seq = NULL, *whole_seq = NULL;
+    Merger *m = NULL;
+    Py_ssize_t pairs = keys.len / (Py_ssize_t)sizeof(uint64_t);
+    if (units.len != (Py_ssize_t)(256 * sizeof(int32_t)) || keys.len % (Py_ssize_t)sizeof(uint64_t) != 0 ||
+        values.len != keys.len) {
+        PyErr_SetString(PyExc_ValueError, "from_tables: 256 int32 byte units and one uint64 key and value per pair");
+        goto fail;
+    }
+    out_seq = PySequence_Fast(out_obj, "outputs must be a sequence");
+    if (out_seq == NULL)
+        goto fail;
+    m = merger_alloc(type, PySequence_Fast_GET_SIZE(out_seq), pairs, out_seq);
+    if (m == NULL)
+        goto fail;
+    uint64_t n_ids = (uint64_t)m->n_ids;
+    memcpy(m->byte_units, units.buf, sizeof m->byte_units);
+    for (int i = 0; i < 256; i++) {
+        if (m->byte_units[i] < 0 || (uint64_t)m->byte_units[i] >= n_ids) {
+            PyErr_SetString(PyExc_ValueError, "from_tables: a byte unit is not a dense id");
+            goto fail;
+        }
+    }
+    for (Py_ssize_t k = 0; k < pairs; k++) {
+        uint64_t key, value;
+        memcpy(&key, (const char *)keys.buf + k * (Py_ssize_t)sizeof key, sizeof key);
+        memcpy(&value, (const char *)values.buf + k * (Py_ssize_t)sizeof value, sizeof value);
+        if ((key >> 32) >= n_ids || (key & 0xFFFFFFFFu) >= n_ids || (uint64_t)(uint32_t)RESULT_OF(value) >= n_ids ||
+            RANK_OF(value) < 0) {
+            PyErr_SetString(PyExc_ValueError, "from_tables: a pair or its result is not a dense id");
+            goto fail;
+        }
+        insert_pair(m, (int32_t)(key >> 32), (int32_t)(key & 0xFFFFFFFFu), value, 1);
+    }
+    if (whole_obj != Py_None) {
+        whole_seq = PySequence_Fast(whole_obj, "whole must be a sequence or None");
+        if (whole_seq == NULL || whole_build(m, whole_seq) < 0)
+            goto fail;
+    }
+    Py_XDECREF(whole_seq);
+    Py_DECREF(out_seq);
+    PyBuffer_Release(&units);
+    PyBuffer_Release(&keys);
+    PyBuffer_Release(&values);
+    return (PyObject *)m;
+fail:
+    Py_XDECREF(whole_seq);
+    Py_XDECREF(out_seq);
+    Py_XDECREF(m);
+    PyBuffer_Release(&units);
+    PyBuffer_Release(&keys);
+    PyBuffer_Release(&values);
     return NULL;
 }
 
@@ -293,6 +441,10 @@ static PyMethodDef Merger_methods[] = {
      "from_pairs(byte_units, pairs_a, pairs_b, ranks, results, outputs, whole): any pair table."},
     {"from_ranks", (PyCFunction)Merger_from_ranks, METH_VARARGS | METH_CLASS,
      "from_ranks(tokens, outputs): tiktoken's semantics for tokens of two or more bytes in rank order."},
+    {"tables", (PyCFunction)Merger_tables, METH_NOARGS,
+     "tables(): (byte_units, keys, values, outputs, whole), from which from_tables makes the same Merger."},
+    {"from_tables", (PyCFunction)Merger_from_tables, METH_VARARGS | METH_CLASS,
+     "from_tables(byte_units, keys, values, outputs, whole): the Merger whose tables() these are."},
     {"encode_pieces", (PyCFunction)Merger_encode_pieces, METH_VARARGS,
      "encode_pieces(pieces, cache, limit): the ids of every piece (str), through the word cache."},
     {"encode_text", (PyCFunction)Merger_encode_text, METH_VARARGS,

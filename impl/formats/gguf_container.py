@@ -47,13 +47,14 @@ _MAX_STRING = 1 << 30
 class GGUFMetadata:
     """The key-value pairs of a GGUF file: ``values`` (Python values; arrays as lists) and ``types``
     (``"u32"``, ``"string"``, ``"array[i32]"``, …) by key, in file order.  Skipped values are absent from
-    ``values`` but typed in ``types``."""
+    ``values`` but typed in ``types``.  ``end``: the offset where the pairs end (the tensors' part begins)."""
 
     path: str
     version: int
     tensor_count: int
     values: dict[str, Any]
     types: dict[str, str]
+    end: int = 0
 
 
 class _Reader:
@@ -209,7 +210,7 @@ def parse_gguf_metadata(path: str | os.PathLike[str], buffer: bytes | mmap.mmap,
             raise FormatError(name, "key 'general.alignment'", f"must be a u32, not {alignment}")
         if value is not None and (value == 0 or value & (value - 1)):
             raise FormatError(name, "key 'general.alignment'", f"{value} is not a power of 2")
-    return GGUFMetadata(name, version, tensor_count, values, types)
+    return GGUFMetadata(name, version, tensor_count, values, types, reader.offset)
 
 
 @contextlib.contextmanager

@@ -30,10 +30,12 @@ import os
 import re
 import struct
 from dataclasses import dataclass, field
-from typing import Any
+from itertools import compress
+from typing import Any, ClassVar
 
 from bpeproof.impl.formats.gguf_container import GGUFMetadata, read_gguf_metadata
 from bpeproof.impl.io.errors import FormatError
+from bpeproof.impl.io.packed_state import DeferredState
 
 __all__ = [
     "EXECUTED_MODELS",
@@ -201,7 +203,7 @@ _KEPT_PREFIXES = ("tokenizer.", "general.")
 
 
 @dataclass(frozen=True)
-class GGUFTokenizer:
+class GGUFTokenizer(DeferredState):
     """The tokenizer of a GGUF file with what llama.cpp derives from it.
 
     ``texts``: each token's string as llama.cpp keeps it (an empty one becomes ``[EMPTY_<id>]``, as llama.cpp
@@ -237,12 +239,21 @@ class GGUFTokenizer:
     remove_extra_whitespaces: bool = False
     escape_whitespaces: bool = False
 
+    #: What the compiled-vocabulary cache unpacks only when read: the texts, merges and scores go into the model,
+    #: which the cache keeps built (the special tokens, read from the texts, are kept found).
+    DEFERRED: ClassVar[tuple[str, ...]] = ("texts", "merges", "scores")
+
     @property
     def special_tokens(self) -> dict[str, int]:
         """The tokens llama.cpp matches in the text before pre-tokenizing (control, user-defined, unknown):
-        text → id, in id order."""
-        mask = CONTROL | USER_DEFINED | UNKNOWN
-        return {self.texts[i]: i for i, attr in enumerate(self.attrs) if attr & mask}
+        text → id, in id order (found once, kept: a tokenizer reads them several times)."""
+        found: dict[str, int] | None = self.__dict__.get("_special_tokens")
+        if found is None:
+            mask = CONTROL | USER_DEFINED | UNKNOWN
+            texts = self.texts
+            found = {texts[i]: i for i in compress(range(len(self.attrs)), map(mask.__and__, self.attrs))}
+            object.__setattr__(self, "_special_tokens", found)  # not a field: a frozen dataclass's own cache
+        return dict(found)
 
     def parsed_always(self, token: int) -> bool:
         """True for a token cut out of the text even when special tokens are not parsed (user-defined tokens

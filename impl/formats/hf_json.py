@@ -21,9 +21,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import operator
 import os
 import re
 from collections.abc import Sequence
+from itertools import chain
+from typing import cast
 
 from bpeproof.impl.formats._json_access import JsonReader
 from bpeproof.impl.formats.vocab import (
@@ -36,6 +39,7 @@ from bpeproof.impl.formats.vocab import (
     bytes_to_token_string,
     refuse_ids_above,
     token_string_to_bytes,
+    token_strings_to_bytes,
 )
 from bpeproof.impl.io.atomic import atomic_write_bytes
 from bpeproof.impl.io.errors import FormatError
@@ -43,6 +47,8 @@ from bpeproof.impl.io.files import compress_if_gz, parse_json, read_bytes
 from bpeproof.impl.pre_tokenizers.hf_splits import to_oniguruma
 
 _BYTE_TOKEN = re.compile(r"<0x([0-9A-Fa-f]{2})>")
+#: Merges joined by line breaks, each two non-empty parts cut at one space (what ``_merge_pairs`` reads).
+_MERGE_LINES = re.compile(r"(?:[^ \n]+ [^ \n]+\n)*[^ \n]+ [^ \n]+")
 
 # ---------------------------------------------------------------------------
 # Shared with the GPT-2 reader
@@ -212,6 +218,33 @@ def _merge_pairs(reader: JsonReader, merges: list[object]) -> list[tuple[str, st
     return pairs
 
 
+def _plain_merges(items: list[object], ids: dict[str, int]) -> list[tuple[int, int, int]] | None:
+    """The merges of the usual file, all ``"left right"`` strings or all ``[left, right]`` pairs of token strings
+    whose parts and joins are tokens, read in whole-list passes (no Python step per merge); None for any other
+    list, which ``_merge_pairs`` and ``resolve_merges`` then read merge by merge, naming the first problem."""
+    kinds = set(map(type, items))
+    if kinds == {str}:
+        # Joined by line breaks, which no merge holds: one match checks every line, one split cuts them all.
+        joined = "\n".join(cast("list[str]", items))
+        if joined.count("\n") != len(items) - 1 or "#version" in joined or not _MERGE_LINES.fullmatch(joined):
+            return None  # (a line of the legacy form's version, which the library skips, among them)
+        fields = joined.replace("\n", " ").split(" ")
+        lefts, rights = fields[0::2], fields[1::2]
+    elif kinds == {list}:
+        pairs = cast("list[list[object]]", items)
+        if set(map(len, pairs)) != {2} or set(map(type, chain.from_iterable(pairs))) != {str}:
+            return None
+        lefts = [pair[0] for pair in cast("list[list[str]]", pairs)]
+        rights = [pair[1] for pair in cast("list[list[str]]", pairs)]
+    else:
+        return None if items else []
+    try:
+        return list(zip(map(ids.__getitem__, lefts), map(ids.__getitem__, rights),
+                        map(ids.__getitem__, map(operator.add, lefts, rights)), strict=True))
+    except KeyError:
+        return None
+
+
 def _is_utf8_text(text: str) -> bool:
     try:
         text.encode("utf-8")
@@ -270,7 +303,17 @@ def _parse_hf_json(path: str | os.PathLike[str], data: bytes) -> Vocab:
     numbers = [value for value in vocab_obj.values() if type(value) is int]
     # The usual file: distinct integer ids >= 0 (checked at once here, one by one below otherwise).
     plain = len(numbers) == len(vocab_obj) and min(numbers, default=0) >= 0 and len(set(numbers)) == len(numbers)
-    for text, value in vocab_obj.items():
+    spelt = None
+    if plain and byte_level and "" not in vocab_obj:  # the usual byte-level file: every string read at once
+        # An added token in the vocabulary is its own text (read as UTF-8), every other string byte-level.
+        own = specials.keys() & vocab_obj.keys()
+        ordinary = [text for text in vocab_obj if text not in own] if own else list(vocab_obj)
+        spelt = token_strings_to_bytes(ordinary)
+    if spelt is not None:
+        ids = dict(zip(vocab_obj, numbers, strict=True))
+        tokens = dict(zip(map(ids.__getitem__, ordinary), spelt, strict=True))
+        tokens.update((ids[text], text.encode("utf-8")) for text in own)  # (put in id order below)
+    for text, value in vocab_obj.items() if spelt is None else ():
         if plain and isinstance(value, int):
             token_id = value
         else:
@@ -283,13 +326,17 @@ def _parse_hf_json(path: str | os.PathLike[str], data: bytes) -> Vocab:
             spelled = token_string_to_bytes(text) if byte_level and text else None
             tokens[token_id] = spelled if spelled is not None else _token_bytes(reader, text, byte_level, byte_fallback)
         ids[text] = token_id
-    pairs = _merge_pairs(reader, reader.lst(model.get("merges", []), "model.merges"))
-    merges = resolve_merges(path, pairs, ids, prefix=prefix)
+    merge_items = reader.lst(model.get("merges", []), "model.merges")
+    plain_merges = _plain_merges(merge_items, ids) if prefix is None else None
+    if plain_merges is not None:
+        merges = plain_merges
+    else:
+        merges = resolve_merges(path, _merge_pairs(reader, merge_items), ids, prefix=prefix)
     unk_token = model.get("unk_token")
     unk = ids.get(unk_token) if isinstance(unk_token, str) else None
     normalizer = root.get("normalizer")
     text_model = TextModel(
-        strings={token_id: text for text, token_id in ids.items()},
+        strings=dict(zip(ids.values(), ids, strict=True)),
         byte_level=byte_level,
         prefix=prefix,
         suffix=suffix,

@@ -5,19 +5,17 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from bpeproof.impl.formats.clip_merges import looks_like_clip, parse_clip
 from bpeproof.impl.formats.gguf_container import is_gguf
-from bpeproof.impl.formats.gguf_vocab import vocab_from_gguf
-from bpeproof.impl.formats.gpt2 import load_gpt2, merges_path_for
-from bpeproof.impl.formats.hf_json import parse_hf_json
-from bpeproof.impl.formats.project_file import PROJECT_MARKER, parse_project
-from bpeproof.impl.formats.sentencepiece_model import parse_model_proto, vocab_from_proto
-from bpeproof.impl.formats.tekken import looks_like_tekken, parse_tekken, vocab_from_tekken
-from bpeproof.impl.formats.tiktoken_file import parse_tiktoken, vocab_from_ranks
-from bpeproof.impl.formats.vocab import Vocab
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.io.files import GZIP_MAGIC, decompress, read_raw
+
+if TYPE_CHECKING:
+    from bpeproof.impl.formats.vocab import Vocab
+
+# Each reader is imported where its format is read: telling a file's format, or reading one format, does not
+# import the readers of the others.
 
 #: Names of the files ``load`` looks for in a directory, in order.
 _DIRECTORY_FILES = (
@@ -39,10 +37,15 @@ def _format_of(path: Path, data: bytes) -> str:
         return "gguf"
     if ".tiktoken" in name:
         return "tiktoken"
+    from bpeproof.impl.formats.clip_merges import looks_like_clip
+
     if looks_like_clip(name, data):
         return "clip"
     if re.search(r"\.model(\.|$)", name):
         return "sentencepiece-bpe"
+    from bpeproof.impl.formats.project_file import PROJECT_MARKER
+    from bpeproof.impl.formats.tekken import looks_like_tekken
+
     if data[:4096].lstrip().startswith(b"{") and PROJECT_MARKER.search(data):
         return "bpeproof"
     if ("tekken" in name and ".json" in name) or looks_like_tekken(data):
@@ -105,27 +108,45 @@ def load(path: str | os.PathLike[str], *, pattern: str | None = None) -> Vocab:
                 return load(target / name, pattern=pattern)
         raise FormatError(path, None, f"the directory holds none of {', '.join(_DIRECTORY_FILES)}")
     if is_gguf(target):
+        from bpeproof.impl.formats.gguf_vocab import vocab_from_gguf
+
         return vocab_from_gguf(target)
     raw = read_raw(target)
     data = decompress(target, raw)
     kind = _format_of(target, data if raw.startswith(GZIP_MAGIC) else raw)
     if kind == "gguf":
+        from bpeproof.impl.formats.gguf_vocab import vocab_from_gguf
+
         return vocab_from_gguf(target)
     if kind == "tiktoken":
+        from bpeproof.impl.formats.tiktoken_file import parse_tiktoken, vocab_from_ranks
+
         return vocab_from_ranks(parse_tiktoken(target, data), source=os.fspath(path), pattern=pattern)
     if kind == "sentencepiece-bpe":
+        from bpeproof.impl.formats.sentencepiece_model import parse_model_proto, vocab_from_proto
+
         return vocab_from_proto(parse_model_proto(target, data), source=os.fspath(path))
     if kind == "tekken":
+        from bpeproof.impl.formats.tekken import parse_tekken, vocab_from_tekken
+
         return vocab_from_tekken(parse_tekken(target, data), source=os.fspath(path))
     if kind == "hf-bpe":
+        from bpeproof.impl.formats.hf_json import parse_hf_json
+
         return parse_hf_json(target, data)
     if kind == "clip":
+        from bpeproof.impl.formats.clip_merges import parse_clip
+
         return parse_clip(target, data)
     if kind == "bpeproof":
+        from bpeproof.impl.formats.project_file import parse_project
+
         return parse_project(target, data, pattern=pattern)
+    from bpeproof.impl.formats.gpt2 import load_gpt2, merges_path_for
+
     name = target.name.lower()
     if name.endswith((".bpe", ".bpe.gz")):
-        encoder = _encoder_path_for(target)
+        encoder = encoder_path_for(target)
         if encoder is None:
             raise FormatError(path, None, "no encoder.json found next to this vocab.bpe")
         return load_gpt2(encoder, target)
@@ -135,7 +156,8 @@ def load(path: str | os.PathLike[str], *, pattern: str | None = None) -> Vocab:
     return load_gpt2(target, merges)
 
 
-def _encoder_path_for(merges_path: Path) -> Path | None:
+def encoder_path_for(merges_path: Path) -> Path | None:
+    """The ``encoder.json`` next to a ``vocab.bpe`` (same prefix and compression, or the other), if any."""
     name = merges_path.name
     candidates: list[str] = []
     if "vocab.bpe" in name:

@@ -14,20 +14,21 @@ import binascii
 import os
 import re
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from bpeproof.impl.formats.derive import derive_merges
-from bpeproof.impl.formats.vocab import TIKTOKEN_RANK_LIMIT, Vocab, refuse_ids_above
-from bpeproof.impl.io.atomic import atomic_write_bytes
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.io.files import compress_if_gz, decode_utf8, read_bytes
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, Rule
 
+if TYPE_CHECKING:
+    from bpeproof.impl.formats.vocab import Vocab
+
+# ``Vocab`` (``impl.formats.vocab``) and the merge recovery are imported where a ``Vocab`` is made or written: a
+# tokenizer loaded from a rank file needs neither.
+
 _RANK = re.compile(r"[0-9]+")
 _BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
 
-
-_WELL_FORMED = re.compile(rb"(?:[A-Za-z0-9+/=]+[ \t]+[0-9]{1,30}[ \t]*\r?\n|[ \t\r]*\n)*"
-                          rb"(?:[A-Za-z0-9+/=]+[ \t]+[0-9]{1,30}[ \t]*\r?|[ \t\r]*)")
 
 
 def parse_tiktoken(path: str | os.PathLike[str], data: bytes) -> dict[bytes, int]:
@@ -39,29 +40,44 @@ def parse_tiktoken(path: str | os.PathLike[str], data: bytes) -> dict[bytes, int
     fields: standard base64 (with padding) of a byte string, and a decimal
     rank.  A field of only padding (``=``) is the empty token, as tiktoken
     decodes it.  No rank and no token may occur twice.  Well-formed files are
-    read in one pass as fast as tiktoken reads them; any other file is read
-    again line by line to name the first bad line.
+    read in a few passes over the whole file, faster than tiktoken reads them
+    (``_well_formed_ranks``); any other file is read again line by line to name
+    the first bad line.
     """
-    if _WELL_FORMED.fullmatch(data):
-        ranks: dict[bytes, int] = {}
-        encoded: list[bytes] = []
-        # binascii's functions are what b64decode and b64encode call on bytes, without their Python wrappers
-        # (a third of the time of reading a 200,000-line file).
-        decode, encode = binascii.a2b_base64, binascii.b2a_base64
-        try:
-            for line in data.split(b"\n"):
-                fields = line.split()
-                if fields:
-                    encoded.append(fields[0])
-                    ranks[decode(fields[0])] = int(fields[1])
-        except (binascii.Error, ValueError):
-            return _parse_tiktoken_lines(path, data)
-        # Every field must be the canonical base64 of its token (b64decode alone skips stray characters).
-        if ranks and len(encoded) == len(ranks) == len(set(ranks.values())) and encoded == [
-            encode(token, newline=False) or b"=" for token in ranks
-        ]:
-            return ranks
-    return _parse_tiktoken_lines(path, data)
+    ranks = _well_formed_ranks(data)
+    return ranks if ranks is not None else _parse_tiktoken_lines(path, data)
+
+
+def _well_formed_ranks(data: bytes) -> dict[bytes, int] | None:
+    """The table of a file whose every line is ``base64 rank`` (or blank), read by whole-file passes at C speed
+    (no Python step per line); None for any other file, which ``_parse_tiktoken_lines`` then reads or refuses.
+
+    Lines end at LF or CR LF only and hold no vertical tab or form feed (the two white-space characters that
+    ``bytes.split`` cuts at and a line of a rank file never holds), so that cutting at LF is tiktoken's
+    ``splitlines``.  Every non-blank line must have two fields; the first must be the canonical base64 of what
+    it decodes to (``a2b_base64`` alone skips stray characters: encoding the token again must give the field
+    back, which also refuses the empty token, left to the line reader), the second at most 30 decimal digits.
+    """
+    if b"\x0b" in data or b"\x0c" in data or data.count(b"\r") != data.count(b"\r\n"):
+        return None
+    if not set(map(len, map(bytes.split, data.split(b"\n")))) <= {0, 2}:
+        return None
+    fields = data.split()
+    encoded, numbers = fields[0::2], fields[1::2]
+    if not encoded or not all(map(bytes.isdigit, numbers)) or max(map(len, numbers)) > 30:
+        return None
+    try:
+        # binascii's functions are what b64decode and b64encode call on bytes, without their Python wrappers.
+        tokens = list(map(binascii.a2b_base64, encoded))
+    except binascii.Error:
+        return None
+    # Each encoding ends in a newline and no field holds one: the joined texts are equal only item by item.
+    if b"".join(map(binascii.b2a_base64, tokens)) != b"\n".join(encoded) + b"\n":
+        return None
+    ranks = dict(zip(tokens, map(int, numbers), strict=True))
+    if len(ranks) != len(tokens) or len(set(ranks.values())) != len(tokens):
+        return None
+    return ranks
 
 
 def _parse_tiktoken_lines(path: str | os.PathLike[str], data: bytes) -> dict[bytes, int]:
@@ -104,6 +120,9 @@ def _parse_tiktoken_lines(path: str | os.PathLike[str], data: bytes) -> dict[byt
 
 def vocab_from_ranks(ranks: dict[bytes, int], *, source: str = "", pattern: str | None = None) -> Vocab:
     """A ``Vocab`` of kind ``tiktoken`` for a ``token bytes → rank`` table, with its merges recovered."""
+    from bpeproof.impl.formats.derive import derive_merges
+    from bpeproof.impl.formats.vocab import Vocab
+
     ordered = sorted(((rank, token) for token, rank in ranks.items()))
     merges, unsplit = derive_merges(ordered, ranks, ranks)
     return Vocab(
@@ -179,6 +198,8 @@ def tiktoken_bytes(vocab: Vocab) -> bytes:
     is empty, or an id is negative or above ``TIKTOKEN_RANK_LIMIT``: a rank
     file cannot hold any of these.
     """
+    from bpeproof.impl.formats.vocab import TIKTOKEN_RANK_LIMIT, refuse_ids_above
+
     seen: dict[bytes, int] = {}
     lines: list[str] = []
     special_ids = set(vocab.specials.values())
@@ -206,4 +227,6 @@ def tiktoken_bytes(vocab: Vocab) -> bytes:
 
 def write_tiktoken(vocab: Vocab, path: str | os.PathLike[str]) -> None:
     """Write ``vocab`` as a tiktoken rank file, gzip-compressed when ``path`` ends in ``.gz``, atomically."""
+    from bpeproof.impl.io.atomic import atomic_write_bytes
+
     atomic_write_bytes(path, compress_if_gz(path, tiktoken_bytes(vocab)))

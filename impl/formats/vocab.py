@@ -10,8 +10,9 @@ every merge that does not fit that convention.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate, pairwise
 
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.spec.types import ALPHABET_SIZE, Rule
@@ -102,6 +103,15 @@ def token_string_to_bytes(text: str) -> bytes | None:
         return text.translate(_string_to_latin1()).encode("latin-1")
     except UnicodeEncodeError:
         return None
+
+
+def token_strings_to_bytes(texts: Sequence[str]) -> list[bytes] | None:
+    """``token_string_to_bytes`` of every string at once (one translation of them all, then cut: each character
+    is one byte), or None when a character of one of them is not in the table."""
+    joined = token_string_to_bytes("".join(texts))
+    if joined is None:
+        return None
+    return [joined[start:end] for start, end in pairwise(accumulate(map(len, texts), initial=0))]
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 from pathlib import Path
 
 from bpeproof.impl.io.errors import MissingFolderError
@@ -38,7 +37,7 @@ def _create_temporary(directory: Path, name: str) -> tuple[int, str]:
     """Open a new, uniquely named file next to the target; mode 0o666 less the umask, like ``open``."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     while True:
-        temp_name = str(directory / f".{name}.{secrets.token_hex(8)}.tmp")
+        temp_name = str(directory / f".{name}.{os.urandom(8).hex()}.tmp")
         try:
             return os.open(temp_name, flags, 0o666), temp_name
         except FileExistsError:

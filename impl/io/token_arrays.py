@@ -26,8 +26,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,6 +83,8 @@ class NpyWriter:
             raise IsADirectoryError(21, "is a directory, not a file", os.fspath(path))
         directory = self.path.parent if str(self.path.parent) else Path(".")
         try:
+            import tempfile
+
             fd, self.temporary = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=directory)
         except OSError as error:
             raise naming(error, path) from None
@@ -130,6 +130,8 @@ class ShardWriter:
                                   os.fspath(path))
         parent = self.path.parent if str(self.path.parent) else Path(".")
         try:
+            import tempfile
+
             self.temporary = Path(tempfile.mkdtemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=parent))
         except OSError as error:
             raise naming(error, path) from None
@@ -175,6 +177,8 @@ class ShardWriter:
     def abort(self) -> None:
         if self._current is not None:
             self._current.abort()
+        import shutil
+
         shutil.rmtree(self.temporary, ignore_errors=True)
 
 

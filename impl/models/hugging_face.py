@@ -5,6 +5,8 @@ string's id as result, on the bytes of a byte-level vocabulary (``HuggingFaceMod
 from __future__ import annotations
 
 from collections.abc import Callable, Container, Mapping, Sequence
+from itertools import chain, repeat
+from operator import add, floordiv, mod, mul
 from typing import Any
 
 from bpeproof.impl import encoder as _encoder_module
@@ -13,6 +15,7 @@ try:
     from bpeproof.impl._c import _fastenc  # type: ignore[attr-defined]
 except ImportError:  # the C extension is optional: the Python loops give the same ids
     _fastenc = None
+from bpeproof.impl.io.packed_state import DeferredState
 from bpeproof.impl.merge_loop import merge
 from bpeproof.impl.models.steps import Part, PieceSteps, replay_steps, show, traced_steps
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTextError, is_int
@@ -25,6 +28,9 @@ def _pair_table(merges: Sequence[tuple[int, int, int]], vocabulary: Container[in
     """Hugging Face's merge table: ``a * stride + b`` → ``rank * stride + c`` for each merge ``(a, b, c)`` of the
     list (rank = its line), every id checked against ``vocabulary``; a pair listed twice keeps its last line, and
     the earlier lines go to ``repeated`` as ``(line, a, b, c)`` (the table and they are the whole list)."""
+    plain = _plain_pair_table(merges, vocabulary, stride)
+    if plain is not None:
+        return plain
     table: dict[int, int] = {}
     for rank, merge_ids in enumerate(merges):
         if not (isinstance(merge_ids, tuple) and len(merge_ids) == 3):
@@ -40,7 +46,23 @@ def _pair_table(merges: Sequence[tuple[int, int, int]], vocabulary: Container[in
     return table
 
 
-class HuggingFaceModel:
+def _plain_pair_table(merges: Sequence[tuple[int, int, int]], vocabulary: Container[int],
+                      stride: int) -> dict[int, int] | None:
+    """``_pair_table`` of the usual list, distinct pairs of ids all in the vocabulary, made in whole-list passes
+    (no Python step per merge); None for any other list, which ``_pair_table`` then reads merge by merge."""
+    if not merges:
+        return {}
+    if set(map(type, merges)) != {tuple} or set(map(len, merges)) != {3}:
+        return None
+    a_ids, b_ids, c_ids = (list(column) for column in zip(*merges, strict=True))
+    if not all(map(vocabulary.__contains__, chain(a_ids, b_ids, c_ids))):
+        return None
+    keys = list(map(add, map(mul, a_ids, repeat(stride)), b_ids))
+    table = dict(zip(keys, map(add, map(mul, range(len(keys)), repeat(stride)), c_ids), strict=True))
+    return table if len(table) == len(keys) else None  # a pair listed twice: its earlier lines are recorded
+
+
+class HuggingFaceModel(DeferredState):
     """The BPE model of Hugging Face ``tokenizers`` on a byte-level vocabulary, with the file's own ids.
 
     ``tokens``: id → the bytes its string stands for (GPT-2's byte-to-character table); ``merges``: (a, b, c)
@@ -51,6 +73,8 @@ class HuggingFaceModel:
     """
 
     semantics = "hf-bpe"
+    #: What the compiled-vocabulary cache unpacks only when read (the C loop has its own tables).
+    DEFERRED = ("_by_bytes", "_merges")
 
     def __init__(
         self,
@@ -63,13 +87,18 @@ class HuggingFaceModel:
     ) -> None:
         if not isinstance(tokens, Mapping):
             raise BPETypeError(f"tokens must be a mapping of int to bytes, not {type(tokens).__name__}")
-        for token, data in tokens.items():
-            if not is_int(token) or token < 0 or not isinstance(data, bytes):
-                raise BPETypeError(f"token {token!r}: {data!r} must map a non-negative int to bytes")
+        # Checked in whole-table passes; token by token (naming the first bad one) only when they fail.
+        if set(map(type, tokens)) - {int} or set(map(type, tokens.values())) - {bytes} or min(tokens, default=0) < 0:
+            for token, data in tokens.items():
+                if not is_int(token) or token < 0 or not isinstance(data, bytes):
+                    raise BPETypeError(f"token {token!r}: {data!r} must map a non-negative int to bytes")
         self._bytes = dict(tokens)
-        by_bytes: dict[bytes, int] = {}
-        for token in sorted(self._bytes):
-            by_bytes.setdefault(self._bytes[token], token)
+        ordered = sorted(self._bytes)
+        by_bytes = dict(zip(map(self._bytes.__getitem__, ordered), ordered, strict=True))
+        if len(by_bytes) != len(ordered):  # the same bytes under two ids: the smallest keeps them
+            by_bytes = {}
+            for token in ordered:
+                by_bytes.setdefault(self._bytes[token], token)
         self._by_bytes = by_bytes
         self._units = [by_bytes.get(bytes([byte])) for byte in range(ALPHABET_SIZE)]
         if unk is not None and unk not in self._bytes:
@@ -146,19 +175,18 @@ class HuggingFaceModel:
             return self._fast
         if not self._use_c:
             return None
-        # Dense ids: the vocabulary's ids in increasing order; ranks are the merge lines.
+        # Dense ids: the vocabulary's ids in increasing order (most files' ids are already 0, 1, …); ranks are the
+        # merge lines.
         ordered = sorted(self._bytes)
         dense = {token: index for index, token in enumerate(ordered)}
         stride = self._stride
-        pairs_a: list[int] = []
-        pairs_b: list[int] = []
-        ranks: list[int] = []
-        results: list[int] = []
-        for key, code in self._merges.items():
-            pairs_a.append(dense[key // stride])
-            pairs_b.append(dense[key % stride])
-            ranks.append(code // stride)
-            results.append(dense[code % stride])
+        keys, codes = list(self._merges), list(self._merges.values())
+        ranks = list(map(floordiv, codes, repeat(stride)))
+        columns = (map(floordiv, keys, repeat(stride)), map(mod, keys, repeat(stride)), map(mod, codes, repeat(stride)))
+        if ordered == list(range(len(ordered))):
+            pairs_a, pairs_b, results = (list(column) for column in columns)
+        else:
+            pairs_a, pairs_b, results = (list(map(dense.__getitem__, column)) for column in columns)
         whole: list[bytes | None] = [None] * len(ordered)
         if self._ignore_merges:
             for data, token in self._by_bytes.items():

@@ -16,6 +16,7 @@ try:
     from bpeproof.impl._c import _fastenc  # type: ignore[attr-defined]
 except ImportError:  # the C extension is optional: the Python loop gives the same ids
     _fastenc = None
+from bpeproof.impl.io.packed_state import DeferredState
 from bpeproof.impl.merge_loop import merge
 from bpeproof.impl.models.llama_cpp_spm import utf8_symbols
 from bpeproof.impl.models.steps import Part, PieceSteps, replay_steps, show, traced_steps
@@ -40,7 +41,7 @@ def _merge_label(line: int) -> tuple[str, str]:
     return f"merge {line + 1}", str(line + 1)
 
 
-class LlamaCppModel:
+class LlamaCppModel(DeferredState):
     """llama.cpp's BPE (``llm_tokenizer_bpe_session``) on the tokens of a GGUF file, over the one merge loop
     (``impl.merge_loop.merge``, or its C version) like the other models of ``impl.models``; ``semantics`` "llama.cpp".
 
@@ -61,6 +62,8 @@ class LlamaCppModel:
     """
 
     semantics = "llama.cpp"
+    #: What the compiled-vocabulary cache unpacks only when read (the C loop has its own tables).
+    DEFERRED = ("_lookup", "_ranks", "_pairs", "_triples", "_unit_of")
 
     #: The id the C loop reports for a byte without a token; ``LlamaCppTokenizer`` drops it.
     BARRIER = -1

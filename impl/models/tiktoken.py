@@ -13,6 +13,7 @@ try:
 except ImportError:  # the C extension is optional: the Python loops give the same ids
     _fastenc = None
 from bpeproof.impl.formats.derive import last_split
+from bpeproof.impl.io.packed_state import DeferredState
 from bpeproof.impl.merge_loop import merge
 from bpeproof.impl.models.steps import Part, PieceSteps, replay_steps, show, substrings, traced_steps
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTextError, is_int
@@ -23,7 +24,7 @@ __all__ = ["TIKTOKEN_RANK_LIMIT", "TiktokenModel"]
 TIKTOKEN_RANK_LIMIT = 2**32 - 1
 
 
-class TiktokenModel:
+class TiktokenModel(DeferredState):
     """tiktoken's encoder on a rank file ``token bytes → rank`` (the rank is the id), proper or not.
 
     The empty token (a rank file line ``= 50256``) is an id that decodes to nothing and that no non-empty
@@ -32,19 +33,15 @@ class TiktokenModel:
     """
 
     semantics = "tiktoken"
+    #: What the compiled-vocabulary cache unpacks only when read (the C loop has its own tables).
+    DEFERRED = ("_ranks",)
 
     def __init__(self, ranks: Mapping[bytes, int]) -> None:
         if not isinstance(ranks, Mapping):
             raise BPETypeError(f"ranks must be a mapping of bytes to int, not {type(ranks).__name__}")
-        decoder: dict[int, bytes] = {}
-        for token, rank in ranks.items():
-            if not isinstance(token, bytes):
-                raise BPETypeError(f"rank file token {token!r} must be bytes")
-            if not is_int(rank) or not 0 <= rank < TIKTOKEN_RANK_LIMIT:
-                raise BPEValueError(f"rank of {token!r} must be an int in 0..2**32-2 (tiktoken's ranks), not {rank!r}")
-            if rank in decoder:
-                raise BPEValueError(f"the tokens {decoder[rank]!r} and {token!r} share the rank {rank}")
-            decoder[rank] = token
+        decoder = _checked_decoder(ranks)
+        if decoder is None:  # a table that is not plainly valid: checked token by token, the first problem named
+            decoder = _decoder(ranks)
         self._ranks: dict[bytes, int] = dict(ranks)
         self._decoder = decoder
         self._fast: Any = None
@@ -81,11 +78,14 @@ class TiktokenModel:
 
     def c_merger(self) -> Any:
         if self._fast is None and self._use_c:
-            multi = sorted((rank, token) for token, rank in self._ranks.items() if len(token) > 1)
+            decoder = self._decoder
+            ordered = sorted(decoder)  # the ranks in order (a rank file's usually are: sorted in one pass)
+            multi = [rank for rank, token in zip(ordered, map(decoder.__getitem__, ordered), strict=True)
+                     if len(token) > 1]
             if len(multi) < _encoder_module.C_RULE_LIMIT:
                 outputs: list[int | None] = [self._ranks.get(bytes([byte])) for byte in range(ALPHABET_SIZE)]
-                outputs += [rank for rank, _ in multi]
-                self._fast = _fastenc.Merger.from_ranks([token for _, token in multi], outputs)
+                outputs += multi
+                self._fast = _fastenc.Merger.from_ranks(list(map(decoder.__getitem__, multi)), outputs)
         return self._fast
 
     def merge_steps(self, word: bytes) -> PieceSteps:
@@ -119,6 +119,32 @@ class TiktokenModel:
         return replay_steps([unit for unit in units if unit is not None], rules,
                             lambda token: Part(token, show(decoder[token])),
                             lambda rank: (f"rank {rank}", str(rank)))
+
+
+def _checked_decoder(ranks: Mapping[bytes, int]) -> dict[int, bytes] | None:
+    """rank → token for a table of bytes to distinct ints in tiktoken's range, checked in whole-table passes; None
+    when it is not one (``_decoder`` then names the problem)."""
+    if set(map(type, ranks)) - {bytes} or set(map(type, ranks.values())) - {int}:
+        return None
+    decoder = dict(zip(ranks.values(), ranks, strict=True))
+    if len(decoder) != len(ranks) or (decoder and (min(decoder) < 0 or max(decoder) >= TIKTOKEN_RANK_LIMIT)):
+        return None
+    return decoder
+
+
+def _decoder(ranks: Mapping[bytes, int]) -> dict[int, bytes]:
+    """rank → token, each token and rank checked in turn: the first that is not bytes, not an int in tiktoken's
+    range, or a rank given before raises."""
+    decoder: dict[int, bytes] = {}
+    for token, rank in ranks.items():
+        if not isinstance(token, bytes):
+            raise BPETypeError(f"rank file token {token!r} must be bytes")
+        if not is_int(rank) or not 0 <= rank < TIKTOKEN_RANK_LIMIT:
+            raise BPEValueError(f"rank of {token!r} must be an int in 0..2**32-2 (tiktoken's ranks), not {rank!r}")
+        if rank in decoder:
+            raise BPEValueError(f"the tokens {decoder[rank]!r} and {token!r} share the rank {rank}")
+        decoder[rank] = token
+    return decoder
 
 
 def _join_bytes(x: bytes, y: bytes, code: int) -> bytes:

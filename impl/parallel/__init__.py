@@ -55,7 +55,6 @@ holds the entry points and the sizes they plan with, and re-exports the names th
 from __future__ import annotations
 
 import os
-import uuid
 import warnings
 from array import array
 from collections import Counter
@@ -250,7 +249,7 @@ def encode_files(
             run_tasks("encode", (*setup, _BLOCK), plan, count, bar, on_done, ignore, ahead=2 * count + 2)
         else:
             try:
-                engine.map_in_order(encode_task, (uuid.uuid4().hex, *setup), plan.tasks, plan.labels, sizes,
+                engine.map_in_order(encode_task, (os.urandom(16).hex(), *setup), plan.tasks, plan.labels, sizes,
                                     on_done, bar)
             finally:
                 if bar is not None:

@@ -7,15 +7,16 @@ import contextlib
 import os
 import signal
 from collections.abc import Callable
-from multiprocessing import get_context
-from multiprocessing.connection import Connection, wait
-from multiprocessing.process import BaseProcess
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.parallel.errors import WorkerError, error_payload, rebuild_error
 from bpeproof.impl.parallel.jobs import JOBS
 from bpeproof.impl.parallel.plans import Plan
+
+if TYPE_CHECKING:  # multiprocessing is imported when workers start: a command that starts none never loads it
+    from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
 
 __all__ = ["check_workers", "default_workers", "ignore", "run_tasks"]
 
@@ -106,6 +107,8 @@ class _Pool:
 
     def start(self, setup: Any) -> None:
         """Start the workers, each with its end of a pipe; each builds its job from ``setup`` and says it is ready."""
+        from multiprocessing import get_context
+
         context = get_context("spawn")
         for _ in range(self.workers):
             here, there = context.Pipe()
@@ -206,6 +209,8 @@ class _Pool:
                 if self.errors:
                     raise self.errors[self.limit()]
                 return
+            from multiprocessing.connection import wait
+
             ready = set(wait([self.conns[w] for w in live] + [self.processes[w].sentinel for w in live]))
             for worker in live:
                 sentinel = self.processes[worker].sentinel

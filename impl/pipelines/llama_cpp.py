@@ -60,10 +60,12 @@ class LlamaCppTokenizer(Tokenizer):
     _special_flags: dict[str, tuple[int, bool, bool, bool]]
     gguf: GGUFTokenizer
 
-    def __init__(self, tokenizer: GGUFTokenizer, *, cache_size: int = 1 << 18) -> None:
+    def __init__(self, tokenizer: GGUFTokenizer, *, cache_size: int = 1 << 18,
+                 model: LlamaCppModel | None = None) -> None:
         """The tokenizer of a GGUF file read by ``bpeproof.impl.formats.gguf_tokenizer.read_gguf_tokenizer``;
         ``FormatError`` for a pre-tokenizer not reproduced, or special tokens whose cutting llama.cpp leaves
-        unspecified."""
+        unspecified.  ``model``: the model already built for this file (the compiled-vocabulary cache's,
+        ``bpeproof.impl.pipelines.compiled_vocab``), else built here."""
         kind = tokenizer.pre_type
         if kind is None or tokenizer.model != "gpt2" or tokenizer.escape_whitespaces:
             raise FormatError(tokenizer.path, "key 'tokenizer.ggml.model'", "not a byte-level BPE tokenizer")
@@ -71,13 +73,14 @@ class LlamaCppTokenizer(Tokenizer):
             pretokenizer = LlamaCppPreTokenizer(kind)
         except ValueError as error:
             raise FormatError(tokenizer.path, "key 'tokenizer.ggml.pre'", str(error)) from None
-        tables = byte_level_tables(tokenizer)
-        if tables.merge_ids is not None:
-            model = LlamaCppModel.from_columns(tables.lookup, *tables.merge_ids, tables.decoded,
-                                               ignore_merges=tokenizer.ignore_merges, checked=True)
-        else:
-            model = LlamaCppModel(tables.lookup, merge_bytes(tokenizer), tables.decoded,
-                                  ignore_merges=tokenizer.ignore_merges)
+        if model is None:
+            tables = byte_level_tables(tokenizer)
+            if tables.merge_ids is not None:
+                model = LlamaCppModel.from_columns(tables.lookup, *tables.merge_ids, tables.decoded,
+                                                   ignore_merges=tokenizer.ignore_merges, checked=True)
+            else:
+                model = LlamaCppModel(tables.lookup, merge_bytes(tokenizer), tables.decoded,
+                                      ignore_merges=tokenizer.ignore_merges)
         self._setup(model, "words", tokenizer.special_tokens, cache_size, pretokenizer)
         self._setup_specials(tokenizer)
         self._barrier = model.has_barrier

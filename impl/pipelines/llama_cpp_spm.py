@@ -46,14 +46,17 @@ class LlamaCppSpmTokenizer(LlamaCppTokenizer):
 
     ``encode`` and ``allowed_special`` are as for the byte-level tokenizer; no BOS / EOS is added."""
 
-    def __init__(self, tokenizer: GGUFTokenizer, *, cache_size: int = 1 << 18) -> None:
+    def __init__(self, tokenizer: GGUFTokenizer, *, cache_size: int = 1 << 18,
+                 model: LlamaCppSpmModel | None = None) -> None:
+        """``model``: the model already built for this file (the compiled-vocabulary cache's), else built here."""
         if tokenizer.model != "llama":
             raise FormatError(tokenizer.path, "key 'tokenizer.ggml.model'", "not an SPM tokenizer ('llama')")
-        try:
-            model = LlamaCppSpmModel(tokenizer.texts, tokenizer.scores, text_pieces(tokenizer),
-                                     cache_size=min(cache_size, 1 << 16))
-        except (BPEValueError, BPETypeError) as error:
-            raise FormatError(tokenizer.path, "key 'tokenizer.ggml.scores'", str(error)) from None
+        if model is None:
+            try:
+                model = LlamaCppSpmModel(tokenizer.texts, tokenizer.scores, text_pieces(tokenizer),
+                                         cache_size=min(cache_size, 1 << 16))
+            except (BPEValueError, BPETypeError) as error:
+                raise FormatError(tokenizer.path, "key 'tokenizer.ggml.scores'", str(error)) from None
         self._setup(model, "words", tokenizer.special_tokens, 0, PreTokenizer([]))
         self._setup_specials(tokenizer)
         self._spm = model
@@ -82,14 +85,17 @@ class LlamaCppTextBpeTokenizer(LlamaCppTokenizer):
     docstring.  ``encode`` and ``allowed_special`` are as for the byte-level tokenizer; no BOS / EOS is added
     (llama.cpp always adds BOS for Gemma 4 when asked to add special tokens)."""
 
-    def __init__(self, tokenizer: GGUFTokenizer, *, cache_size: int = 1 << 18) -> None:
+    def __init__(self, tokenizer: GGUFTokenizer, *, cache_size: int = 1 << 18,
+                 model: LlamaCppTextModel | None = None) -> None:
+        """``model``: the model already built for this file (the compiled-vocabulary cache's), else built here."""
         if not tokenizer.escape_whitespaces or tokenizer.model == "llama":
             raise FormatError(tokenizer.path, "key 'tokenizer.ggml.model'", "not a BPE tokenizer over raw UTF-8")
-        lookup = {text.encode("utf-8"): token for token, text in enumerate(tokenizer.texts)}
-        sides = [side.encode("utf-8") for side in merge_sides(tokenizer.merges)]
-        model = LlamaCppTextModel(lookup, list(zip(sides[0::2], sides[1::2], strict=True)), text_pieces(tokenizer),
-                                  newline_runs=tokenizer.pre_type == "gemma4",
-                                  ignore_merges=tokenizer.ignore_merges)
+        if model is None:
+            lookup = {text.encode("utf-8"): token for token, text in enumerate(tokenizer.texts)}
+            sides = [side.encode("utf-8") for side in merge_sides(tokenizer.merges)]
+            model = LlamaCppTextModel(lookup, list(zip(sides[0::2], sides[1::2], strict=True)),
+                                      text_pieces(tokenizer), newline_runs=tokenizer.pre_type == "gemma4",
+                                      ignore_merges=tokenizer.ignore_merges)
         self._setup(model, "words", tokenizer.special_tokens, cache_size, PreTokenizer([]))
         self._setup_specials(tokenizer)
 

@@ -2,37 +2,57 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from bpeproof.impl import formats
-from bpeproof.impl.formats.hf_json import parse_hf_json
-from bpeproof.impl.formats.project_file import FORMAT_NAME
-from bpeproof.impl.formats.sentencepiece_model import MODEL_TYPES, parse_charsmap, parse_model_proto
-from bpeproof.impl.formats.tekken import parse_tekken
-from bpeproof.impl.formats.tiktoken_file import parse_tiktoken
-from bpeproof.impl.formats.vocab import PreTokenizerStep, TextModel, token_string_to_bytes
 from bpeproof.impl.io.errors import FormatError
-from bpeproof.impl.io.files import read_bytes, read_head
-from bpeproof.impl.models.hugging_face import HuggingFaceModel, HuggingFaceTextModel
-from bpeproof.impl.models.sentencepiece import SentencePieceModel
-from bpeproof.impl.models.tiktoken import TiktokenModel
-from bpeproof.impl.normalizers.hf import Normalizer
+from bpeproof.impl.io.vocab_cache import CacheEntry, caching_enabled
+from bpeproof.impl.pipelines import compiled_vocab
 from bpeproof.impl.pre_tokenizers import patterns
-from bpeproof.impl.pre_tokenizers.hf_splits import PreTokenizer, steps_from_hf
-from bpeproof.impl.pre_tokenizers.patterns import PATTERNS, compile_pattern, resolve_pattern
+from bpeproof.impl.pre_tokenizers.patterns import PATTERNS
 from bpeproof.impl.tokenizer import Tokenizer
 from bpeproof.spec.types import BPETypeError, BPEValueError
 
-__all__ = ["guess_pattern", "load_tokenizer"]
+if TYPE_CHECKING:
+    from bpeproof.impl.formats.vocab import AddedToken, PreTokenizerStep, TextModel
+    from bpeproof.impl.normalizers.hf import Normalizer
+    from bpeproof.impl.pipelines.tokenizer_json import HFPipeline
+    from bpeproof.impl.pre_tokenizers.hf_splits import PreTokenizer
+
+__all__ = ["TextPipelineRecipe", "guess_pattern", "load_tokenizer"]
+
+
+@dataclass(frozen=True)
+class TextPipelineRecipe:
+    """What a ``tokenizer.json``'s text pipeline is built from: the file's normalizer (canonical JSON, None for
+    none), added tokens and pre-tokenizer steps, ``--pattern`` (replacing the steps), the file's pattern, whether
+    its vocabulary is byte-level and whether the model runs on the words' bytes (``HuggingFaceModel``).  The
+    compiled-vocabulary cache keeps this beside the model: the pipeline holds functions, which it does not store."""
+
+    normalizer: str | None
+    added_tokens: tuple[AddedToken, ...]
+    steps: tuple[PreTokenizerStep, ...]
+    pattern: str | None
+    file_pattern: str | None
+    byte_level: bool
+    byte_model: bool
 
 
 def _is_project_file(path: Path) -> bool:
     """Whether the file's first bytes name the project's format; damaged gzip data raises ``FormatError`` here
     (``impl.io.files.read_head``), as every reader of the file would."""
+    from bpeproof.impl.io.files import read_head
+
     if not path.is_file():
         return False
     head = read_head(path, 4096)
-    return b'"format"' in head and FORMAT_NAME.encode() in head
+    if b'"format"' not in head:
+        return False  # most files: the project file's reader is not even imported
+    from bpeproof.impl.formats.project_file import FORMAT_NAME
+
+    return FORMAT_NAME.encode() in head
 
 
 def guess_pattern(vocab: formats.Vocab) -> str | None:
@@ -40,7 +60,8 @@ def guess_pattern(vocab: formats.Vocab) -> str | None:
     return patterns.guess_pattern(vocab.source, len(vocab.tokens))
 
 
-def load_tokenizer(path: str, pattern: str | None = None, *, decode_only: bool = False) -> Tokenizer:
+def load_tokenizer(path: str, pattern: str | None = None, *, decode_only: bool = False,
+                   cache: bool = True) -> Tokenizer:
     """Any supported vocabulary file as a ``Tokenizer`` that encodes exactly as the file's own library does.
 
     - the project's file: the article's sequential semantics (its rules);
@@ -70,6 +91,11 @@ def load_tokenizer(path: str, pattern: str | None = None, *, decode_only: bool =
       (scores, space prefix, ``<0xXX>`` byte fallback), for ``gemma4`` its BPE over raw UTF-8 with spaces
       written U+2581; no BOS/EOS added.
 
+    ``cache``: what loading a file computes is kept in the compiled-vocabulary cache
+    (``bpeproof.impl.io.vocab_cache``, keyed by the file's content, its path as given and these options), and the
+    next load of the same file reads it from there (``bpeproof.impl.pipelines.compiled_vocab``); False, or
+    ``BPEPROOF_NO_CACHE=1`` in the environment, reads the file.  The ids are the same either way.
+
     Ids are the file's own.  Whatever the engine cannot execute exactly as the library does (a Hugging Face
     normalizer or pre-tokenizer it does not have, BPE dropout, a unigram model, …) is refused with
     ``FormatError`` naming it: the engine never gives other ids than the library would.
@@ -77,6 +103,38 @@ def load_tokenizer(path: str, pattern: str | None = None, *, decode_only: bool =
     file = Path(path)
     if not file.exists():
         raise FormatError(path, None, "no such file")
+    entry = compiled_vocab.cache_entry(path, pattern, decode_only) if caching_enabled(cache) else None
+    if entry is not None:
+        cached = _from_cache(entry, path)
+        if cached is not None:
+            return cached
+    tokenizer, record = _load(path, file, pattern, decode_only)
+    if entry is not None and record is not None:
+        entry.write(record, compiled_vocab.CLASSES)
+    return tokenizer
+
+
+def _from_cache(entry: CacheEntry, path: str) -> Tokenizer | None:
+    """The tokenizer of the cache's entry, or None (and the entry removed) when it has none that holds together."""
+    record = entry.read(compiled_vocab.CLASSES)
+    if record is None:
+        return None
+    try:
+        if record["kind"] == "text":
+            recipe = record["recipe"]
+            pipeline, pretokenizer = _text_pipeline(path, recipe)
+            return Tokenizer.from_model(record["model"], recipe.pattern or recipe.file_pattern or "words",
+                                        record["specials"], pretokenizer=pretokenizer, pipeline=pipeline)
+        if compiled_vocab.companion_changed(record, path):
+            return None  # GPT-2's other file is not the one the entry was made with: loaded again, and replaced
+        return compiled_vocab.restore(record, path)
+    except Exception:  # a record that does not make a tokenizer (written by other code, or damaged): rebuilt
+        entry.remove()
+        return None
+
+
+def _load(path: str, file: Path, pattern: str | None, decode_only: bool) -> tuple[Tokenizer, dict[str, Any] | None]:
+    """The tokenizer of the file, read and built, and its record for the cache (None: not to be cached)."""
     from bpeproof.impl.formats.gguf_container import is_gguf
 
     if file.is_file() and is_gguf(file):
@@ -87,65 +145,97 @@ def load_tokenizer(path: str, pattern: str | None = None, *, decode_only: bool =
         if pattern is not None:
             raise FormatError(path, None, "a GGUF file names its own pre-tokenizer (tokenizer.ggml.pre); --pattern"
                               " does not apply to it")
-        return load_gguf_tokenizer(str(file))
+        gguf = load_gguf_tokenizer(str(file))
+        return gguf, compiled_vocab.gguf_record(gguf)
     if _is_project_file(file):
+        from bpeproof.impl.io.files import read_bytes
+
         tokenizer = Tokenizer.from_json(read_bytes(file), file)
-        return tokenizer if pattern is None else Tokenizer(tokenizer.rules, pattern, tokenizer.special_tokens,
-                                                           byte_ids=tokenizer.byte_ids)
+        if pattern is not None:
+            tokenizer = Tokenizer(tokenizer.rules, pattern, tokenizer.special_tokens, byte_ids=tokenizer.byte_ids)
+        return tokenizer, compiled_vocab.parts_record(tokenizer)
     kind, data = formats.sniff(file) if file.is_file() else ("directory", b"")
     if kind == "hf-bpe" and b'"format"' in data and b'"model"' not in data:
         # No tokenizer.json (it has a model) but a file that states a format: the project's reader says what is wrong.
-        return Tokenizer.from_json(data, file)
+        return Tokenizer.from_json(data, file), None
     try:
         if kind == "tiktoken":
+            from bpeproof.impl.formats.tiktoken_file import parse_tiktoken
+
             ranks = parse_tiktoken(file, data)
             chosen = pattern or patterns.guess_pattern(str(file), len(ranks)) or ("words" if decode_only else None)
             if chosen is None:
                 raise FormatError(path, None, f"a rank file states no pre-tokenization pattern; pass --pattern"
                                  f" ({', '.join(PATTERNS)} or a regex)")
-            return Tokenizer.from_tiktoken_ranks(ranks, chosen)
+            tokenizer = Tokenizer.from_tiktoken_ranks(ranks, chosen)
+            return tokenizer, compiled_vocab.parts_record(tokenizer)
         if kind == "tekken":
+            from bpeproof.impl.formats.tekken import parse_tekken
+            from bpeproof.impl.models.tiktoken import TiktokenModel
+            from bpeproof.impl.pre_tokenizers.patterns import compile_pattern, resolve_pattern
+
             tekken = parse_tekken(file, data)
             try:
                 compile_pattern(resolve_pattern(pattern or tekken.pattern))
             except ValueError as error:
                 raise FormatError(path, None if pattern else "config.pattern", str(error)) from None
-            return Tokenizer.from_model(TiktokenModel(tekken.ranks), pattern or tekken.pattern, tekken.specials)
+            tokenizer = Tokenizer.from_model(TiktokenModel(tekken.ranks), pattern or tekken.pattern, tekken.specials)
+            return tokenizer, compiled_vocab.parts_record(tokenizer)
         if kind == "sentencepiece-bpe":
-            return _sentencepiece(path, file, data, pattern)
+            tokenizer = _sentencepiece(path, file, data, pattern)
+            return tokenizer, compiled_vocab.parts_record(tokenizer)
         # A tokenizer.json already read by ``sniff``: parsed from those bytes, not read and decompressed again.
-        vocab = parse_hf_json(file, data) if kind == "hf-bpe" else formats.load(file, pattern=pattern)
+        if kind == "hf-bpe":
+            from bpeproof.impl.formats.hf_json import parse_hf_json
+
+            vocab = parse_hf_json(file, data)
+        else:
+            vocab = formats.load(file, pattern=pattern)
         if vocab.kind == "sentencepiece-bpe" and vocab.source != path:  # a directory's tokenizer.model
-            return load_tokenizer(vocab.source, pattern)
+            return load_tokenizer(vocab.source, pattern), None
         if vocab.unsupported:
             raise FormatError(path, None, f"the engine does not execute {'; '.join(vocab.unsupported)}, so its ids"
                              " could differ from the file's own library")
         if vocab.text_model is not None:
             return _text_model_tokenizer(path, vocab, vocab.text_model, pattern)
-        pretokenizer: PreTokenizer | None = None
-        chosen = pattern or vocab.pattern
-        if chosen is None and vocab.pre_tokenizers:
-            try:
-                pretokenizer = steps_from_hf(vocab.pre_tokenizers)
-            except ValueError as error:
-                raise FormatError(path, None, f"{error}; pass --pattern ({', '.join(PATTERNS)} or a regex)") from None
-        elif chosen is None:
-            chosen = guess_pattern(vocab) or ("words" if decode_only else None)
-            if chosen is None:
-                raise FormatError(path, None, f"it states no pre-tokenization pattern; pass --pattern"
-                                 f" ({', '.join(PATTERNS)} or a regex)")
-        specials = dict(vocab.specials)
-        special_ids = set(specials.values())
-        tokens = {token: data for token, data in vocab.tokens.items() if token not in special_ids}
-        model = HuggingFaceModel(tokens, vocab.merges, ignore_merges=vocab.ignore_merges, unk=vocab.unk,
-                                 fuse_unk=vocab.fuse_unk)
-        return Tokenizer.from_model(model, chosen or "words", specials, pretokenizer=pretokenizer)
+        tokenizer = _merges_tokenizer(path, vocab, pattern, decode_only)
+        return tokenizer, compiled_vocab.parts_record(tokenizer, companion=compiled_vocab.companion(file, vocab))
     except (BPEValueError, BPETypeError) as error:
         raise FormatError(path, None, str(error)) from None
 
 
+def _merges_tokenizer(path: str, vocab: formats.Vocab, pattern: str | None, decode_only: bool) -> Tokenizer:
+    """GPT-2's pair of files (or a tokenizer.json read without its pipeline): the Hugging Face BPE model on the
+    file's merges, with ``pattern``, the file's pattern or split steps, or the pattern its name or size suggests."""
+    from bpeproof.impl.models.hugging_face import HuggingFaceModel
+    from bpeproof.impl.pre_tokenizers.hf_splits import steps_from_hf
+
+    pretokenizer: PreTokenizer | None = None
+    chosen = pattern or vocab.pattern
+    if chosen is None and vocab.pre_tokenizers:
+        try:
+            pretokenizer = steps_from_hf(vocab.pre_tokenizers)
+        except ValueError as error:
+            raise FormatError(path, None, f"{error}; pass --pattern ({', '.join(PATTERNS)} or a regex)") from None
+    elif chosen is None:
+        chosen = guess_pattern(vocab) or ("words" if decode_only else None)
+        if chosen is None:
+            raise FormatError(path, None, f"it states no pre-tokenization pattern; pass --pattern"
+                             f" ({', '.join(PATTERNS)} or a regex)")
+    specials = dict(vocab.specials)
+    special_ids = set(specials.values())
+    tokens = {token: data for token, data in vocab.tokens.items() if token not in special_ids}
+    model = HuggingFaceModel(tokens, vocab.merges, ignore_merges=vocab.ignore_merges, unk=vocab.unk,
+                             fuse_unk=vocab.fuse_unk)
+    return Tokenizer.from_model(model, chosen or "words", specials, pretokenizer=pretokenizer)
+
+
 def _sentencepiece(path: str, file: Path, data: bytes, pattern: str | None) -> Tokenizer:
     """A sentencepiece BPE model as a ``Tokenizer``: the whole text goes to ``SentencePieceModel``."""
+    from bpeproof.impl.formats.sentencepiece_model import MODEL_TYPES, parse_charsmap, parse_model_proto
+    from bpeproof.impl.models.sentencepiece import SentencePieceModel
+    from bpeproof.impl.pre_tokenizers.hf_splits import PreTokenizer
+
     if pattern is not None:
         raise FormatError(path, None, "a sentencepiece model does not pre-tokenize: --pattern does not apply")
     proto = parse_model_proto(file, data)
@@ -171,6 +261,8 @@ def _sentencepiece(path: str, file: Path, data: bytes, pattern: str | None) -> T
 def _decoded_bytes(text_model: TextModel, token: int, data: bytes) -> bytes:
     """What a token decodes to: its bytes, without the word prefix before them and with a space for the word
     suffix after them (as the files' decoders spell words)."""
+    from bpeproof.impl.formats.vocab import token_string_to_bytes
+
     string = text_model.strings.get(token)
     if string is None or not (text_model.prefix or text_model.suffix):
         return data
@@ -184,22 +276,26 @@ def _decoded_bytes(text_model: TextModel, token: int, data: bytes) -> bytes:
     return (core if core is not None else string.encode("utf-8")) + (b" " if space else b"")
 
 
-def _text_model_tokenizer(path: str, vocab: formats.Vocab, text_model: TextModel, pattern: str | None) -> Tokenizer:
+def _text_model_tokenizer(path: str, vocab: formats.Vocab, text_model: TextModel,
+                          pattern: str | None) -> tuple[Tokenizer, dict[str, Any] | None]:
     """A Hugging Face ``tokenizer.json`` (or CLIP's merges file) as the library runs it: its added tokens,
-    normalizer and pre-tokenizer (``bpeproof.impl.pipelines.tokenizer_json``), then its BPE model on the words.
+    normalizer and pre-tokenizer (``bpeproof.impl.pipelines.tokenizer_json``), then its BPE model on the words;
+    and its record for the cache.
 
     The words go to ``HuggingFaceModel`` (with the C loop) when the model only needs their bytes: a byte-level
     vocabulary whose last pre-tokenizer step is its only ``ByteLevel`` one, no word prefix, suffix or byte
     fallback, an unknown token that is in the vocabulary; to ``HuggingFaceTextModel`` otherwise."""
     import json
 
-    from bpeproof.impl.normalizers.hf import byte_level_piece
-    from bpeproof.impl.pipelines.tokenizer_json import HFPipeline, needs_alignment, pattern_step, steps_from_file
+    from bpeproof.impl.formats.vocab import token_string_to_bytes
+    from bpeproof.impl.models.hugging_face import HuggingFaceModel, HuggingFaceTextModel
+    from bpeproof.impl.normalizers.hf import Normalizer
 
     if vocab.kind == "clip":
         from bpeproof.impl.pipelines.clip import clip_tokenizer
 
-        return clip_tokenizer(path, vocab, text_model, pattern)
+        tokenizer = clip_tokenizer(path, vocab, text_model, pattern)
+        return tokenizer, compiled_vocab.parts_record(tokenizer)
     try:
         normalizer = Normalizer.from_json(None if text_model.normalizer is None else json.loads(text_model.normalizer))
     except ValueError as error:
@@ -216,24 +312,9 @@ def _text_model_tokenizer(path: str, vocab: formats.Vocab, text_model: TextModel
         and token_string_to_bytes("".join(text_model.strings[token] for token in vocab.tokens
                                           if token not in special_ids)) is not None
     )
-    try:
-        if pattern is not None:
-            from bpeproof.impl.pre_tokenizers.patterns import compile_pattern
-
-            executable = [pattern_step(compile_pattern(pattern))]
-            if text_model.byte_level and not byte_model:
-                executable.append(lambda piece: [byte_level_piece(piece)])
-        else:
-            executable = steps_from_file(steps, map_bytes=not byte_model)
-    except ValueError as error:
-        raise FormatError(path, "pre_tokenizer", f"{error}; pass --pattern ({', '.join(PATTERNS)} or a regex)"
-                          ) from None
-    try:
-        pipeline = HFPipeline(normalizer, text_model.added_tokens, executable,
-                              track=pattern is None and needs_alignment(steps),
-                              description=_describe(normalizer, steps, pattern))
-    except ValueError as error:
-        raise FormatError(path, "added_tokens", str(error)) from None
+    recipe = TextPipelineRecipe(text_model.normalizer, text_model.added_tokens, steps, pattern, vocab.pattern,
+                                text_model.byte_level, byte_model)
+    pipeline, pretokenizer = _text_pipeline(path, recipe, normalizer)
     tokens = {token: data for token, data in vocab.tokens.items() if token not in special_ids}
     if byte_model:
         model: HuggingFaceModel | HuggingFaceTextModel = HuggingFaceModel(
@@ -244,14 +325,52 @@ def _text_model_tokenizer(path: str, vocab: formats.Vocab, text_model: TextModel
             {token: _decoded_bytes(text_model, token, data) for token, data in tokens.items()},
             prefix=text_model.prefix, suffix=text_model.suffix, unk_token=text_model.unk_token,
             fuse_unk=vocab.fuse_unk, byte_fallback=vocab.byte_fallback, ignore_merges=vocab.ignore_merges)
+    tokenizer = Tokenizer.from_model(model, pattern or vocab.pattern or "words", specials, pretokenizer=pretokenizer,
+                                     pipeline=pipeline)
+    return tokenizer, compiled_vocab.text_record(tokenizer, recipe)
+
+
+def _text_pipeline(path: str, recipe: TextPipelineRecipe,
+                   normalizer: Normalizer | None = None) -> tuple[HFPipeline, PreTokenizer | None]:
+    """The text pipeline of a ``tokenizer.json`` (``normalizer``: its normalizer, when already built), and the
+    split steps that cut as it does when it is only those (``Tokenizer.pretokenizer``)."""
+    import json
+
+    from bpeproof.impl.normalizers.hf import Normalizer, byte_level_piece
+    from bpeproof.impl.pipelines.tokenizer_json import HFPipeline, needs_alignment, pattern_step, steps_from_file
+    from bpeproof.impl.pre_tokenizers.hf_splits import steps_from_hf
+
+    if normalizer is None:
+        try:
+            normalizer = Normalizer.from_json(None if recipe.normalizer is None else json.loads(recipe.normalizer))
+        except ValueError as error:
+            raise FormatError(path, "normalizer", str(error)) from None
+    pattern, steps = recipe.pattern, recipe.steps
+    try:
+        if pattern is not None:
+            from bpeproof.impl.pre_tokenizers.patterns import compile_pattern
+
+            executable = [pattern_step(compile_pattern(pattern))]
+            if recipe.byte_level and not recipe.byte_model:
+                executable.append(lambda piece: [byte_level_piece(piece)])
+        else:
+            executable = steps_from_file(steps, map_bytes=not recipe.byte_model)
+    except ValueError as error:
+        raise FormatError(path, "pre_tokenizer", f"{error}; pass --pattern ({', '.join(PATTERNS)} or a regex)"
+                          ) from None
+    try:
+        pipeline = HFPipeline(normalizer, recipe.added_tokens, executable,
+                              track=pattern is None and needs_alignment(steps),
+                              description=_describe(normalizer, steps, pattern))
+    except ValueError as error:
+        raise FormatError(path, "added_tokens", str(error)) from None
     pretokenizer: PreTokenizer | None = None
-    if pattern is None and not normalizer and set(kinds) <= {"Split", "ByteLevel"}:
+    if pattern is None and not normalizer and {step.type for step in steps} <= {"Split", "ByteLevel"}:
         try:
             pretokenizer = steps_from_hf(steps)  # the same cuts, as split steps (``Tokenizer.pretokenizer``)
         except ValueError:
             pretokenizer = None
-    return Tokenizer.from_model(model, pattern or vocab.pattern or "words", specials, pretokenizer=pretokenizer,
-                                pipeline=pipeline)
+    return pipeline, pretokenizer
 
 
 def _describe(normalizer: Normalizer, steps: tuple[PreTokenizerStep, ...], pattern: str | None) -> str:

@@ -213,21 +213,33 @@ class _Matcher:
 
     def __init__(self, patterns: Mapping[str, AddedToken]) -> None:
         self._tokens = dict(patterns)
-        ordered = sorted(patterns, key=lambda text: (-len(text), text))
-        self._finder = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+        self._ordered = sorted(patterns, key=lambda text: (-len(text), text))
+        # The first characters of the tokens, when they are few: a text that holds none of them holds no token,
+        # and the expression (an alternation of every token: tens of milliseconds to compile for a thousand) is
+        # compiled only for a text that may hold one.
+        firsts = frozenset(text[:1] for text in self._ordered)
+        self._firsts = firsts if "" not in patterns and len(firsts) <= 8 else None
+        self._compiled: Any = None
 
     def __bool__(self) -> bool:
-        return self._finder is not None
+        return bool(self._ordered)
+
+    def _finder(self) -> Any:
+        if self._compiled is None:
+            self._compiled = re.compile("|".join(map(re.escape, self._ordered)))
+        return self._compiled
 
     def find(self, text: str, allowed: Collection[str] | None) -> list[tuple[AddedToken | None, int, int]]:
         """The stretches of ``text``: (token, start, end) for an added token, (None, start, end) between."""
-        if self._finder is None or not text:
+        if not self._ordered or not text:
+            return [(None, 0, len(text))]
+        if self._firsts is not None and not any(first in text for first in self._firsts):
             return [(None, 0, len(text))]
         word = hf_chars.code_points("word")
         space = hf_chars.code_points("whitespace")
         out: list[tuple[AddedToken | None, int, int]] = []
         offset = 0
-        for match in self._finder.finditer(text):
+        for match in self._finder().finditer(text):
             start, stop = match.span()
             token = self._tokens[match.group()]
             if token.special and (allowed is None or token.content not in allowed):

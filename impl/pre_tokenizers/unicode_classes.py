@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import bisect
 from functools import cache
-from importlib import resources
 from typing import Any
 
 __all__ = ["UNICODE_VERSION", "category_of", "changed_code_points", "class_ranges", "pin_pattern", "stand_ins"]
@@ -54,6 +53,8 @@ _CATEGORIES = (
 @cache
 def _runs() -> tuple[tuple[int, ...], tuple[str, ...]]:
     """The table: first code points of the runs, and each run's category."""
+    from importlib import resources  # read once, when a category is first asked for (it imports much)
+
     table = resources.files("bpeproof.impl").joinpath(f"data/unicode-{UNICODE_VERSION}-categories.txt")
     text = table.read_text("ascii")
     starts: list[int] = []

@@ -1,0 +1,329 @@
+"""Objects as typed arrays and a small JSON description: how the compiled-vocabulary cache
+(``bpeproof.impl.io.vocab_cache``) stores a tokenizer's model.
+
+``pack(value, classes)`` turns a value into a description (JSON: numbers, strings, lists and objects) and byte
+sections; ``unpack(description, sections, classes)`` makes an equal value from them.  Large containers become
+arrays (in the machine's byte order), so that a vocabulary of 200,000 tokens unpacks in a few passes at C speed
+rather than in one Python step per token: a list of ints is one int64 array, of floats one float64 array, of
+bytes or of strings one blob, cut at a separator none of them holds or else at stored offsets (a list with
+``None`` among them adds a mask), of equal-length tuples of ints one int64 array of rows; a dict is the list of
+its keys and the list of its values; a set or a tuple is its items.
+
+Objects are stored as their attributes (``__dict__`` and ``__slots__``), as pickle stores them, but only
+objects of the classes named in ``classes`` (``"module:qualname"``).  Unpacking makes nothing else: those
+classes (by ``__new__``, then each attribute set; no method of the class runs), compiled ``re`` and ``regex``
+patterns (compiled again from their text, flags and named lists), and the C merge tables
+(``_fastenc.Merger.tables`` / ``Merger.from_tables``, which checks every id).  A value of any other type cannot
+be packed (``UnpackableError``): the caller then does without the cache.  A description or section that does not
+fit (a damaged file) raises ``UnpackableError`` too, never anything a caller would have to know.
+"""
+
+from __future__ import annotations
+
+import importlib
+import operator
+import re
+from array import array
+from collections.abc import Callable, Collection, Iterable, Sequence
+from functools import partial
+from itertools import accumulate, pairwise, repeat
+from typing import Any, ClassVar
+
+__all__ = ["DeferredState", "UnpackableError", "pack", "unpack"]
+
+#: The C extension whose merge tables are packed by their ``tables()``.
+_FASTENC = "bpeproof.impl._c._fastenc"
+#: The separators tried between the items of a list of bytes or strings, in order (a string's is the same code
+#: points); the first that cuts the joined items back into exactly them is used.
+_SEPARATORS = (b"\n", b"\0", b"\x00\xff\xfe\x01", b"\xff\x00\x01\xfe\x7f\x80")
+
+
+class UnpackableError(ValueError):
+    """A value that cannot be packed (a type not allowed), or a description that cannot be unpacked."""
+
+
+class DeferredState:
+    """A class whose objects ``unpack`` may make with some attributes still packed: those named in ``DEFERRED``,
+    each unpacked the first time it is read.  The tables a model keeps only for its Python loop or its
+    explanations (the C loop has its own) then cost nothing to a load that encodes in C.  Pickling or copying
+    such an object unpacks them all first."""
+
+    #: The attributes ``unpack`` leaves packed until they are read.
+    DEFERRED: ClassVar[tuple[str, ...]] = ()
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached when the attribute is not set: a deferred one is unpacked and set now.
+        pending = self.__dict__.get(_PENDING) if name != "__dict__" else None
+        if not pending or name not in pending:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        value = pending[name]()
+        object.__setattr__(self, name, value)
+        pending.pop(name, None)
+        return value
+
+    def __getstate__(self) -> Any:
+        for name in list(self.__dict__.get(_PENDING) or ()):
+            getattr(self, name)
+        state = dict(self.__dict__)
+        state.pop(_PENDING, None)
+        return state
+
+
+#: The attribute that holds an object's still packed attributes (``DeferredState``).
+_PENDING = "_packed_state_pending"
+
+
+def _class_name(kind: type) -> str:
+    return f"{kind.__module__}:{kind.__qualname__}"
+
+
+def _attributes(value: object) -> dict[str, Any]:
+    """An object's state as pickle takes it by default: its ``__dict__`` and every set slot of its classes."""
+    found: dict[str, Any] = dict(getattr(value, "__dict__", {}))
+    for kind in type(value).__mro__:
+        slots = kind.__dict__.get("__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            if name not in ("__dict__", "__weakref__") and hasattr(value, name):
+                found[name] = getattr(value, name)
+    return found
+
+
+class _Packer:
+    def __init__(self, classes: Collection[str]) -> None:
+        self.classes = classes
+        self.sections: list[bytes] = []
+        self.section_of: dict[bytes, int] = {}
+
+    def section(self, data: bytes) -> int:
+        """The index of a section holding ``data`` (the same bytes are stored once)."""
+        index = self.section_of.get(data)
+        if index is None:
+            index = self.section_of[data] = len(self.sections)
+            self.sections.append(data)
+        return index
+
+    def ints(self, values: Iterable[int]) -> int:
+        try:
+            return self.section(array("q", values).tobytes())
+        except OverflowError:
+            raise UnpackableError("an int beyond 64 bits in a packed list") from None
+
+    def joined(self, values: Sequence[Any], text: bool) -> dict[str, Any]:
+        """Bytes or strings as one blob (strings in UTF-8, lone surrogates kept): cut at a separator that none
+        of them holds where one is found (``split`` is several times faster than slicing), else at offsets."""
+        kind = "str" if text else "bytes"
+        plain: Any = ("" if text else b"").join(values)
+        for separator in _SEPARATORS if values else ():
+            glue: Any = separator.decode("latin-1") if text else separator
+            if glue in plain:
+                continue
+            blob: Any = glue.join(values)
+            # A one-character separator absent from every item cuts exactly at the joins; a longer one could also
+            # match across a join, so the cut is checked.
+            if len(glue) == 1 or blob.split(glue) == values:
+                data: bytes = blob.encode("utf-8", "surrogatepass") if text else blob
+                return {"k": kind, "s": self.section(data), "sep": separator.hex()}
+        data = plain.encode("utf-8", "surrogatepass") if text else plain
+        return {"k": kind, "s": self.section(data), "o": self.ints(accumulate(map(len, values), initial=0))}
+
+    def items(self, values: Sequence[Any]) -> dict[str, Any]:
+        """The description of a sequence's items, as one array where they are all of one kind."""
+        kinds = set(map(type, values))
+        none = type(None)
+        if len(kinds) == 2 and none in kinds and values:
+            (kind,) = kinds - {none}
+            if kind in (int, bytes, str):
+                missing = list(map(operator.is_, values, repeat(None)))
+                fill = {int: 0, bytes: b"", str: ""}[kind]
+                packed = self.items([fill if gone else value for value, gone in zip(values, missing, strict=True)])
+                return {**packed, "mask": self.section(bytes(missing))}
+        if len(kinds) != 1:
+            return {"k": "any", "v": [self.pack(value) for value in values]}
+        (kind,) = kinds
+        if kind is int:
+            try:
+                return {"k": "int", "s": self.ints(values)}
+            except UnpackableError:  # an int beyond 64 bits: the items one by one
+                return {"k": "any", "v": [self.pack(value) for value in values]}
+        if kind is float:
+            return {"k": "float", "s": self.section(array("d", values).tobytes())}
+        if kind is bytes or kind is str:
+            return self.joined(values, kind is str)
+        if issubclass(kind, tuple) and (kind is tuple or _class_name(kind) in self.classes):
+            widths = set(map(len, values))
+            if len(widths) == 1 and widths != {0}:
+                row = None if kind is tuple else _class_name(kind)
+                columns = zip(*values, strict=True)
+                return {"k": "rows", "c": row, "cols": [self.items(list(column)) for column in columns]}
+        return {"k": "any", "v": [self.pack(value) for value in values]}
+
+    def pack(self, value: Any) -> Any:
+        kind = type(value)
+        if kind is int and not -(1 << 63) <= value < 1 << 63:
+            return {"t": "int", "x": format(value, "x")}  # hexadecimal: no limit on the digits of a large int
+        if value is None or kind in (bool, int, str) or (kind is float and value == value):
+            return value
+        if kind is float:
+            return {"t": "nan"}
+        if kind is bytes:
+            return {"t": "bytes", "s": self.section(value)}
+        if kind in (list, tuple, set, frozenset):
+            return {"t": kind.__name__, "e": self.items(list(value))}
+        if kind is dict:
+            return {"t": "dict", "k": self.items(list(value)), "v": self.items(list(value.values()))}
+        if isinstance(value, re.Pattern) or (kind.__module__ == "_regex" and kind.__name__ == "Pattern"):
+            named = getattr(value, "named_lists", None) or {}
+            return {"t": "pattern", "m": "re" if isinstance(value, re.Pattern) else "regex",
+                    "p": self.pack(value.pattern), "f": value.flags,
+                    "n": {name: self.pack(frozenset(items)) for name, items in named.items()}}
+        if _class_name(kind) == f"{_FASTENC}:Merger":
+            units, keys, values, outputs, whole = value.tables()
+            return {"t": "merger", "u": self.section(units), "k": self.section(keys), "v": self.section(values),
+                    "o": self.items(outputs), "w": None if whole is None else self.items(whole)}
+        name = _class_name(kind)
+        if name not in self.classes:
+            raise UnpackableError(f"a {name} cannot be packed")
+        if issubclass(kind, tuple):
+            return {"t": "tuple-of", "c": name, "e": self.items(list(value))}
+        if isinstance(value, DeferredState):
+            value.__getstate__()  # every attribute unpacked, should it come from an entry itself
+        return {"t": "object", "c": name, "a": {key: self.pack(item) for key, item in _attributes(value).items()}}
+
+
+def pack(value: Any, classes: Collection[str]) -> tuple[Any, list[bytes]]:
+    """The description and the byte sections of ``value``; ``classes``: the ``"module:qualname"`` of every class
+    whose objects may be packed.  ``UnpackableError`` for a value of any other type."""
+    packer = _Packer(classes)
+    try:
+        return packer.pack(value), packer.sections
+    except RecursionError:
+        raise UnpackableError("a value nested too deeply to pack") from None
+
+
+class _Unpacker:
+    def __init__(self, sections: Sequence[bytes | memoryview], classes: Collection[str]) -> None:
+        self.sections = sections
+        self.classes = classes
+        self.decoded: dict[tuple[Any, ...], list[Any]] = {}
+        self.kinds: dict[str, type] = {}
+
+    def array(self, index: int, code: str) -> list[Any]:
+        values = array(code)
+        values.frombytes(self.sections[index])
+        return values.tolist()
+
+    def offsets(self, index: int, count_from: int) -> list[int]:
+        offsets = self.array(index, "q")
+        if not offsets or offsets[0] != 0 or offsets[-1] != count_from:
+            raise UnpackableError("offsets that do not fit their blob")
+        return offsets
+
+    def items(self, node: dict[str, Any]) -> list[Any]:
+        """The items of a sequence described by ``items``; the list is shared: callers copy it into their own."""
+        key = (node["k"], node.get("s"), node.get("o"), node.get("c"), node.get("mask"))
+        if node["k"] not in ("any", "rows") and key in self.decoded:
+            return self.decoded[key]
+        kind = node["k"]
+        values: list[Any]
+        if kind == "any":
+            return [self.unpack(value) for value in node["v"]]
+        if kind == "int":
+            values = self.array(node["s"], "q")
+        elif kind == "float":
+            values = self.array(node["s"], "d")
+        elif kind in ("bytes", "str"):
+            blob: Any = bytes(self.sections[node["s"]])
+            if kind == "str":
+                blob = blob.decode("utf-8", "surrogatepass")
+            if "sep" in node:
+                separator = bytes.fromhex(node["sep"])
+                values = blob.split(separator.decode("latin-1") if kind == "str" else separator)
+            else:
+                values = [blob[start:end] for start, end in pairwise(self.offsets(node["o"], len(blob)))]
+        elif kind == "rows":
+            rows = zip(*map(self.items, node["cols"]), strict=True)
+            return list(rows) if node["c"] is None else [self.kind(node["c"])(*row) for row in rows]
+        else:
+            raise UnpackableError(f"unknown items {kind!r}")
+        if "mask" in node:
+            mask = bytes(self.sections[node["mask"]])
+            if len(mask) != len(values):
+                raise UnpackableError("a mask that does not fit its items")
+            values = [None if missing else value for value, missing in zip(values, mask, strict=True)]
+        self.decoded[key] = values
+        return values
+
+    def kind(self, name: str) -> type:
+        """An allowed class by its ``module:qualname`` (its module imported now)."""
+        found = self.kinds.get(name)
+        if found is None:
+            if name not in self.classes:
+                raise UnpackableError(f"the class {name} is not one that may be unpacked")
+            module, _, qualname = name.partition(":")
+            value: Any = importlib.import_module(module)
+            for part in qualname.split("."):
+                value = getattr(value, part)
+            if not isinstance(value, type) or _class_name(value) != name:
+                raise UnpackableError(f"{name} is not a class")
+            found = self.kinds[name] = value
+        return found
+
+    def unpack(self, node: Any) -> Any:
+        if not isinstance(node, dict):
+            if isinstance(node, list):
+                raise UnpackableError("a bare list in a description")
+            return node
+        tag = node["t"]
+        if tag == "nan":
+            return float("nan")
+        if tag == "int":
+            return int(node["x"], 16)
+        if tag == "bytes":
+            return bytes(self.sections[node["s"]])
+        if tag in _CONTAINERS:
+            return _CONTAINERS[tag](self.items(node["e"]))
+        if tag == "dict":
+            keys, values = self.items(node["k"]), self.items(node["v"])
+            if len(keys) != len(values):
+                raise UnpackableError("a dict whose keys and values differ in number")
+            return dict(zip(keys, values, strict=True))
+        if tag == "pattern":
+            named = {name: self.unpack(items) for name, items in node["n"].items()}
+            module = importlib.import_module({"re": "re", "regex": "regex"}[node["m"]])
+            return module.compile(self.unpack(node["p"]), node["f"], **named)
+        if tag == "merger":
+            merger = importlib.import_module(_FASTENC).Merger
+            whole = None if node["w"] is None else list(self.items(node["w"]))
+            return merger.from_tables(self.sections[node["u"]], self.sections[node["k"]], self.sections[node["v"]],
+                                      list(self.items(node["o"])), whole)
+        if tag == "tuple-of":
+            return self.kind(node["c"])(*self.items(node["e"]))
+        if tag == "object":
+            kind: Any = self.kind(node["c"])
+            value = kind.__new__(kind)
+            deferred = kind.DEFERRED if issubclass(kind, DeferredState) else ()
+            pending = {}
+            for name, item in node["a"].items():
+                if name in deferred:
+                    pending[name] = partial(self.unpack, item)
+                else:
+                    object.__setattr__(value, name, self.unpack(item))
+            if pending:
+                object.__setattr__(value, _PENDING, pending)
+            return value
+        raise UnpackableError(f"unknown description {tag!r}")
+
+
+_CONTAINERS: dict[str, Callable[[list[Any]], Any]] = {"list": list, "tuple": tuple, "set": set,
+                                                       "frozenset": frozenset}
+
+
+def unpack(description: Any, sections: Sequence[bytes | memoryview], classes: Collection[str]) -> Any:
+    """The value ``pack`` described; ``UnpackableError`` for a description or sections that do not fit."""
+    try:
+        return _Unpacker(sections, classes).unpack(description)
+    except UnpackableError:
+        raise
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError, ImportError, OverflowError,
+            UnicodeDecodeError, RecursionError) as error:
+        raise UnpackableError(f"a damaged description: {type(error).__name__}: {error}") from None

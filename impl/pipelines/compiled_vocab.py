@@ -1,0 +1,179 @@
+"""A loaded tokenizer as an entry of the compiled-vocabulary cache, and back (``bpeproof.impl.io.vocab_cache``).
+
+What loading a file computes is its model (the merge tables, token tables and the C merge loop's tables) and the
+few parts around it; an entry keeps them as records, packed as typed arrays (``bpeproof.impl.io.packed_state``):
+
+- ``parts``: a ``Tokenizer`` made by ``Tokenizer.from_model``: its model, pattern, special tokens, split steps,
+  text pipeline (CLIP's) and word cache size (the parts ``bpeproof.impl.parallel.jobs`` sends to its workers);
+- ``gguf``: a GGUF file's tokenizer (``bpeproof.impl.pipelines.llama_cpp`` and ``llama_cpp_spm``): the file's
+  tokenizer as read (``GGUFTokenizer``) and the model, given back to the tokenizer's class;
+- ``text``: a ``tokenizer.json`` run through its text pipeline: the model, the special tokens, and the parts of
+  the file the pipeline is built from (``bpeproof.impl.pipelines.registry.TextPipelineRecipe``; the pipeline
+  itself holds functions, which are not stored), which the registry builds again.
+
+A record of GPT-2's pair of files keeps the name and digest of the other file (``vocab.bpe`` beside
+``encoder.json``); when that file has changed the entry is not used.
+
+Only the classes of ``CLASSES`` are stored and made again.  A GGUF file larger than ``GGUF_WHOLE_LIMIT`` (a model
+with its tensors) is keyed by its header and key-value pairs, where the tokenizer is, rather than read whole.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+from bpeproof.impl.io.vocab_cache import CacheEntry, cache_directory, file_digest
+from bpeproof.impl.tokenizer import Tokenizer
+
+__all__ = [
+    "CLASSES",
+    "GGUF_WHOLE_LIMIT",
+    "cache_entry",
+    "companion",
+    "companion_changed",
+    "gguf_record",
+    "parts_record",
+    "restore",
+    "text_record",
+]
+
+#: The classes whose objects an entry may hold (``module:qualname``): the models and what they hold, CLIP's text
+#: pipeline, split steps, a GGUF file's tokenizer and a tokenizer.json's pipeline recipe.
+CLASSES = frozenset({
+    "bpeproof.impl.models.tiktoken:TiktokenModel",
+    "bpeproof.impl.models.hugging_face:HuggingFaceModel",
+    "bpeproof.impl.models.hugging_face:HuggingFaceTextModel",
+    "bpeproof.impl.models.sentencepiece:SentencePieceModel",
+    "bpeproof.impl.normalizers.sentencepiece:SentencePieceNormalizer",
+    "bpeproof.impl.models.llama_cpp:LlamaCppModel",
+    "bpeproof.impl.models.llama_cpp:LlamaCppTextModel",
+    "bpeproof.impl.models.llama_cpp_spm:LlamaCppSpmModel",
+    "bpeproof.impl.models.sequential:SequentialModel",
+    "bpeproof.impl.encoder:Encoder",
+    "bpeproof.spec.types:Rule",
+    "bpeproof.impl.pre_tokenizers.hf_splits:PreTokenizer",
+    "bpeproof.impl.pre_tokenizers.hf_splits:SplitStep",
+    "bpeproof.impl.pipelines.clip:ClipPipeline",
+    "bpeproof.impl.formats.gguf_tokenizer:GGUFTokenizer",
+    "bpeproof.impl.formats.vocab:AddedToken",
+    "bpeproof.impl.formats.vocab:PreTokenizerStep",
+    "bpeproof.impl.pipelines.registry:TextPipelineRecipe",
+})
+
+#: The GGUF tokenizers, by the name an entry records.
+_GGUF_CLASSES = {
+    "LlamaCppTokenizer": "bpeproof.impl.pipelines.llama_cpp",
+    "LlamaCppSpmTokenizer": "bpeproof.impl.pipelines.llama_cpp_spm",
+    "LlamaCppTextBpeTokenizer": "bpeproof.impl.pipelines.llama_cpp_spm",
+}
+
+#: GGUF files up to this size are keyed by their whole content, larger ones by their header and key-value pairs.
+GGUF_WHOLE_LIMIT = 1 << 28
+
+
+def _content_digest(file: Path) -> str:
+    """The digest a file's entry is keyed by: of its bytes, or of a large GGUF file's key-value pairs only."""
+    if file.stat().st_size <= GGUF_WHOLE_LIMIT:
+        return file_digest(file)
+    from bpeproof.impl.formats.gguf_container import is_gguf, read_gguf_metadata
+
+    if not is_gguf(file):
+        return file_digest(file)
+    end = read_gguf_metadata(file, lambda key: False).end  # the pairs are walked over, not decoded
+    with open(file, "rb") as handle:
+        return "gguf-head:" + hashlib.sha256(handle.read(end)).hexdigest()
+
+
+def cache_entry(path: str | os.PathLike[str], pattern: str | None, decode_only: bool) -> CacheEntry | None:
+    """The entry of the file at ``path`` loaded with these options; None when there is no cache directory or the
+    file is not a regular file that can be read (then the loader says what is wrong)."""
+    from bpeproof.impl import encoder
+
+    file = Path(path)
+    directory = cache_directory()
+    if directory is None or not file.is_file():
+        return None
+    try:
+        content = _content_digest(file)
+    except (OSError, ValueError):
+        return None
+    # The path as given: names choose a file's format and a rank file's pattern (``cl100k`` in the name).
+    options = {"path": os.fspath(path), "pattern": pattern, "decode_only": decode_only,
+               "c_loop": [encoder.HAVE_C_LOOP, encoder.USE_C_LOOP, encoder.C_RULE_LIMIT]}
+    return CacheEntry(directory, content, options)
+
+
+def parts_record(tokenizer: Tokenizer, *, companion: Path | None = None) -> dict[str, Any]:
+    """The record of a tokenizer ``Tokenizer.from_model`` makes again from its parts; ``companion``: the other
+    file of GPT-2's pair it was read with, whose digest the record keeps (``companion_changed``)."""
+    record = {"kind": "parts", "model": tokenizer.model, "pattern": tokenizer.pattern,
+              "specials": tokenizer.special_tokens, "pretokenizer": tokenizer.pretokenizer,
+              "pipeline": tokenizer.pipeline, "cache_size": tokenizer.cache_size}
+    if companion is not None:
+        record["companion"] = [companion.name, file_digest(companion)]
+    return record
+
+
+def gguf_record(tokenizer: Tokenizer) -> dict[str, Any]:
+    """The record of a GGUF file's tokenizer: its class, the file's tokenizer as read, and the model."""
+    name = type(tokenizer).__name__
+    if name not in _GGUF_CLASSES:
+        raise TypeError(f"{name} is not a GGUF file's tokenizer")
+    return {"kind": "gguf", "class": name, "gguf": getattr(tokenizer, "gguf"), "model": tokenizer.model}  # noqa: B009
+
+
+def text_record(tokenizer: Tokenizer, recipe: Any) -> dict[str, Any]:
+    """The record of a ``tokenizer.json`` with its text pipeline: the model, special tokens and the recipe the
+    pipeline is built from (``bpeproof.impl.pipelines.registry.TextPipelineRecipe``)."""
+    return {"kind": "text", "model": tokenizer.model, "specials": tokenizer.special_tokens, "recipe": recipe}
+
+
+def companion(file: Path, vocab: Any) -> Path | None:
+    """The other file of GPT-2's pair that ``vocab`` was read with (the loader's own choice), None for any
+    other kind of file."""
+    if vocab.kind != "gpt2":
+        return None
+    from bpeproof.impl.formats.gpt2 import merges_path_for
+    from bpeproof.impl.formats.loader import encoder_path_for
+
+    name = file.name.lower()
+    return encoder_path_for(file) if name.endswith((".bpe", ".bpe.gz")) else merges_path_for(file)
+
+
+def companion_changed(record: dict[str, Any], path: str) -> bool:
+    """Whether the record was made with the other file of a GPT-2 pair that is no longer the one next to
+    ``path`` (another name, or other content)."""
+    kept = record.get("companion")
+    if kept is None:
+        return False
+    from bpeproof.impl.formats.gpt2 import merges_path_for
+    from bpeproof.impl.formats.loader import encoder_path_for
+
+    file = Path(path)
+    found = encoder_path_for(file) if file.name.lower().endswith((".bpe", ".bpe.gz")) else merges_path_for(file)
+    try:
+        return found is None or [found.name, file_digest(found)] != list(kept)
+    except OSError:
+        return True
+
+
+def restore(record: dict[str, Any], path: str) -> Tokenizer:
+    """The tokenizer of a ``parts`` or ``gguf`` record (a ``text`` record is the registry's); ``path`` names the
+    file loaded now (an entry may have been written for a copy of it elsewhere)."""
+    if record["kind"] == "gguf":
+        import importlib
+
+        name = record["class"]
+        kind = getattr(importlib.import_module(_GGUF_CLASSES[name]), name)
+        gguf = record["gguf"]
+        object.__setattr__(gguf, "path", path)  # the file loaded now (``dataclasses.replace`` would unpack it all)
+        restored: Tokenizer = kind(gguf, model=record["model"])
+        return restored
+    if record["kind"] != "parts":
+        raise ValueError(f"a record of the unknown kind {record['kind']!r}")
+    return Tokenizer.from_model(record["model"], record["pattern"], record["specials"],
+                                cache_size=record["cache_size"], pretokenizer=record["pretokenizer"],
+                                pipeline=record["pipeline"])
