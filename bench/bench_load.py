@@ -252,7 +252,7 @@ def main(argv: list[str]) -> int:
         document = json.loads(args.source.read_text(encoding="utf-8"))
         print(markdown(document["results"]))
         return 0
-    files = list(args.files)
+    files = [path.resolve() for path in args.files]
     if not files:
         shared = shared_vocabs()
         files = [shared / name for name in DEFAULT if shared is not None and (shared / name).exists()]
