@@ -26,7 +26,7 @@ import re
 from array import array
 from collections.abc import Callable, Collection, Iterable, Sequence
 from functools import partial
-from itertools import accumulate, pairwise, repeat
+from itertools import accumulate, compress, pairwise, repeat
 from typing import Any, ClassVar
 
 __all__ = ["DeferredState", "UnpackableError", "pack", "unpack"]
@@ -255,7 +255,9 @@ class _Unpacker:
             mask = bytes(self.sections[node["mask"]])
             if len(mask) != len(values):
                 raise UnpackableError("a mask that does not fit its items")
-            values = [None if missing else value for value, missing in zip(values, mask, strict=True)]
+            values = list(values)  # (a decoded list may be shared: this one is the mask's own)
+            for index in compress(range(len(mask)), mask):  # the few missing items, set one by one
+                values[index] = None
         self.decoded[key] = values
         return values
 
