@@ -100,9 +100,12 @@ def library_of(path: Path) -> tuple[str, str] | None:
 
 
 def measure(command: list[str], env: dict[str, str]) -> tuple[float, float, str]:
-    """(CPU seconds, peak resident MB, standard output) of one process, from its own resource usage (``wait4``)."""
+    """(CPU seconds, peak resident MB, standard output) of one process, from its own resource usage (``wait4``).
+    It runs in the temporary directory: ``python -c`` and ``-m`` look for modules in the current directory first,
+    which must not be a checkout other than the one measured (``--tree``)."""
     with tempfile.TemporaryFile() as errors:
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, env=env)
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, env=env,
+                                   cwd=tempfile.gettempdir())
         assert process.stdout is not None
         out = process.stdout.read()
         process.stdout.close()
@@ -138,13 +141,13 @@ def rank_count(path: Path) -> int:
         return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
 
 
-def bench_file(path: Path, runs: int, work: Path) -> dict[str, Any]:
+def bench_file(path: Path, runs: int, work: Path, tree: Path = ROOT) -> dict[str, Any]:
     from bpeproof.impl.pre_tokenizers.patterns import PATTERNS, guess_pattern
 
     cache = work / "cache"
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
     env.update(PYTHONPYCACHEPREFIX=str(work / "pycache"), BPEPROOF_CACHE_DIR=str(cache),
-               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+               PYTHONPATH=os.pathsep.join(filter(None, [str(tree), os.environ.get("PYTHONPATH")])))
     uncached = {**env, "BPEPROOF_NO_CACHE": "1"}
 
     def empty_cache() -> None:
@@ -167,7 +170,7 @@ def bench_file(path: Path, runs: int, work: Path) -> dict[str, Any]:
     if library is None or library[0] != "tiktoken":
         ranks = work / f"{path.name}.tiktoken"
         converted = subprocess.run([sys.executable, "-m", "bpeproof", "convert", str(path), str(ranks), "--to",
-                                    "tiktoken"], env=env, capture_output=True, check=False)
+                                    "tiktoken"], env=env, capture_output=True, check=False, cwd=work)
         if converted.returncode == 0:
             command = [sys.executable, "-c", TIKTOKEN, str(ranks), PATTERNS["cl100k"], SAMPLE]
             measure(command, env)
@@ -240,13 +243,16 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--json", type=Path, metavar="FILE", help="write every run's numbers as JSON")
     parser.add_argument("--markdown", action="store_true", help="print the docs' table as well")
     parser.add_argument("--from", dest="source", type=Path, metavar="FILE", help="results of an earlier --json run")
+    parser.add_argument("--tree", type=Path, default=ROOT, metavar="DIR",
+                        help="the checkout whose bpeproof is measured (default: this one): an older commit's, with its"
+                        " C extensions built, gives the numbers before a change")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     if args.source is not None:
         document = json.loads(args.source.read_text(encoding="utf-8"))
         print(markdown(document["results"]))
         return 0
-    files = list(args.files)
+    files = [path.resolve() for path in args.files]
     if not files:
         shared = shared_vocabs()
         files = [shared / name for name in DEFAULT if shared is not None and (shared / name).exists()]
@@ -259,7 +265,7 @@ def main(argv: list[str]) -> int:
     results = []
     with tempfile.TemporaryDirectory(prefix="bpeproof-bench-load-") as work:
         for path in files:
-            result = bench_file(path, args.runs, Path(work))
+            result = bench_file(path, args.runs, Path(work), args.tree.resolve())
             print(show(result), flush=True)
             results.append(result)
     try:
@@ -270,7 +276,7 @@ def main(argv: list[str]) -> int:
         print(markdown(results))
     if args.json is not None:
         document = {"runs": args.runs, "cpus": os.cpu_count(), "load_average": list(load), "sample": SAMPLE,
-                    "results": results}
+                    "tree": str(args.tree.resolve()), "results": results}
         args.json.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     return 0
 

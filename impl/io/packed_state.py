@@ -26,7 +26,7 @@ import re
 from array import array
 from collections.abc import Callable, Collection, Iterable, Sequence
 from functools import partial
-from itertools import accumulate, pairwise, repeat
+from itertools import accumulate, compress, pairwise, repeat
 from typing import Any, ClassVar
 
 __all__ = ["DeferredState", "UnpackableError", "pack", "unpack"]
@@ -44,12 +44,15 @@ class UnpackableError(ValueError):
 
 class DeferredState:
     """A class whose objects ``unpack`` may make with some attributes still packed: those named in ``DEFERRED``,
-    each unpacked the first time it is read.  The tables a model keeps only for its Python loop or its
-    explanations (the C loop has its own) then cost nothing to a load that encodes in C.  Pickling or copying
-    such an object unpacks them all first."""
+    each unpacked the first time it is read; and whose objects ``pack`` may store without the attributes named
+    in ``DERIVED``, each made again by the method it names (from the others) the first time it is read.  The
+    tables a model keeps only for its Python loop or its explanations (the C loop has its own) then cost nothing
+    to a load that encodes in C.  Pickling or copying such an object makes them all first."""
 
     #: The attributes ``unpack`` leaves packed until they are read.
     DEFERRED: ClassVar[tuple[str, ...]] = ()
+    #: The attributes ``pack`` leaves out, each with the method that makes it again from the others.
+    DERIVED: ClassVar[dict[str, str]] = {}
 
     def __getattr__(self, name: str) -> Any:
         # Only reached when the attribute is not set: a deferred one is unpacked and set now.
@@ -185,9 +188,12 @@ class _Packer:
             raise UnpackableError(f"a {name} cannot be packed")
         if issubclass(kind, tuple):
             return {"t": "tuple-of", "c": name, "e": self.items(list(value))}
+        derived: dict[str, str] = {}
         if isinstance(value, DeferredState):
             value.__getstate__()  # every attribute unpacked, should it come from an entry itself
-        return {"t": "object", "c": name, "a": {key: self.pack(item) for key, item in _attributes(value).items()}}
+            derived = value.DERIVED
+        attributes = {key: self.pack(item) for key, item in _attributes(value).items() if key not in derived}
+        return {"t": "object", "c": name, "a": attributes}
 
 
 def pack(value: Any, classes: Collection[str]) -> tuple[Any, list[bytes]]:
@@ -249,7 +255,9 @@ class _Unpacker:
             mask = bytes(self.sections[node["mask"]])
             if len(mask) != len(values):
                 raise UnpackableError("a mask that does not fit its items")
-            values = [None if missing else value for value, missing in zip(values, mask, strict=True)]
+            values = list(values)  # (a decoded list may be shared: this one is the mask's own)
+            for index in compress(range(len(mask)), mask):  # the few missing items, set one by one
+                values[index] = None
         self.decoded[key] = values
         return values
 
@@ -302,7 +310,7 @@ class _Unpacker:
             kind: Any = self.kind(node["c"])
             value = kind.__new__(kind)
             deferred = kind.DEFERRED if issubclass(kind, DeferredState) else ()
-            pending = {}
+            pending = {name: getattr(value, method) for name, method in kind.DERIVED.items()} if deferred else {}
             for name, item in node["a"].items():
                 if name in deferred:
                     pending[name] = partial(self.unpack, item)

@@ -6,10 +6,12 @@ Where: the directory ``BPEPROOF_CACHE_DIR`` names, else ``vocabs`` in the user's
 ``BPEPROOF_NO_CACHE=1`` in the environment, ``--no-cache`` on the command line, ``cache=False`` in Python.
 
 Key.  An entry is found by the SHA-256 of everything its content depends on: the file's bytes as stored (read
-whole; compressed files are not decompressed for it), the options that change the result (the pattern, ...), the
+whole; compressed files are not decompressed for it; the caller may key a large file by the part that matters,
+as ``bpeproof.impl.pipelines.compiled_vocab`` does for a GGUF model), the options that change the result (the
+path as given, the pattern, ...), the
 cache format (``FORMAT``), whether the C extension runs, Python's version, the byte order, and the engine's code
 (the name, size and time of every module of ``bpeproof.impl``, so that an entry written by other code is never
-read).  Renaming or copying the file finds the same entry; changing one byte of it does not.
+read).  Changing one byte of the file finds another entry.
 
 Entry.  One file ``<key>.bpv``: the magic ``MAGIC``, the length of a JSON header (8 bytes, little-endian), the
 header (the key, the sections' places, the description of the value: ``bpeproof.impl.io.packed_state``), the

@@ -4,7 +4,7 @@ joined bytes have the lowest rank joined first, leftmost first (``bpeproof.spec.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from bpeproof.impl import encoder as _encoder_module
 
@@ -33,8 +33,10 @@ class TiktokenModel(DeferredState):
     """
 
     semantics = "tiktoken"
-    #: What the compiled-vocabulary cache unpacks only when read (the C loop has its own tables).
+    #: What the compiled-vocabulary cache unpacks only when read (the C loop has its own tables), and what it
+    #: does not store: the rank table is the decoder's inverse.
     DEFERRED = ("_ranks",)
+    DERIVED: ClassVar[dict[str, str]] = {"_ranks": "_inverse_decoder"}
 
     def __init__(self, ranks: Mapping[bytes, int]) -> None:
         if not isinstance(ranks, Mapping):
@@ -47,6 +49,10 @@ class TiktokenModel(DeferredState):
         self._fast: Any = None
         self._longest: int | None = None  # the longest token, for article_steps (made on first use)
         self._use_c = _encoder_module.USE_C_LOOP and _fastenc is not None  # decided when the model is made
+
+    def _inverse_decoder(self) -> dict[bytes, int]:
+        """token → rank, in the decoder's order (the table ``__init__`` keeps, made again from the decoder)."""
+        return dict(zip(self._decoder.values(), self._decoder, strict=True))
 
     @property
     def ranks(self) -> dict[bytes, int]:

@@ -108,6 +108,25 @@ def test_the_key_follows_the_content_the_path_and_the_options(tmp_path: Path, ca
     assert load_tokenizer(str(small)).encode(text) == load_tokenizer(str(small), cache=False).encode(text) != first
 
 
+def test_a_large_gguf_file_is_keyed_by_its_key_value_pairs(tmp_path: Path, cache: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A GGUF file above the size read whole (a model with its tensors) is keyed by its header and key-value
+    pairs: bytes after them (tensors) do not change the key, a changed token does."""
+    monkeypatch.setattr(compiled_vocab, "GGUF_WHOLE_LIMIT", 0)
+    path = write_vocab("gguf", tmp_path / "v")
+    expected = _behaviour(load_tokenizer(str(path), cache=False))
+    assert _behaviour(load_tokenizer(str(path))) == expected
+    key = compiled_vocab.cache_entry(str(path), None, False)
+    assert key is not None and key.read(compiled_vocab.CLASSES) is not None
+    path.write_bytes(path.read_bytes() + b"\0" * 64)  # as the tensors after the pairs
+    assert compiled_vocab.cache_entry(str(path), None, False).key == key.key  # type: ignore[union-attr]
+    assert _behaviour(load_tokenizer(str(path))) == expected
+    data = bytearray(path.read_bytes())
+    data[(len(data) - 64) // 2] ^= 1  # a byte among the pairs
+    path.write_bytes(bytes(data))
+    assert compiled_vocab.cache_entry(str(path), None, False).key != key.key  # type: ignore[union-attr]
+
+
 def test_gpt2s_other_file_is_part_of_the_entry(tmp_path: Path, cache: Path) -> None:
     """GPT-2's encoder.json is read with the vocab.bpe beside it: a changed vocab.bpe is not the entry's."""
     encoder = write_vocab("gpt2", tmp_path)
