@@ -3,8 +3,8 @@
  *
  * Included by _fastenc.c after the merge loop (_fastenc_merge.h), the word cache (_fastenc_cache.h) and the
  * pre-tokenizers (_fastenc_scan.h), which encode_text runs over the text without making the list of pieces.
- * It also holds what they share: load_utf8 (a piece's UTF-8 bytes as byte ids), evict_half (the caller's dict
- * cache of encode_pieces) and IdBuffer (the ids of every piece, gathered into one list).
+ * It also holds what they share: load_utf8 (a piece's UTF-8 bytes into the merge loop's input), evict_half (the
+ * caller's dict cache of encode_pieces) and IdBuffer (the ids of every piece, gathered into one list).
  */
 
 #ifndef BPEPROOF_FASTENC_ENCODE_H
@@ -30,57 +30,69 @@ Merger_encode(Merger *m, PyObject *arg)
         PyBuffer_Release(&view);
         return NULL;
     }
-    const unsigned char *data = view.buf;
-    for (Py_ssize_t i = 0; i < n; i++)
-        m->tok[i] = data[i];
+    memcpy(m->bytes, view.buf, (size_t)n);
     PyBuffer_Release(&view);
     return result_tuple(m, merge(m, n));
 }
 
-/* The UTF-8 bytes of ``piece`` (surrogateescape) into m->tok as byte ids; -1 with an exception on failure. */
+/* The UTF-8 bytes of the code points data[start:end) of ``text`` (surrogateescape: U+DC80..U+DCFF stand for the
+ * bytes 0x80..0xFF) into m->bytes; their number, or -1 with an exception on failure. */
 static Py_ssize_t
-load_utf8(Merger *m, PyObject *piece)
+load_utf8(Merger *m, PyObject *text, int kind, const void *data, Py_ssize_t start, Py_ssize_t end)
 {
-    Py_ssize_t length = PyUnicode_GET_LENGTH(piece);
+    Py_ssize_t length = end - start;
     if (length > (INT32_MAX - 1) / 4) {
         PyErr_SetString(PyExc_OverflowError, "word too long for the C merge loop");
         return -1;
     }
     if (ensure_capacity(m, 4 * length) < 0)
         return -1;
-    int kind = PyUnicode_KIND(piece);
-    const void *data = PyUnicode_DATA(piece);
-    int32_t *tok = m->tok;
+    unsigned char *out = m->bytes;
     Py_ssize_t n = 0;
-    for (Py_ssize_t i = 0; i < length; i++) {
+    if (kind == PyUnicode_1BYTE_KIND) {
+        const Py_UCS1 *p = (const Py_UCS1 *)data;
+        for (Py_ssize_t i = start; i < end; i++) {
+            Py_UCS1 ch = p[i];
+            if (ch < 0x80) {
+                out[n++] = ch;
+            } else {
+                out[n++] = (unsigned char)(0xC0 | (ch >> 6));
+                out[n++] = (unsigned char)(0x80 | (ch & 0x3F));
+            }
+        }
+        return n;
+    }
+    for (Py_ssize_t i = start; i < end; i++) {
         Py_UCS4 ch = PyUnicode_READ(kind, data, i);
         if (ch < 0x80) {
-            tok[n++] = (int32_t)ch;
+            out[n++] = (unsigned char)ch;
         } else if (ch < 0x800) {
-            tok[n++] = (int32_t)(0xC0 | (ch >> 6));
-            tok[n++] = (int32_t)(0x80 | (ch & 0x3F));
+            out[n++] = (unsigned char)(0xC0 | (ch >> 6));
+            out[n++] = (unsigned char)(0x80 | (ch & 0x3F));
         } else if (ch < 0x10000) {
             if (ch >= 0xD800 && ch <= 0xDFFF) {
                 if (ch >= 0xDC80 && ch <= 0xDCFF) {
-                    tok[n++] = (int32_t)(ch - 0xDC00);
+                    out[n++] = (unsigned char)(ch - 0xDC00);
                     continue;
                 }
-                /* Not an escaped byte: let the codec raise its own error. */
-                PyObject *encoded = PyUnicode_AsEncodedString(piece, "utf-8", "surrogateescape");
+                /* Not an escaped byte: let the codec raise its own error about the piece. */
+                PyObject *piece = PyUnicode_Substring(text, start, end);
+                PyObject *encoded = piece == NULL ? NULL : PyUnicode_AsEncodedString(piece, "utf-8", "surrogateescape");
+                Py_XDECREF(piece);
                 if (encoded != NULL) {
                     Py_DECREF(encoded);
                     PyErr_SetString(PyExc_UnicodeError, "unexpected surrogate");
                 }
                 return -1;
             }
-            tok[n++] = (int32_t)(0xE0 | (ch >> 12));
-            tok[n++] = (int32_t)(0x80 | ((ch >> 6) & 0x3F));
-            tok[n++] = (int32_t)(0x80 | (ch & 0x3F));
+            out[n++] = (unsigned char)(0xE0 | (ch >> 12));
+            out[n++] = (unsigned char)(0x80 | ((ch >> 6) & 0x3F));
+            out[n++] = (unsigned char)(0x80 | (ch & 0x3F));
         } else {
-            tok[n++] = (int32_t)(0xF0 | (ch >> 18));
-            tok[n++] = (int32_t)(0x80 | ((ch >> 12) & 0x3F));
-            tok[n++] = (int32_t)(0x80 | ((ch >> 6) & 0x3F));
-            tok[n++] = (int32_t)(0x80 | (ch & 0x3F));
+            out[n++] = (unsigned char)(0xF0 | (ch >> 18));
+            out[n++] = (unsigned char)(0x80 | ((ch >> 12) & 0x3F));
+            out[n++] = (unsigned char)(0x80 | ((ch >> 6) & 0x3F));
+            out[n++] = (unsigned char)(0x80 | (ch & 0x3F));
         }
     }
     return n;
@@ -118,10 +130,10 @@ typedef struct {
     Py_ssize_t len, cap;
 } IdBuffer;
 
-static int
-buffer_extend(IdBuffer *buffer, PyObject *tuple)
+/* Room for ``add`` more ids; -1 when out of memory. */
+static inline int
+buffer_reserve(IdBuffer *buffer, Py_ssize_t add)
 {
-    Py_ssize_t add = PyTuple_GET_SIZE(tuple);
     if (buffer->len + add > buffer->cap) {
         Py_ssize_t cap = buffer->cap ? buffer->cap : 1024;
         while (cap < buffer->len + add)
@@ -134,11 +146,36 @@ buffer_extend(IdBuffer *buffer, PyObject *tuple)
         buffer->items = items;
         buffer->cap = cap;
     }
+    return 0;
+}
+
+static int
+buffer_extend(IdBuffer *buffer, PyObject *tuple)
+{
+    Py_ssize_t add = PyTuple_GET_SIZE(tuple);
+    if (buffer_reserve(buffer, add) < 0)
+        return -1;
     for (Py_ssize_t i = 0; i < add; i++) {
         PyObject *id = PyTuple_GET_ITEM(tuple, i);
         Py_INCREF(id);
         buffer->items[buffer->len++] = id;
     }
+    return 0;
+}
+
+/* Append the reported ids of the dense ids ids[0..n) (each checked to have one when it was merged). */
+static inline int
+buffer_extend_dense(IdBuffer *buffer, const Merger *m, const int32_t *ids, Py_ssize_t n)
+{
+    if (buffer_reserve(buffer, n) < 0)
+        return -1;
+    PyObject **out = buffer->items + buffer->len;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *id = m->outputs[ids[i]];
+        Py_INCREF(id);
+        out[i] = id;
+    }
+    buffer->len += n;
     return 0;
 }
 
@@ -162,7 +199,7 @@ add_piece(Merger *m, PyObject *piece, PyObject *cache, Py_ssize_t limit, IdBuffe
     } else if (PyErr_Occurred()) {
         return -1;
     } else {
-        Py_ssize_t n = load_utf8(m, piece);
+        Py_ssize_t n = load_utf8(m, piece, PyUnicode_KIND(piece), PyUnicode_DATA(piece), 0, PyUnicode_GET_LENGTH(piece));
         if (n < 0)
             return -1;
         ids = result_tuple(m, merge(m, n));
@@ -241,26 +278,24 @@ Merger_encode_text(Merger *m, PyObject *args)
         return NULL;
     Py_INCREF(text);
     IdBuffer buffer = {NULL, 0, 0};
+    if (buffer_reserve(&buffer, sc.n / 3 + 16) < 0) /* about the ids of most texts: fewer regrowths */
+        goto fail;
     for (Py_ssize_t i = 0; i < sc.n;) {
         Py_ssize_t j = piece_end(&sc, which, i);
         uint64_t hash = piece_hash(sc.kind, sc.data, i, j);
-        PyObject *ids = cache_find(m, hash, sc.kind, sc.data, i, j);
-        if (ids != NULL) {
-            Py_INCREF(ids);
+        const CacheEntry *entry = cache_find(m, hash, sc.kind, sc.data, i, j);
+        int failed;
+        if (entry != NULL) {
+            failed = buffer_extend_dense(&buffer, m, m->cache_ids + entry->ids_at, entry->ids_len);
         } else {
-            PyObject *piece = PyUnicode_Substring(text, i, j);
-            if (piece == NULL)
+            Py_ssize_t n = load_utf8(m, text, sc.kind, sc.data, i, j);
+            if (n < 0)
                 goto fail;
-            Py_ssize_t n = load_utf8(m, piece);
-            ids = n < 0 ? NULL : result_tuple(m, merge(m, n));
-            if (ids != NULL && limit > 0 && cache_store(m, limit, hash, piece, ids) < 0)
-                Py_CLEAR(ids);
-            Py_DECREF(piece);
-            if (ids == NULL)
-                goto fail;
+            Py_ssize_t len = merge(m, n);
+            failed = check_outputs(m, len) < 0 ||
+                     (limit > 0 && cache_store(m, limit, hash, sc.kind, sc.data, i, j, m->tok, len) < 0) ||
+                     buffer_extend_dense(&buffer, m, m->tok, len) < 0;
         }
-        int failed = buffer_extend(&buffer, ids);
-        Py_DECREF(ids);
         if (failed)
             goto fail;
         i = j;

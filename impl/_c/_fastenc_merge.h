@@ -4,9 +4,11 @@
  * Included by _fastenc.c after _fastenc_table.h.  It provides the work space (ensure_capacity), the two loops
  * (merge_short: a flat array scanned for the minimum; merge_long: a linked list and a heap of (rank, position)
  * keys; see the module documentation in _fastenc.c), merge (the whole-piece table first, then the loop the
- * word's length picks) and result_tuple (the reported ids of a merged word).
+ * word's length picks), check_outputs (that every merged id has an id to report) and result_tuple (the reported
+ * ids of a merged word).
  *
- * Merging: m->tok[0..n) holds the byte ids on entry; each function returns the length of the result there.
+ * Merging: merge reads the word's bytes from m->bytes[0..n) and leaves its dense ids in m->tok; the loops work on
+ * m->tok[0..n) and return the length of the result there.
  */
 
 #ifndef BPEPROOF_FASTENC_MERGE_H
@@ -48,6 +50,10 @@ ensure_capacity(Merger *m, Py_ssize_t n)
     if (heap == NULL)
         goto fail;
     m->heap = heap;
+    unsigned char *bytes = PyMem_Realloc(m->bytes, (size_t)cap);
+    if (bytes == NULL)
+        goto fail;
+    m->bytes = bytes;
     m->cap = cap;
     return 0;
 fail:
@@ -194,45 +200,49 @@ merge_long(Merger *m, Py_ssize_t n)
     return len;
 }
 
-/* m->tok[0..n) holds a word's bytes: the whole-piece id if the table has the word, else its units merged. */
+/* m->bytes[0..n) holds a word's bytes: m->tok gets the whole-piece id if the table has the word, else its units
+ * merged; the number of ids is returned. */
 static Py_ssize_t
 merge(Merger *m, Py_ssize_t n)
 {
     int32_t *tok = m->tok;
-    if (m->whole_index != NULL && n > 1) {
-        unsigned char stack[64];
-        unsigned char *bytes = n <= 64 ? stack : PyMem_Malloc((size_t)n);
-        if (bytes != NULL) {
-            for (Py_ssize_t i = 0; i < n; i++)
-                bytes[i] = (unsigned char)tok[i];
-            int32_t d = whole_find(m, bytes, n);
-            if (bytes != stack)
-                PyMem_Free(bytes);
-            if (d >= 0) {
-                tok[0] = d;
-                return 1;
-            }
-        } /* out of memory for the copy: merging gives the same ids for every table built here but slower */
+    const unsigned char *bytes = m->bytes;
+    if (n > 1) {
+        int32_t d = whole_find(m, bytes, n);
+        if (d >= 0) {
+            tok[0] = d;
+            return 1;
+        }
     }
     for (Py_ssize_t i = 0; i < n; i++)
-        tok[i] = m->byte_units[tok[i]];
+        tok[i] = m->byte_units[bytes[i]];
     return n <= SHORT_WORD ? merge_short(m, n) : merge_long(m, n);
+}
+
+/* 0 when every id of m->tok[0..len) has an id to report, else -1 with the error naming the byte that has none. */
+static int
+check_outputs(const Merger *m, Py_ssize_t len)
+{
+    for (Py_ssize_t i = 0; i < len; i++) {
+        if (m->outputs[m->tok[i]] == Py_None) {
+            PyErr_Format(PyExc_ValueError,
+                         "byte 0x%02x has no token in the vocabulary and no token covers it here", m->tok[i]);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 static PyObject *
 result_tuple(Merger *m, Py_ssize_t len)
 {
+    if (check_outputs(m, len) < 0)
+        return NULL;
     PyObject *tuple = PyTuple_New(len);
     if (tuple == NULL)
         return NULL;
     for (Py_ssize_t i = 0; i < len; i++) {
         PyObject *id = m->outputs[m->tok[i]];
-        if (id == Py_None) {
-            Py_DECREF(tuple);
-            PyErr_Format(PyExc_ValueError,
-                         "byte 0x%02x has no token in the vocabulary and no token covers it here", m->tok[i]);
-            return NULL;
-        }
         Py_INCREF(id);
         PyTuple_SET_ITEM(tuple, i, id);
     }

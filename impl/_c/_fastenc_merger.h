@@ -28,8 +28,7 @@ Merger_dealloc(Merger *m)
             Py_XDECREF(m->whole[i]);
         PyMem_Free(m->whole);
     }
-    PyMem_Free(m->whole_index);
-    PyMem_Free(m->whole_hash);
+    PyMem_Free(m->whole_slots);
     PyMem_Free(m->slots);
     PyMem_Free(m->byte_pairs);
     PyMem_Free(m->tok);
@@ -37,8 +36,10 @@ Merger_dealloc(Merger *m)
     PyMem_Free(m->nxt);
     PyMem_Free(m->prv);
     PyMem_Free(m->heap);
-    cache_clear(m);
+    PyMem_Free(m->bytes);
     PyMem_Free(m->entries);
+    PyMem_Free(m->cache_keys);
+    PyMem_Free(m->cache_ids);
     PyMem_Free(m->index);
     Py_TYPE(m)->tp_free((PyObject *)m);
 }

@@ -42,17 +42,22 @@ typedef struct {
     PyObject **outputs; /* n_ids owned references; None for a byte that has no id (an error when reported) */
     /* The whole-piece table: a word whose bytes are one of these is that dense id, without merging. */
     PyObject **whole; /* n_ids owned bytes references or NULL; NULL when there is no table */
-    int32_t *whole_index; /* dense ids, -1 for a free slot */
-    uint32_t *whole_hash; /* the low bits of each slot's bytes_hash, compared before the bytes */
+    uint64_t *whole_slots; /* WHOLE_SLOT(hash, dense id) per slot, 0 for a free one; NULL when there is no table */
     uint64_t whole_mask;
+    Py_ssize_t whole_longest; /* the most bytes of any whole piece: a longer word is never looked up */
     /* Work space, grown on demand; only used while the GIL is held and no Python code runs. */
     int32_t *tok, *nxt, *prv;
     uint64_t *aux;
     uint64_t *heap;
     Py_ssize_t cap;
-    /* The word cache of encode_text: entries in insertion order, and an open-addressing index over them. */
+    /* The word cache of encode_text: entries in insertion order, an open-addressing index over them, and the
+     * arenas their keys (code points) and ids (dense) are kept in. */
     struct CacheEntry *entries;
     Py_ssize_t n_entries, cap_entries;
+    Py_UCS4 *cache_keys;
+    int32_t *cache_ids;
+    Py_ssize_t keys_len, keys_cap, ids_len, ids_cap;
+    unsigned char *bytes; /* work space: the UTF-8 bytes of the word being merged (cap bytes) */
     int32_t *index; /* entry numbers, -1 for a free slot */
     uint64_t index_mask; /* index size - 1; the index is NULL until the first entry */
 } Merger;
@@ -96,31 +101,47 @@ insert_pair(Merger *m, int32_t a, int32_t b, uint64_t value, int replace)
     }
 }
 
+/* A hash of data[0..n) read eight bytes at a time (the table is rebuilt in every process: never stored). */
 static inline uint64_t
 bytes_hash(const unsigned char *data, Py_ssize_t n)
 {
-    uint64_t h = UINT64_C(1469598103934665603);
-    for (Py_ssize_t i = 0; i < n; i++)
-        h = (h ^ data[i]) * UINT64_C(1099511628211);
-    return h ^ (uint64_t)n;
+    uint64_t h = UINT64_C(0x9E3779B97F4A7C15) ^ (uint64_t)n;
+    while (n >= 8) {
+        uint64_t word;
+        memcpy(&word, data, 8);
+        h = (h ^ word) * UINT64_C(0xFF51AFD7ED558CCD);
+        h ^= h >> 32;
+        data += 8;
+        n -= 8;
+    }
+    uint64_t tail = 0;
+    memcpy(&tail, data, (size_t)n);
+    h = (h ^ tail) * UINT64_C(0xC4CEB9FE1A85EC53);
+    return h ^ (h >> 29);
 }
+
+/* A slot of the whole-piece table: the hash's high half beside the dense id + 1, so that one read of one slot
+ * decides nearly every probe (the bytes are compared only when the halves agree). */
+#define WHOLE_SLOT(hash, d) (((hash) & UINT64_C(0xFFFFFFFF00000000)) | (uint64_t)(uint32_t)((d) + 1))
 
 /* The dense id whose whole-piece bytes are data[0..n), or -1. */
 static int32_t
 whole_find(const Merger *m, const unsigned char *data, Py_ssize_t n)
 {
-    if (m->whole_index == NULL)
+    if (m->whole_slots == NULL || n > m->whole_longest)
         return -1;
     uint64_t h = bytes_hash(data, n);
     uint64_t i = h & m->whole_mask;
     for (;;) {
-        int32_t d = m->whole_index[i];
-        if (d < 0)
+        uint64_t slot = m->whole_slots[i];
+        if (slot == 0)
             return -1;
-        PyObject *key = m->whole[d];
-        if (m->whole_hash[i] == (uint32_t)(h >> 32) && PyBytes_GET_SIZE(key) == n &&
-            memcmp(PyBytes_AS_STRING(key), data, (size_t)n) == 0)
-            return d;
+        if ((slot ^ h) >> 32 == 0) {
+            int32_t d = (int32_t)(uint32_t)slot - 1;
+            PyObject *key = m->whole[d];
+            if (PyBytes_GET_SIZE(key) == n && memcmp(PyBytes_AS_STRING(key), data, (size_t)n) == 0)
+                return d;
+        }
         i = (i + 1) & m->whole_mask;
     }
 }
@@ -149,15 +170,16 @@ whole_build(Merger *m, PyObject *whole_seq)
     while (size < (uint64_t)count * 2 + 2)
         size *= 2;
     m->whole = PyMem_Calloc((size_t)n, sizeof(PyObject *));
-    m->whole_index = PyMem_Malloc(size * sizeof(int32_t));
-    m->whole_hash = PyMem_Malloc(size * sizeof(uint32_t));
-    if (m->whole == NULL || m->whole_index == NULL || m->whole_hash == NULL) {
+    m->whole_slots = PyMem_Calloc(size, sizeof(uint64_t));
+    if (m->whole == NULL || m->whole_slots == NULL) {
         PyErr_NoMemory();
         return -1;
     }
     m->whole_mask = size - 1;
-    for (uint64_t i = 0; i < size; i++)
-        m->whole_index[i] = -1;
+    m->whole_longest = 0;
+    for (Py_ssize_t d = 0; d < n; d++)
+        if (items[d] != Py_None && PyBytes_GET_SIZE(items[d]) > m->whole_longest)
+            m->whole_longest = PyBytes_GET_SIZE(items[d]);
     for (Py_ssize_t d = 0; d < n; d++) {
         if (items[d] == Py_None)
             continue;
@@ -169,10 +191,9 @@ whole_build(Merger *m, PyObject *whole_seq)
         m->whole[d] = items[d];
         uint64_t h = bytes_hash(data, len);
         uint64_t i = h & m->whole_mask;
-        while (m->whole_index[i] >= 0)
+        while (m->whole_slots[i] != 0)
             i = (i + 1) & m->whole_mask;
-        m->whole_index[i] = (int32_t)d;
-        m->whole_hash[i] = (uint32_t)(h >> 32);
+        m->whole_slots[i] = WHOLE_SLOT(h, d);
     }
     return 0;
 }
