@@ -6,11 +6,12 @@ setup(
     ext_modules=[
         Extension("bpeproof.impl._c._fastbpe", ["impl/_c/_fastbpe.c"], optional=True),
         # _fastenc.c includes its parts (the tables, the merge loop, the word cache, the pre-tokenizers, the word
-        # counter, the encoding methods, the Merger type): one translation unit, rebuilt when any of them changes.
+        # counter, the encoding methods, the batch encoder on threads, the Merger type): one translation unit,
+        # rebuilt when any of them changes.
         Extension("bpeproof.impl._c._fastenc", ["impl/_c/_fastenc.c"],
                   depends=["impl/_c/_fastenc_table.h", "impl/_c/_fastenc_merge.h", "impl/_c/_fastenc_cache.h",
                            "impl/_c/_fastenc_scan.h", "impl/_c/_fastenc_count.h", "impl/_c/_fastenc_encode.h",
-                           "impl/_c/_fastenc_merger.h"],
+                           "impl/_c/_fastenc_batch.h", "impl/_c/_fastenc_merger.h"],
                   optional=True),
     ]
 )

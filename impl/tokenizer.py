@@ -449,6 +449,32 @@ class Tokenizer:
         ``bpeproof.impl.tokenizer_hooks`` because the worker pools build on this class)."""
         return tokenizer_hooks.encode_batch(self, texts, num_workers=num_workers, allowed_special=allowed_special)
 
+    def encode_on_threads(
+        self, texts: Sequence[str], threads: int, *, allowed_special: AllowedSpecial = None
+    ) -> list[list[int]] | None:
+        """``[self.encode(text, allowed_special=...) for text in texts]`` on ``threads`` threads of the C loop, which
+        encodes with the GIL released; None when these texts do not all go through that loop (no C extension, a
+        pattern without its hand-written scanner, a pipeline, allowed special tokens, a text too long for it).
+
+        A text the loop cannot encode (a lone surrogate, a byte without an id) is encoded again here, one text
+        after another, so that the error is the one ``encode`` raises for the first such text.
+        """
+        if (
+            self._fast is None
+            or self._split_table is None
+            or self._pipeline is not None
+            or self._special_finder(allowed_special) is not None
+            or any(len(text) >= splitter.C_TEXT_LIMIT for text in texts)
+        ):
+            return None
+        try:
+            ids: list[list[int]] = self._fast.encode_texts(
+                texts, self._split_table, self._split_which, self._cache_size, threads, True
+            )
+        except (ValueError, MemoryError):  # UnicodeError is a ValueError
+            return [self.encode(text, allowed_special=allowed_special) for text in texts]
+        return ids
+
     def encode_bytes(self, data: bytes, *, allowed_special: AllowedSpecial = None) -> list[int]:
         """Encode arbitrary bytes (def-utf8: byte-level BPE is total on Σ*, thm-bpe-roundtrip).
 

@@ -63,6 +63,7 @@
 #include "_fastenc_scan.h"   /* the pre-tokenizers: Scan, scan_init, piece_end, split_pattern */
 #include "_fastenc_count.h"  /* the word counter of training: WordCounter */
 #include "_fastenc_encode.h" /* the encoding methods: encode, encode_pieces, encode_text */
+#include "_fastenc_batch.h"  /* encode_texts: encode_text of many texts on several threads */
 #include "_fastenc_merger.h" /* the Merger type: its constructors, method table and type object */
 
 static PyMethodDef module_methods[] = {

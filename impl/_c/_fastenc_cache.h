@@ -1,9 +1,10 @@
 /*
  * _fastenc_cache.h: the word cache of encode_text, and the hash and comparison of pieces by code points.
  *
- * Included by _fastenc.c after _fastenc_table.h (the Merger holds the cache's entries, arenas and index); the word
- * counter of _fastenc_count.h uses its piece_hash and piece_equal too.  It provides cache_find, cache_store,
- * cache_clear and the methods clear_cache and cached_words.
+ * Included by _fastenc.c after _fastenc_table.h (each thread's Work holds a cache's entries, arenas and index); the
+ * word counter of _fastenc_count.h uses its piece_hash and piece_equal too.  It provides cache_find, cache_store,
+ * cache_clear, cache_free and the methods clear_cache and cached_words.  The functions on a Work never call the
+ * interpreter (-1 means out of memory; the caller raises), so that threads run them with the GIL released.
  *
  * Keyed by the code points of a piece, so that a piece of the text is looked up without making a str of it.  No
  * Python object is made per word either: an entry's key (its code points) and value (its dense ids) live in two
@@ -16,6 +17,8 @@
 #define BPEPROOF_FASTENC_CACHE_H
 
 #include "_fastenc_table.h"
+
+#include "pythread.h"
 
 typedef struct CacheEntry {
     uint64_t hash; /* piece_hash of the key */
@@ -81,53 +84,68 @@ key_equal(const Py_UCS4 *k, int kind, const void *data, Py_ssize_t start, Py_ssi
 }
 
 static void
-cache_clear(Merger *m)
+cache_clear(Work *w)
 {
-    m->n_entries = 0;
-    m->keys_len = m->ids_len = 0;
-    if (m->index != NULL)
-        memset(m->index, 0xFF, (size_t)(m->index_mask + 1) * sizeof(int32_t));
+    w->n_entries = 0;
+    w->keys_len = w->ids_len = 0;
+    if (w->index != NULL)
+        memset(w->index, 0xFF, (size_t)(w->index_mask + 1) * sizeof(int32_t));
+}
+
+/* Free a Work's cache and work space. */
+static void
+work_free(Work *w)
+{
+    PyMem_RawFree(w->tok);
+    PyMem_RawFree(w->aux);
+    PyMem_RawFree(w->nxt);
+    PyMem_RawFree(w->prv);
+    PyMem_RawFree(w->heap);
+    PyMem_RawFree(w->bytes);
+    PyMem_RawFree(w->entries);
+    PyMem_RawFree(w->index);
+    PyMem_RawFree(w->cache_keys);
+    PyMem_RawFree(w->cache_ids);
+    memset(w, 0, sizeof(*w));
 }
 
 /* Rebuild the index over the entries, with ``size`` slots (a power of two above twice the entries). */
 static int
-cache_reindex(Merger *m, uint64_t size)
+cache_reindex(Work *w, uint64_t size)
 {
-    if (m->index == NULL || size != m->index_mask + 1) {
-        int32_t *index = PyMem_Realloc(m->index, (size_t)size * sizeof(int32_t));
-        if (index == NULL) {
-            PyErr_NoMemory();
+    if (w->index == NULL || size != w->index_mask + 1) {
+        int32_t *index = PyMem_RawRealloc(w->index, (size_t)size * sizeof(int32_t));
+        if (index == NULL)
             return -1;
-        }
-        m->index = index;
-        m->index_mask = size - 1;
+        w->index = index;
+        w->index_mask = size - 1;
     }
-    memset(m->index, 0xFF, (size_t)size * sizeof(int32_t));
-    for (Py_ssize_t e = 0; e < m->n_entries; e++) {
-        uint64_t slot = m->entries[e].hash & m->index_mask;
-        while (m->index[slot] >= 0)
-            slot = (slot + 1) & m->index_mask;
-        m->index[slot] = (int32_t)e;
+    memset(w->index, 0xFF, (size_t)size * sizeof(int32_t));
+    for (Py_ssize_t e = 0; e < w->n_entries; e++) {
+        uint64_t slot = w->entries[e].hash & w->index_mask;
+        while (w->index[slot] >= 0)
+            slot = (slot + 1) & w->index_mask;
+        w->index[slot] = (int32_t)e;
     }
     return 0;
 }
 
 /* The cached entry of data[start:end], or NULL. */
 static inline const CacheEntry *
-cache_find(const Merger *m, uint64_t hash, int kind, const void *data, Py_ssize_t start, Py_ssize_t end)
+cache_find(const Work *w, uint64_t hash, int kind, const void *data, Py_ssize_t start, Py_ssize_t end)
 {
-    if (m->index == NULL)
+    if (w->index == NULL)
         return NULL;
-    uint64_t slot = hash & m->index_mask;
+    uint64_t slot = hash & w->index_mask;
     for (;;) {
-        int32_t e = m->index[slot];
+        int32_t e = w->index[slot];
         if (e < 0)
             return NULL;
-        const CacheEntry *entry = &m->entries[e];
+        const CacheEntry *entry = &w->entries[e];
         if (entry->hash == hash && entry->key_len == end - start &&
-            key_equal(m->cache_keys + entry->key_at, kind, data, start, end - start))
+            key_equal(w->cache_keys + entry->key_at, kind, data, start, end - start))
             return entry;
-        slot = (slot + 1) & m->index_mask;
+        slot = (slot + 1) & w->index_mask;
     }
 }
 
@@ -140,11 +158,9 @@ arena_reserve(void **arena, Py_ssize_t *cap, Py_ssize_t len, Py_ssize_t more, si
     Py_ssize_t grown = *cap ? *cap : 4096;
     while (grown < len + more)
         grown *= 2;
-    void *bigger = PyMem_Realloc(*arena, (size_t)grown * size);
-    if (bigger == NULL) {
-        PyErr_NoMemory();
+    void *bigger = PyMem_RawRealloc(*arena, (size_t)grown * size);
+    if (bigger == NULL)
         return -1;
-    }
     *arena = bigger;
     *cap = grown;
     return 0;
@@ -152,84 +168,109 @@ arena_reserve(void **arena, Py_ssize_t *cap, Py_ssize_t len, Py_ssize_t more, si
 
 /* Drop the older half of the entries (at least one), and what they hold in the arenas. */
 static int
-cache_drop_half(Merger *m)
+cache_drop_half(Work *w)
 {
-    Py_ssize_t drop = m->n_entries / 2 > 0 ? m->n_entries / 2 : 1;
-    m->n_entries -= drop;
-    memmove(m->entries, m->entries + drop, (size_t)m->n_entries * sizeof(CacheEntry));
-    Py_ssize_t key_shift = m->n_entries ? m->entries[0].key_at : m->keys_len;
-    Py_ssize_t ids_shift = m->n_entries ? m->entries[0].ids_at : m->ids_len;
-    m->keys_len -= key_shift;
-    m->ids_len -= ids_shift;
-    memmove(m->cache_keys, m->cache_keys + key_shift, (size_t)m->keys_len * sizeof(Py_UCS4));
-    memmove(m->cache_ids, m->cache_ids + ids_shift, (size_t)m->ids_len * sizeof(int32_t));
-    for (Py_ssize_t e = 0; e < m->n_entries; e++) {
-        m->entries[e].key_at -= key_shift;
-        m->entries[e].ids_at -= ids_shift;
+    Py_ssize_t drop = w->n_entries / 2 > 0 ? w->n_entries / 2 : 1;
+    w->n_entries -= drop;
+    memmove(w->entries, w->entries + drop, (size_t)w->n_entries * sizeof(CacheEntry));
+    Py_ssize_t key_shift = w->n_entries ? w->entries[0].key_at : w->keys_len;
+    Py_ssize_t ids_shift = w->n_entries ? w->entries[0].ids_at : w->ids_len;
+    w->keys_len -= key_shift;
+    w->ids_len -= ids_shift;
+    memmove(w->cache_keys, w->cache_keys + key_shift, (size_t)w->keys_len * sizeof(Py_UCS4));
+    memmove(w->cache_ids, w->cache_ids + ids_shift, (size_t)w->ids_len * sizeof(int32_t));
+    for (Py_ssize_t e = 0; e < w->n_entries; e++) {
+        w->entries[e].key_at -= key_shift;
+        w->entries[e].ids_at -= ids_shift;
     }
-    return cache_reindex(m, m->index_mask + 1);
+    return cache_reindex(w, w->index_mask + 1);
 }
 
 /* Store data[start:end] -> ids[0..n_ids) (dense ids), first dropping the older half when ``limit`` words are
- * cached; -1 with an exception on failure. */
+ * cached; -1 when out of memory. */
 static int
-cache_store(Merger *m, Py_ssize_t limit, uint64_t hash, int kind, const void *data, Py_ssize_t start,
+cache_store(Work *w, Py_ssize_t limit, uint64_t hash, int kind, const void *data, Py_ssize_t start,
             Py_ssize_t end, const int32_t *ids, Py_ssize_t n_ids)
 {
-    if (m->n_entries >= limit && cache_drop_half(m) < 0)
+    if (w->n_entries >= limit && cache_drop_half(w) < 0)
         return -1;
-    if (m->n_entries >= (Py_ssize_t)INT32_MAX - 1)
+    if (w->n_entries >= (Py_ssize_t)INT32_MAX - 1)
         return 0; /* entry numbers are 32-bit: a cache this large stops growing */
-    if (m->n_entries == m->cap_entries) {
-        Py_ssize_t cap = m->cap_entries ? 2 * m->cap_entries : 1024;
-        CacheEntry *entries = PyMem_Realloc(m->entries, (size_t)cap * sizeof(CacheEntry));
-        if (entries == NULL) {
-            PyErr_NoMemory();
+    if (w->n_entries == w->cap_entries) {
+        Py_ssize_t cap = w->cap_entries ? 2 * w->cap_entries : 1024;
+        CacheEntry *entries = PyMem_RawRealloc(w->entries, (size_t)cap * sizeof(CacheEntry));
+        if (entries == NULL)
             return -1;
-        }
-        m->entries = entries;
-        m->cap_entries = cap;
+        w->entries = entries;
+        w->cap_entries = cap;
     }
     Py_ssize_t length = end - start;
-    if (arena_reserve((void **)&m->cache_keys, &m->keys_cap, m->keys_len, length, sizeof(Py_UCS4)) < 0 ||
-        arena_reserve((void **)&m->cache_ids, &m->ids_cap, m->ids_len, n_ids, sizeof(int32_t)) < 0)
+    if (arena_reserve((void **)&w->cache_keys, &w->keys_cap, w->keys_len, length, sizeof(Py_UCS4)) < 0 ||
+        arena_reserve((void **)&w->cache_ids, &w->ids_cap, w->ids_len, n_ids, sizeof(int32_t)) < 0)
         return -1;
-    uint64_t size = m->index == NULL ? 2048 : m->index_mask + 1;
-    while ((uint64_t)(m->n_entries + 1) * 2 > size)
+    uint64_t size = w->index == NULL ? 2048 : w->index_mask + 1;
+    while ((uint64_t)(w->n_entries + 1) * 2 > size)
         size *= 2;
-    if ((m->index == NULL || size != m->index_mask + 1) && cache_reindex(m, size) < 0)
+    if ((w->index == NULL || size != w->index_mask + 1) && cache_reindex(w, size) < 0)
         return -1;
-    Py_UCS4 *key = m->cache_keys + m->keys_len;
+    Py_UCS4 *key = w->cache_keys + w->keys_len;
     for (Py_ssize_t i = 0; i < length; i++)
         key[i] = PyUnicode_READ(kind, data, start + i);
-    memcpy(m->cache_ids + m->ids_len, ids, (size_t)n_ids * sizeof(int32_t));
-    Py_ssize_t e = m->n_entries++;
-    CacheEntry *entry = &m->entries[e];
+    memcpy(w->cache_ids + w->ids_len, ids, (size_t)n_ids * sizeof(int32_t));
+    Py_ssize_t e = w->n_entries++;
+    CacheEntry *entry = &w->entries[e];
     entry->hash = hash;
-    entry->key_at = m->keys_len;
+    entry->key_at = w->keys_len;
     entry->key_len = (int32_t)length;
-    entry->ids_at = m->ids_len;
+    entry->ids_at = w->ids_len;
     entry->ids_len = (int32_t)n_ids;
-    m->keys_len += length;
-    m->ids_len += n_ids;
-    uint64_t slot = hash & m->index_mask;
-    while (m->index[slot] >= 0)
-        slot = (slot + 1) & m->index_mask;
-    m->index[slot] = (int32_t)e;
+    w->keys_len += length;
+    w->ids_len += n_ids;
+    uint64_t slot = hash & w->index_mask;
+    while (w->index[slot] >= 0)
+        slot = (slot + 1) & w->index_mask;
+    w->index[slot] = (int32_t)e;
     return 0;
+}
+
+/* Take the Merger's batch lock (made here when first needed), waiting with the GIL released while a batch runs:
+ * encode_texts reads the calling thread's cache from several threads, and whoever changes it must wait.  0, or -1
+ * with MemoryError. */
+static int
+lock_shared_cache(Merger *m)
+{
+    if (m->batch_lock == NULL && (m->batch_lock = PyThread_allocate_lock()) == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (!PyThread_acquire_lock(m->batch_lock, NOWAIT_LOCK)) {
+        Py_BEGIN_ALLOW_THREADS
+        PyThread_acquire_lock(m->batch_lock, WAIT_LOCK);
+        Py_END_ALLOW_THREADS
+    }
+    return 0;
+}
+
+static void
+unlock_shared_cache(Merger *m)
+{
+    PyThread_release_lock(m->batch_lock);
 }
 
 static PyObject *
 Merger_clear_cache(Merger *m, PyObject *unused)
 {
-    cache_clear(m);
+    if (lock_shared_cache(m) < 0)
+        return NULL;
+    cache_clear(&m->work);
+    unlock_shared_cache(m);
     Py_RETURN_NONE;
 }
 
 static PyObject *
 Merger_cached_words(Merger *m, PyObject *unused)
 {
-    return PyLong_FromSsize_t(m->n_entries);
+    return PyLong_FromSsize_t(m->work.n_entries);
 }
 
 #endif /* BPEPROOF_FASTENC_CACHE_H */

@@ -3,8 +3,10 @@
  *
  * Included by _fastenc.c after the merge loop (_fastenc_merge.h), the word cache (_fastenc_cache.h) and the
  * pre-tokenizers (_fastenc_scan.h), which encode_text runs over the text without making the list of pieces.
- * It also holds what they share: load_utf8 (a piece's UTF-8 bytes into the merge loop's input), evict_half (the
- * caller's dict cache of encode_pieces) and IdBuffer (the ids of every piece, gathered into one list).
+ * It also holds what they and encode_texts (_fastenc_batch.h) share: load_utf8 (a piece's UTF-8 bytes into the
+ * merge loop's input), encode_run (the ids of a text's pieces, through a thread's cache, without the interpreter),
+ * raise_failure (the exception for what encode_run failed on), evict_half (the caller's dict cache of
+ * encode_pieces) and IdBuffer (the ids of every piece, gathered into one list).
  */
 
 #ifndef BPEPROOF_FASTENC_ENCODE_H
@@ -13,6 +15,38 @@
 #include "_fastenc_merge.h"
 #include "_fastenc_cache.h"
 #include "_fastenc_scan.h"
+
+/* Why a word could not be encoded (encode_run and load_utf8 return one of these, below zero). */
+enum { FAIL_MEMORY = -1, FAIL_TOO_LONG = -2, FAIL_SURROGATE = -3, FAIL_UNREPORTED = -4 };
+
+/* What encode_run stopped on: the failure, and where (the piece and, for FAIL_UNREPORTED, the byte). */
+typedef struct {
+    int code;
+    Py_ssize_t start, end;
+    int32_t byte;
+} Failure;
+
+/* The exception for ``failure`` in ``text`` (the GIL held). */
+static void
+raise_failure(PyObject *text, const Failure *failure)
+{
+    if (failure->code == FAIL_MEMORY) {
+        PyErr_NoMemory();
+    } else if (failure->code == FAIL_TOO_LONG) {
+        PyErr_SetString(PyExc_OverflowError, "word too long for the C merge loop");
+    } else if (failure->code == FAIL_UNREPORTED) {
+        raise_unreported(failure->byte);
+    } else {
+        /* A surrogate that is no escaped byte: the codec raises its own error about the piece. */
+        PyObject *piece = PyUnicode_Substring(text, failure->start, failure->end);
+        PyObject *encoded = piece == NULL ? NULL : PyUnicode_AsEncodedString(piece, "utf-8", "surrogateescape");
+        Py_XDECREF(piece);
+        if (encoded != NULL) {
+            Py_DECREF(encoded);
+            PyErr_SetString(PyExc_UnicodeError, "unexpected surrogate");
+        }
+    }
+}
 
 static PyObject *
 Merger_encode(Merger *m, PyObject *arg)
@@ -26,28 +60,26 @@ Merger_encode(Merger *m, PyObject *arg)
         PyErr_SetString(PyExc_OverflowError, "word too long for the C merge loop");
         return NULL;
     }
-    if (ensure_capacity(m, n) < 0) {
+    if (ensure_capacity(&m->work, n) < 0) {
         PyBuffer_Release(&view);
-        return NULL;
+        return PyErr_NoMemory();
     }
-    memcpy(m->bytes, view.buf, (size_t)n);
+    memcpy(m->work.bytes, view.buf, (size_t)n);
     PyBuffer_Release(&view);
-    return result_tuple(m, merge(m, n));
+    return result_tuple(m, &m->work, merge(m, &m->work, n));
 }
 
-/* The UTF-8 bytes of the code points data[start:end) of ``text`` (surrogateescape: U+DC80..U+DCFF stand for the
- * bytes 0x80..0xFF) into m->bytes; their number, or -1 with an exception on failure. */
+/* The UTF-8 bytes of the code points data[start:end) (surrogateescape: U+DC80..U+DCFF stand for the bytes
+ * 0x80..0xFF, unless ``strict``, where every surrogate fails) into w->bytes; their number, or a FAIL_ code. */
 static Py_ssize_t
-load_utf8(Merger *m, PyObject *text, int kind, const void *data, Py_ssize_t start, Py_ssize_t end)
+load_utf8(Work *w, int kind, const void *data, Py_ssize_t start, Py_ssize_t end, int strict)
 {
     Py_ssize_t length = end - start;
-    if (length > (INT32_MAX - 1) / 4) {
-        PyErr_SetString(PyExc_OverflowError, "word too long for the C merge loop");
-        return -1;
-    }
-    if (ensure_capacity(m, 4 * length) < 0)
-        return -1;
-    unsigned char *out = m->bytes;
+    if (length > (INT32_MAX - 1) / 4)
+        return FAIL_TOO_LONG;
+    if (ensure_capacity(w, 4 * length) < 0)
+        return FAIL_MEMORY;
+    unsigned char *out = w->bytes;
     Py_ssize_t n = 0;
     if (kind == PyUnicode_1BYTE_KIND) {
         const Py_UCS1 *p = (const Py_UCS1 *)data;
@@ -71,19 +103,10 @@ load_utf8(Merger *m, PyObject *text, int kind, const void *data, Py_ssize_t star
             out[n++] = (unsigned char)(0x80 | (ch & 0x3F));
         } else if (ch < 0x10000) {
             if (ch >= 0xD800 && ch <= 0xDFFF) {
-                if (ch >= 0xDC80 && ch <= 0xDCFF) {
-                    out[n++] = (unsigned char)(ch - 0xDC00);
-                    continue;
-                }
-                /* Not an escaped byte: let the codec raise its own error about the piece. */
-                PyObject *piece = PyUnicode_Substring(text, start, end);
-                PyObject *encoded = piece == NULL ? NULL : PyUnicode_AsEncodedString(piece, "utf-8", "surrogateescape");
-                Py_XDECREF(piece);
-                if (encoded != NULL) {
-                    Py_DECREF(encoded);
-                    PyErr_SetString(PyExc_UnicodeError, "unexpected surrogate");
-                }
-                return -1;
+                if (ch < 0xDC80 || ch > 0xDCFF || strict)
+                    return FAIL_SURROGATE;
+                out[n++] = (unsigned char)(ch - 0xDC00);
+                continue;
             }
             out[n++] = (unsigned char)(0xE0 | (ch >> 12));
             out[n++] = (unsigned char)(0x80 | ((ch >> 6) & 0x3F));
@@ -96,6 +119,92 @@ load_utf8(Merger *m, PyObject *text, int kind, const void *data, Py_ssize_t star
         }
     }
     return n;
+}
+
+/* A growing array of dense ids, in PyMem_Raw* memory (a thread appends to one with the GIL released). */
+typedef struct {
+    int32_t *ids;
+    Py_ssize_t len, cap;
+} DenseIds;
+
+static inline int
+dense_append(DenseIds *out, const int32_t *ids, Py_ssize_t n)
+{
+    if (out->len + n > out->cap) {
+        Py_ssize_t cap = out->cap ? out->cap : 1024;
+        while (cap < out->len + n)
+            cap *= 2;
+        int32_t *grown = PyMem_RawRealloc(out->ids, (size_t)cap * sizeof(int32_t));
+        if (grown == NULL)
+            return -1;
+        out->ids = grown;
+        out->cap = cap;
+    }
+    memcpy(out->ids + out->len, ids, (size_t)n * sizeof(int32_t));
+    out->len += n;
+    return 0;
+}
+
+/* Append to ``out`` the dense ids of the pieces of the scanned text, through w's cache (at most ``limit`` words;
+ * none when 0), after looking in ``shared`` (a cache only read here; NULL for none): 0, or a FAIL_ code with
+ * ``failure`` filled in.  Calls nothing of the interpreter's. */
+static int
+encode_run(const Merger *m, Work *w, const Work *shared, const Scan *sc, int which, Py_ssize_t limit, int strict,
+           DenseIds *out, Failure *failure)
+{
+    for (Py_ssize_t i = 0; i < sc->n;) {
+        Py_ssize_t j = piece_end(sc, which, i);
+        uint64_t hash = piece_hash(sc->kind, sc->data, i, j);
+        const Work *owner = shared;
+        const CacheEntry *entry = shared != NULL ? cache_find(shared, hash, sc->kind, sc->data, i, j) : NULL;
+        if (entry == NULL) {
+            owner = w;
+            entry = cache_find(w, hash, sc->kind, sc->data, i, j);
+        }
+        int code = 0;
+        if (entry != NULL) {
+            if (dense_append(out, owner->cache_ids + entry->ids_at, entry->ids_len) < 0)
+                code = FAIL_MEMORY;
+        } else {
+            Py_ssize_t n = load_utf8(w, sc->kind, sc->data, i, j, strict);
+            if (n < 0) {
+                code = (int)n;
+            } else {
+                Py_ssize_t len = merge(m, w, n);
+                Py_ssize_t bad = first_unreported(m, w->tok, len);
+                if (bad >= 0) {
+                    code = FAIL_UNREPORTED;
+                    failure->byte = w->tok[bad];
+                } else if ((limit > 0 && cache_store(w, limit, hash, sc->kind, sc->data, i, j, w->tok, len) < 0) ||
+                           dense_append(out, w->tok, len) < 0) {
+                    code = FAIL_MEMORY;
+                }
+            }
+        }
+        if (code < 0) {
+            failure->code = code;
+            failure->start = i;
+            failure->end = j;
+            return code;
+        }
+        i = j;
+    }
+    return 0;
+}
+
+/* The reported ids of ids[0..n) as a list (each checked to have one when it was merged). */
+static PyObject *
+reported_list(const Merger *m, const int32_t *ids, Py_ssize_t n)
+{
+    PyObject *list = PyList_New(n);
+    if (list == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *id = m->outputs[ids[i]];
+        Py_INCREF(id);
+        PyList_SET_ITEM(list, i, id);
+    }
+    return list;
 }
 
 /* Drop the older half of ``cache`` (at least one entry), in insertion order. */
@@ -163,22 +272,6 @@ buffer_extend(IdBuffer *buffer, PyObject *tuple)
     return 0;
 }
 
-/* Append the reported ids of the dense ids ids[0..n) (each checked to have one when it was merged). */
-static inline int
-buffer_extend_dense(IdBuffer *buffer, const Merger *m, const int32_t *ids, Py_ssize_t n)
-{
-    if (buffer_reserve(buffer, n) < 0)
-        return -1;
-    PyObject **out = buffer->items + buffer->len;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *id = m->outputs[ids[i]];
-        Py_INCREF(id);
-        out[i] = id;
-    }
-    buffer->len += n;
-    return 0;
-}
-
 static void
 buffer_clear(IdBuffer *buffer)
 {
@@ -199,10 +292,13 @@ add_piece(Merger *m, PyObject *piece, PyObject *cache, Py_ssize_t limit, IdBuffe
     } else if (PyErr_Occurred()) {
         return -1;
     } else {
-        Py_ssize_t n = load_utf8(m, piece, PyUnicode_KIND(piece), PyUnicode_DATA(piece), 0, PyUnicode_GET_LENGTH(piece));
-        if (n < 0)
+        Py_ssize_t n = load_utf8(&m->work, PyUnicode_KIND(piece), PyUnicode_DATA(piece), 0, PyUnicode_GET_LENGTH(piece), 0);
+        if (n < 0) {
+            Failure failure = {(int)n, 0, PyUnicode_GET_LENGTH(piece), 0};
+            raise_failure(piece, &failure);
             return -1;
-        ids = result_tuple(m, merge(m, n));
+        }
+        ids = result_tuple(m, &m->work, merge(m, &m->work, n));
         if (ids == NULL)
             return -1;
         if (limit > 0) {
@@ -276,36 +372,19 @@ Merger_encode_text(Merger *m, PyObject *args)
     Scan sc;
     if (scan_init(&sc, text, table, which) < 0)
         return NULL;
-    Py_INCREF(text);
-    IdBuffer buffer = {NULL, 0, 0};
-    if (buffer_reserve(&buffer, sc.n / 3 + 16) < 0) /* about the ids of most texts: fewer regrowths */
-        goto fail;
-    for (Py_ssize_t i = 0; i < sc.n;) {
-        Py_ssize_t j = piece_end(&sc, which, i);
-        uint64_t hash = piece_hash(sc.kind, sc.data, i, j);
-        const CacheEntry *entry = cache_find(m, hash, sc.kind, sc.data, i, j);
-        int failed;
-        if (entry != NULL) {
-            failed = buffer_extend_dense(&buffer, m, m->cache_ids + entry->ids_at, entry->ids_len);
-        } else {
-            Py_ssize_t n = load_utf8(m, text, sc.kind, sc.data, i, j);
-            if (n < 0)
-                goto fail;
-            Py_ssize_t len = merge(m, n);
-            failed = check_outputs(m, len) < 0 ||
-                     (limit > 0 && cache_store(m, limit, hash, sc.kind, sc.data, i, j, m->tok, len) < 0) ||
-                     buffer_extend_dense(&buffer, m, m->tok, len) < 0;
-        }
-        if (failed)
-            goto fail;
-        i = j;
-    }
-    Py_DECREF(text);
-    return buffer_to_list(&buffer);
-fail:
-    Py_DECREF(text);
-    buffer_clear(&buffer);
-    return NULL;
+    DenseIds out = {NULL, 0, 0};
+    Failure failure = {0, 0, 0, 0};
+    PyObject *result = NULL;
+    if (lock_shared_cache(m) < 0)
+        return NULL;
+    int code = encode_run(m, &m->work, NULL, &sc, which, limit, 0, &out, &failure);
+    unlock_shared_cache(m);
+    if (code < 0)
+        raise_failure(text, &failure);
+    else
+        result = reported_list(m, out.ids, out.len);
+    PyMem_RawFree(out.ids);
+    return result;
 }
 
 #endif /* BPEPROOF_FASTENC_ENCODE_H */

@@ -4,11 +4,12 @@
  * Included by _fastenc.c after _fastenc_table.h.  It provides the work space (ensure_capacity), the two loops
  * (merge_short: a flat array scanned for the minimum; merge_long: a linked list and a heap of (rank, position)
  * keys; see the module documentation in _fastenc.c), merge (the whole-piece table first, then the loop the
- * word's length picks), check_outputs (that every merged id has an id to report) and result_tuple (the reported
+ * word's length picks), first_unreported (a merged id without an id to report) and result_tuple (the reported
  * ids of a merged word).
  *
- * Merging: merge reads the word's bytes from m->bytes[0..n) and leaves its dense ids in m->tok; the loops work on
- * m->tok[0..n) and return the length of the result there.
+ * Merging: merge reads the word's bytes from w->bytes[0..n) of a thread's Work and leaves its dense ids in w->tok;
+ * the loops work on w->tok[0..n) and return the length of the result there.  None of them calls the interpreter,
+ * so that threads run them with the GIL released.
  */
 
 #ifndef BPEPROOF_FASTENC_MERGE_H
@@ -21,51 +22,49 @@
 #define SHORT_WORD 48
 #endif
 
+/* Room in w for a word of n bytes; -1 when out of memory (no exception: the caller raises, holding the GIL). */
 static int
-ensure_capacity(Merger *m, Py_ssize_t n)
+ensure_capacity(Work *w, Py_ssize_t n)
 {
-    if (n <= m->cap)
+    if (n <= w->cap)
         return 0;
-    Py_ssize_t cap = m->cap ? m->cap : 64;
+    Py_ssize_t cap = w->cap ? w->cap : 64;
     while (cap < n)
         cap *= 2;
-    int32_t *tok = PyMem_Realloc(m->tok, (size_t)cap * sizeof(int32_t));
+    int32_t *tok = PyMem_RawRealloc(w->tok, (size_t)cap * sizeof(int32_t));
     if (tok == NULL)
-        goto fail;
-    m->tok = tok;
-    uint64_t *aux = PyMem_Realloc(m->aux, (size_t)cap * sizeof(uint64_t));
+        return -1;
+    w->tok = tok;
+    uint64_t *aux = PyMem_RawRealloc(w->aux, (size_t)cap * sizeof(uint64_t));
     if (aux == NULL)
-        goto fail;
-    m->aux = aux;
-    int32_t *nxt = PyMem_Realloc(m->nxt, (size_t)cap * sizeof(int32_t));
+        return -1;
+    w->aux = aux;
+    int32_t *nxt = PyMem_RawRealloc(w->nxt, (size_t)cap * sizeof(int32_t));
     if (nxt == NULL)
-        goto fail;
-    m->nxt = nxt;
-    int32_t *prv = PyMem_Realloc(m->prv, (size_t)cap * sizeof(int32_t));
+        return -1;
+    w->nxt = nxt;
+    int32_t *prv = PyMem_RawRealloc(w->prv, (size_t)cap * sizeof(int32_t));
     if (prv == NULL)
-        goto fail;
-    m->prv = prv;
+        return -1;
+    w->prv = prv;
     /* At most n - 1 initial entries and two per merge: 3n bounds the heap. */
-    uint64_t *heap = PyMem_Realloc(m->heap, (size_t)cap * 3 * sizeof(uint64_t));
+    uint64_t *heap = PyMem_RawRealloc(w->heap, (size_t)cap * 3 * sizeof(uint64_t));
     if (heap == NULL)
-        goto fail;
-    m->heap = heap;
-    unsigned char *bytes = PyMem_Realloc(m->bytes, (size_t)cap);
+        return -1;
+    w->heap = heap;
+    unsigned char *bytes = PyMem_RawRealloc(w->bytes, (size_t)cap);
     if (bytes == NULL)
-        goto fail;
-    m->bytes = bytes;
-    m->cap = cap;
+        return -1;
+    w->bytes = bytes;
+    w->cap = cap;
     return 0;
-fail:
-    PyErr_NoMemory();
-    return -1;
 }
 
 static Py_ssize_t
-merge_short(Merger *m, Py_ssize_t n)
+merge_short(const Merger *m, Work *w, Py_ssize_t n)
 {
-    int32_t *tok = m->tok;
-    uint64_t *rk = m->aux;
+    int32_t *tok = w->tok;
+    uint64_t *rk = w->aux;
     if (n < 2)
         return n;
     for (Py_ssize_t i = 0; i + 1 < n; i++)
@@ -133,10 +132,10 @@ heap_pop(uint64_t *heap, Py_ssize_t *size)
 #define HEAP_KEY(rank, pos) (((uint64_t)(uint32_t)(rank) << 32) | (uint32_t)(pos))
 
 static Py_ssize_t
-merge_long(Merger *m, Py_ssize_t n)
+merge_long(const Merger *m, Work *w, Py_ssize_t n)
 {
-    int32_t *tok = m->tok, *nxt = m->nxt, *prv = m->prv;
-    uint64_t *heap = m->heap;
+    int32_t *tok = w->tok, *nxt = w->nxt, *prv = w->prv;
+    uint64_t *heap = w->heap;
     Py_ssize_t size = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         nxt[i] = (int32_t)(i + 1);
@@ -200,13 +199,13 @@ merge_long(Merger *m, Py_ssize_t n)
     return len;
 }
 
-/* m->bytes[0..n) holds a word's bytes: m->tok gets the whole-piece id if the table has the word, else its units
+/* w->bytes[0..n) holds a word's bytes: w->tok gets the whole-piece id if the table has the word, else its units
  * merged; the number of ids is returned. */
 static Py_ssize_t
-merge(Merger *m, Py_ssize_t n)
+merge(const Merger *m, Work *w, Py_ssize_t n)
 {
-    int32_t *tok = m->tok;
-    const unsigned char *bytes = m->bytes;
+    int32_t *tok = w->tok;
+    const unsigned char *bytes = w->bytes;
     if (n > 1) {
         int32_t d = whole_find(m, bytes, n);
         if (d >= 0) {
@@ -216,33 +215,39 @@ merge(Merger *m, Py_ssize_t n)
     }
     for (Py_ssize_t i = 0; i < n; i++)
         tok[i] = m->byte_units[bytes[i]];
-    return n <= SHORT_WORD ? merge_short(m, n) : merge_long(m, n);
+    return n <= SHORT_WORD ? merge_short(m, w, n) : merge_long(m, w, n);
 }
 
-/* 0 when every id of m->tok[0..len) has an id to report, else -1 with the error naming the byte that has none. */
-static int
-check_outputs(const Merger *m, Py_ssize_t len)
+/* The position of the first of ids[0..len) that has no id to report (a byte the vocabulary lacks), or -1. */
+static inline Py_ssize_t
+first_unreported(const Merger *m, const int32_t *ids, Py_ssize_t len)
 {
-    for (Py_ssize_t i = 0; i < len; i++) {
-        if (m->outputs[m->tok[i]] == Py_None) {
-            PyErr_Format(PyExc_ValueError,
-                         "byte 0x%02x has no token in the vocabulary and no token covers it here", m->tok[i]);
-            return -1;
-        }
-    }
-    return 0;
+    for (Py_ssize_t i = 0; i < len; i++)
+        if (m->outputs[ids[i]] == Py_None)
+            return i;
+    return -1;
+}
+
+/* The error for a merged word holding the byte ``byte``, which has no id to report. */
+static void
+raise_unreported(int32_t byte)
+{
+    PyErr_Format(PyExc_ValueError, "byte 0x%02x has no token in the vocabulary and no token covers it here", byte);
 }
 
 static PyObject *
-result_tuple(Merger *m, Py_ssize_t len)
+result_tuple(const Merger *m, const Work *w, Py_ssize_t len)
 {
-    if (check_outputs(m, len) < 0)
+    Py_ssize_t bad = first_unreported(m, w->tok, len);
+    if (bad >= 0) {
+        raise_unreported(w->tok[bad]);
         return NULL;
+    }
     PyObject *tuple = PyTuple_New(len);
     if (tuple == NULL)
         return NULL;
     for (Py_ssize_t i = 0; i < len; i++) {
-        PyObject *id = m->outputs[m->tok[i]];
+        PyObject *id = m->outputs[w->tok[i]];
         Py_INCREF(id);
         PyTuple_SET_ITEM(tuple, i, id);
     }

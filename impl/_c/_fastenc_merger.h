@@ -14,6 +14,7 @@
 #include "_fastenc_merge.h"
 #include "_fastenc_cache.h"
 #include "_fastenc_encode.h"
+#include "_fastenc_batch.h"
 
 static void
 Merger_dealloc(Merger *m)
@@ -31,16 +32,12 @@ Merger_dealloc(Merger *m)
     PyMem_Free(m->whole_slots);
     PyMem_Free(m->slots);
     PyMem_Free(m->byte_pairs);
-    PyMem_Free(m->tok);
-    PyMem_Free(m->aux);
-    PyMem_Free(m->nxt);
-    PyMem_Free(m->prv);
-    PyMem_Free(m->heap);
-    PyMem_Free(m->bytes);
-    PyMem_Free(m->entries);
-    PyMem_Free(m->cache_keys);
-    PyMem_Free(m->cache_ids);
-    PyMem_Free(m->index);
+    work_free(&m->work);
+    for (Py_ssize_t t = 0; t < m->n_more_work; t++)
+        work_free(&m->more_work[t]);
+    PyMem_Free(m->more_work);
+    if (m->batch_lock != NULL)
+        PyThread_free_lock(m->batch_lock);
     Py_TYPE(m)->tp_free((PyObject *)m);
 }
 
@@ -112,7 +109,8 @@ merger_alloc(PyTypeObject *type, Py_ssize_t n_ids, Py_ssize_t pairs, PyObject *o
         Py_INCREF(out_items[d]);
         m->outputs[d] = out_items[d];
     }
-    if (ensure_capacity(m, 256) < 0) {
+    if (ensure_capacity(&m->work, 256) < 0) {
+        PyErr_NoMemory();
         Py_DECREF(m);
         return NULL;
     }
@@ -450,7 +448,10 @@ static PyMethodDef Merger_methods[] = {
      "encode_pieces(pieces, cache, limit): the ids of every piece (str), through the word cache."},
     {"encode_text", (PyCFunction)Merger_encode_text, METH_VARARGS,
      "encode_text(text, table, which, limit): the ids of split_pattern(text, table, which), through the own cache."},
-    {"clear_cache", (PyCFunction)Merger_clear_cache, METH_NOARGS, "Forget every word of encode_text's cache."},
+    {"encode_texts", (PyCFunction)Merger_encode_texts, METH_VARARGS,
+     "encode_texts(texts, table, which, limit, threads, strict): encode_text of each text, on up to ``threads``"
+     " threads with the GIL released."},
+    {"clear_cache", (PyCFunction)Merger_clear_cache, METH_NOARGS, "Forget every word of encode_text's caches."},
     {"cached_words", (PyCFunction)Merger_cached_words, METH_NOARGS, "The number of words in encode_text's cache."},
     {NULL, NULL, 0, NULL},
 };

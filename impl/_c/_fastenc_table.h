@@ -31,6 +31,26 @@ typedef struct {
     uint64_t value; /* VALUE(rank, result) */
 } Slot;
 
+/* What one thread needs to encode: the merge loops' work space and a word cache (encode_text's entries in insertion
+ * order, an open-addressing index over them, and the arenas their keys, as code points, and dense ids are kept in).
+ * Its buffers are PyMem_Raw* memory, grown on demand, so that a thread may grow them with the GIL released; the
+ * functions that take a Work never call the interpreter (they return -1 on failure, and the caller, holding the
+ * GIL, raises). */
+typedef struct Work {
+    int32_t *tok, *nxt, *prv;
+    uint64_t *aux;
+    uint64_t *heap;
+    unsigned char *bytes; /* the UTF-8 bytes of the word being merged */
+    Py_ssize_t cap;
+    struct CacheEntry *entries;
+    Py_ssize_t n_entries, cap_entries;
+    int32_t *index; /* entry numbers, -1 for a free slot */
+    uint64_t index_mask; /* index size - 1; the index is NULL until the first entry */
+    Py_UCS4 *cache_keys;
+    int32_t *cache_ids;
+    Py_ssize_t keys_len, keys_cap, ids_len, ids_cap;
+} Work;
+
 typedef struct {
     PyObject_HEAD
     uint64_t *byte_pairs; /* the value of each pair of dense ids below 256 (a << 8 | b) */
@@ -45,21 +65,10 @@ typedef struct {
     uint64_t *whole_slots; /* WHOLE_SLOT(hash, dense id) per slot, 0 for a free one; NULL when there is no table */
     uint64_t whole_mask;
     Py_ssize_t whole_longest; /* the most bytes of any whole piece: a longer word is never looked up */
-    /* Work space, grown on demand; only used while the GIL is held and no Python code runs. */
-    int32_t *tok, *nxt, *prv;
-    uint64_t *aux;
-    uint64_t *heap;
-    Py_ssize_t cap;
-    /* The word cache of encode_text: entries in insertion order, an open-addressing index over them, and the
-     * arenas their keys (code points) and ids (dense) are kept in. */
-    struct CacheEntry *entries;
-    Py_ssize_t n_entries, cap_entries;
-    Py_UCS4 *cache_keys;
-    int32_t *cache_ids;
-    Py_ssize_t keys_len, keys_cap, ids_len, ids_cap;
-    unsigned char *bytes; /* work space: the UTF-8 bytes of the word being merged (cap bytes) */
-    int32_t *index; /* entry numbers, -1 for a free slot */
-    uint64_t index_mask; /* index size - 1; the index is NULL until the first entry */
+    Work work; /* the calling thread's */
+    Work *more_work; /* n_more_work more, one per further thread of encode_texts (their caches stay warm) */
+    Py_ssize_t n_more_work;
+    void *batch_lock; /* a PyThread_type_lock, made by the first encode_texts: one batch at a time owns more_work */
 } Merger;
 
 static inline uint64_t

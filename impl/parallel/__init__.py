@@ -275,9 +275,11 @@ def encode_batch(
     num_workers: int | None = None,
     allowed_special: AllowedSpecial = None,
 ) -> list[list[int]]:
-    """``[tokenizer.encode(text, allowed_special=...) for text in texts]``, computed in ``num_workers`` processes
-    (default: all cores).  A batch of less than a million characters is encoded in the calling process, and so is
-    one whose tokenizer cannot be sent to another process (a ``RuntimeWarning`` says so)."""
+    """``[tokenizer.encode(text, allowed_special=...) for text in texts]``, computed by ``num_workers`` workers
+    (default: all cores).  Where the C loop encodes every text (a named pattern's scanner, no pipeline, no allowed
+    special tokens) the workers are threads of that loop, with the GIL released (``Tokenizer.encode_on_threads``);
+    otherwise they are processes.  A batch of less than a million characters is then encoded in the calling
+    process, and so is one whose tokenizer cannot be sent to another process (a ``RuntimeWarning`` says so)."""
     from bpeproof.spec.types import BPETypeError
 
     if isinstance(texts, (str, bytes)) or not isinstance(texts, Sequence):
@@ -287,6 +289,9 @@ def encode_batch(
             raise BPETypeError(f"texts[{index}] must be str, not {type(text).__name__}")
     count = check_workers(num_workers)
     tokenizer.encode("", allowed_special=allowed_special)  # checks allowed_special before anything starts
+    on_threads = tokenizer.encode_on_threads(texts, count, allowed_special=allowed_special)
+    if on_threads is not None:
+        return on_threads
     total = sum(map(len, texts))
     if count == 1 or len(texts) < 2 or total < _BATCH_IN_PROCESS:
         return [tokenizer.encode(text, allowed_special=allowed_special) for text in texts]

@@ -1,0 +1,131 @@
+"""``Tokenizer.encode_on_threads`` (the C loop's ``encode_texts``): the ids of ``encode`` of each text, whatever the
+number of threads, the word cache's size and what earlier batches left in it; the error of the first failing text;
+and the same ids while other threads of the process encode with the same tokenizer."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bpeproof.impl import encoder as impl_encoder
+from bpeproof.impl.pre_tokenizers.patterns import compile_pattern
+from bpeproof.impl.tokenizer import Tokenizer
+from bpeproof.impl.trainer import train_iter
+from bpeproof.spec.types import InvalidTextError
+
+PIECES = ["a", "b", "Z", "1", "22", "333", ".", "'", "'s", "'LL", "/", "\n", "\r\n", "\t", " ", "  ", "é", "\u3000",
+          "語彙", "😀", "\x1c", "ab", "ba", "low", "lower", "\u0301", "ǅ"]
+TEXTS = st.lists(st.sampled_from(PIECES), max_size=30).map("".join)
+
+
+def _tokenizer(pattern: str, cache_size: int) -> Tokenizer:
+    texts = ["".join(pair) for pair in itertools.product(PIECES, repeat=2)]
+    rules = train_iter(texts * 2, 200, pretokenize=compile_pattern(pattern).findall)
+    return Tokenizer(rules, pattern, cache_size=cache_size)
+
+
+PATTERNS = ("r50k", "cl100k", "o200k")
+CACHE_SIZES = (0, 1, 3, 1 << 18)
+TOKENIZERS = {(pattern, size): _tokenizer(pattern, size) for pattern in PATTERNS for size in CACHE_SIZES}
+
+
+def _threaded(tokenizer: Tokenizer, texts: list[str], threads: int) -> list[list[int]]:
+    ids = tokenizer.encode_on_threads(texts, threads)
+    assert ids is not None, "a named pattern's tokenizer goes through the C loop"
+    return ids
+
+
+def test_the_c_loop_is_built() -> None:
+    """Every test below would pass vacuously on the fallback: they need the extension."""
+    assert TOKENIZERS["cl100k", 1 << 18]._fast is not None
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    batches=st.lists(st.lists(TEXTS, max_size=12), min_size=1, max_size=3),
+    pattern=st.sampled_from(PATTERNS),
+    cache_size=st.sampled_from(CACHE_SIZES),
+    threads=st.integers(1, 5),
+)
+def test_every_batch_gives_the_ids_of_encode(
+    batches: list[list[str]], pattern: str, cache_size: int, threads: int
+) -> None:
+    """Batch after batch on one tokenizer (its caches filling, overflowing and read by every thread), with single
+    encode calls in between: always the ids of ``encode`` of each text on a tokenizer that has cached nothing."""
+    tokenizer = TOKENIZERS[pattern, cache_size]
+    fresh = _tokenizer(pattern, 0)
+    for texts in batches:
+        expected = [fresh.encode(text) for text in texts]
+        assert _threaded(tokenizer, texts, threads) == expected
+        assert [tokenizer.encode(text) for text in texts] == expected
+
+
+def test_a_batch_equals_the_pure_python_engine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Against the engine without its C loops (another merge loop and the regex module's pre-tokenizer)."""
+    texts = ["".join(PIECES[(seed * 7 + k * 3) % len(PIECES)] for k in range(seed % 50)) for seed in range(200)]
+    threaded = _threaded(TOKENIZERS["o200k", 3], texts, 3)
+    monkeypatch.setattr(impl_encoder, "USE_C_LOOP", False)
+    python = _tokenizer("o200k", 3)
+    assert python._fast is None
+    assert threaded == [python.encode(text) for text in texts]
+
+
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_the_error_is_that_of_the_first_failing_text(threads: int) -> None:
+    tokenizer = TOKENIZERS["cl100k", 1 << 18]
+    texts = ["ab ba", "low \udc80", "fine", "x\ud800y"]
+    with pytest.raises(InvalidTextError) as expected:
+        tokenizer.encode(texts[1])
+    with pytest.raises(InvalidTextError) as raised:
+        tokenizer.encode_on_threads(texts, threads)
+    assert str(raised.value) == str(expected.value)
+
+
+def test_a_byte_without_an_id_fails_as_encode_does() -> None:
+    ranks = {bytes([byte]): rank for rank, byte in enumerate(b for b in range(256) if b != ord("z"))}
+    ranks[b"ab"] = len(ranks)
+    tokenizer = Tokenizer.from_tiktoken_ranks(ranks, "cl100k")
+    with pytest.raises(InvalidTextError) as expected:
+        tokenizer.encode("ab z")
+    with pytest.raises(InvalidTextError) as raised:
+        tokenizer.encode_on_threads(["ab", "ab z", "zz"], 2)
+    assert str(raised.value) == str(expected.value)
+    assert tokenizer.encode_on_threads(["ab", "ba ab"], 2) == [tokenizer.encode("ab"), tokenizer.encode("ba ab")]
+
+
+def test_what_does_not_go_through_the_c_loop_is_left_to_the_caller() -> None:
+    tokenizer = Tokenizer(train_iter(["ab ab ab ba"], 3), "cl100k", {"<|s|>": 300})
+    assert tokenizer.encode_on_threads(["ab"], 2, allowed_special="all") is None
+    assert tokenizer.encode_on_threads(["ab"], 2) == [tokenizer.encode("ab")]
+    raw = Tokenizer(train_iter(["ab ab ab ba"], 3), r"\S+|\s+")
+    assert raw.encode_on_threads(["ab"], 2) is None
+
+
+def test_batches_and_single_calls_from_several_threads_at_once() -> None:
+    """Batches wait for each other and single calls wait for a batch: no cache is changed while it is read."""
+    tokenizer = _tokenizer("cl100k", 5)
+    fresh = _tokenizer("cl100k", 0)
+    texts = ["".join(PIECES[(seed * 5 + k) % len(PIECES)] for k in range(seed % 40)) for seed in range(300)]
+    expected = [fresh.encode(text) for text in texts]
+    failures: list[str] = []
+
+    def batches() -> None:
+        for _ in range(15):
+            if _threaded(tokenizer, texts, 2) != expected:
+                failures.append("batch")
+
+    def singles() -> None:
+        for _ in range(3):
+            if [tokenizer.encode(text) for text in texts] != expected:
+                failures.append("single")
+
+    workers = [threading.Thread(target=target) for target in (batches, batches, singles, singles)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert failures == []
