@@ -1,133 +1,118 @@
-r"""Encoding throughput: impl's Tokenizer against tiktoken and Hugging Face tokenizers (def-bpe, def-utf8).
+r"""Encoding speed: bpeproof's Tokenizer against tiktoken, bpe-openai and riptoken, side by side in one run.
 
 Usage::
 
-    python bench/bench_encode.py [--mb 10] [--vocab cl100k] [--systems impl,impl-python,tiktoken,hf]
+    python bench/bench_encode.py [--mb 4] [--vocabs cl100k,o200k] [--texts multilingual,code] [--runs 5]
+                                 [--systems impl,tiktoken,bpe-openai,riptoken] [--json FILE] [--markdown]
+    python bench/bench_encode.py --from FILE --markdown        # the manual's tables from an earlier run
 
-All systems get the same vocabulary (a tiktoken rank file, by default
-cl100k_base from ``../shared/vocabs``), the same pre-tokenization pattern and
-the same text, and each runs in a process of its own, single-threaded, so that
-peak memory is its own.  The ids of every system are compared with tiktoken's.
+What is measured.  Two texts of ``--mb`` megabytes each, cut into documents of 1 to 12 KB at line ends (what a
+service encodes, one call per document): *multilingual*, equal shares of the English, Japanese, Chinese, Vim
+tutor (some thirty languages) and emoji corpora of ``../shared/corpora``, and *code*, the Python standard
+library; without those corpora, generated text of the same shape.  Every system encodes every document of a
+text with the vocabulary's own pattern, and is measured in a fresh process of its own:
 
-The text: ``--mb`` megabytes (UTF-8) cut from the real corpora in
-``../shared/corpora`` when they are present — English, Japanese, Chinese,
-Python source, the multilingual Vim tutors and the emoji test file, each
-contributing an equal share (a corpus shorter than its share contributes all
-of it, and English fills the rest) — or else a generated text of words drawn
-with Zipf-like frequencies from a mixed-script word list.
+* *cold*: the first pass over the documents in that process (for bpeproof, an empty word cache);
+* *warm*: the median of three more passes (a long-running process, whose word cache has seen the words);
+* *batch*: the documents given at once to the batch call (bpeproof ``Tokenizer.encode_batch(num_workers=N)``,
+  tiktoken and bpe-openai ``encode_ordinary_batch(num_threads=N)``, riptoken's with ``RAYON_NUM_THREADS=N``) on
+  1 and on 2 workers, each a fresh process, cold.
 
-Reported per system: set-up time (loading the vocabulary, building the
-tokenizer), encoding time, throughput in MB/s, peak RSS and RSS before
-encoding; then for each run of impl its speed ÷ each peer's (``impl x``: how
-many times faster bpeproof is, above 1 faster), the convention of every script
-in ``bench/``.  impl is measured twice in one process: the first
-pass starts with an empty word cache (every distinct word is a miss); the
-second pass re-encodes the same text with the cache filled, which is what a
-long-running process that keeps its tokenizer sees for recurring words.
-``impl`` uses the C loops of ``impl/_c/_fastenc.c`` when they are built (the
-word loop, and for cl100k the hand-written pre-tokenizer); ``impl-python`` is
-the same Tokenizer with ``bpeproof.impl.encoder.USE_C_LOOP = False``: the regex module
-and the pure-Python merge loops.  The table says which engine ran.
-
-Hugging Face ``tokenizers``: the vocabulary becomes a byte-level ``BPE`` model
-(token strings in GPT-2's byte-to-unicode alphabet) whose merges are the rule
-list impl recovers from the rank file; pre-tokenization is ``Split`` with the
-same expression followed by ``ByteLevel`` without its own regex (cl100k's ``\p{N}{1,3}+`` is written
-``\p{N}{1,3}`` for Oniguruma, which reads the ``+`` as a further repetition).  HF merges by
-rule, as impl does, so equal ids also cross-check the recovered merges.
+Making the tokenizer from the rank file's tokens is outside every time and reported apart (``bench_load.py``
+measures loading files), with the peak resident memory of the processes (the rank table and the documents
+included).  The whole set of processes is run ``--runs`` times, round after round, so that a change in the load of
+the machine touches every system alike; each ratio is computed within a round and reported as the median over the
+rounds with the lowest and highest beside it.  ``impl x PEER`` is the peer's time ÷ bpeproof's: above 1 bpeproof is
+faster.  The ids of every system are compared with tiktoken's (a digest of all ids); a difference is printed and
+makes the exit status 1.
 """
 
 from __future__ import annotations
 
 import argparse
-import array
 import gzip
+import hashlib
 import json
 import os
+import platform
 import random
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from array import array
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
-CORPORA = [
-    "en_shakespeare",
-    "ja_manpages",
-    "zh_CN_manpages",
-    "code_python311_stdlib",
-    "multi_vim_tutors",
-    "unicode_emoji-test",
-]
-
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-
-# ---------------------------------------------------------------------------
-# The text
-# ---------------------------------------------------------------------------
-
-
-_GENERATED_WORDS = """
-the of and to in is that for it as with was on be by this are from at or an
-tokenizer merge rule byte pair encoding vocabulary corpus frequency decode
-語彙 符号化 復号 文字列 トークン 規則 頻度 学習 バイト 分割
-def return import class self None True False print range len
-"""
-
-
-def _cut_utf8(data: bytes, limit: int) -> bytes:
-    """The longest prefix of at most ``limit`` bytes that ends on a character boundary (def-utf8)."""
-    end = min(limit, len(data))
-    while 0 < end < len(data) and data[end] & 0xC0 == 0x80:
-        end -= 1
-    return data[:end]
-
-
-def build_text(megabytes: float) -> tuple[str, str]:
-    """The benchmark text and a description of where it comes from."""
-    total = int(megabytes * 1_000_000)
-    present = [SHARED / "corpora" / f"{name}.txt.gz" for name in CORPORA]
-    if all(path.exists() for path in present):
-        texts = [gzip.decompress(path.read_bytes()) for path in present]
-        share = total // len(texts)
-        parts = [_cut_utf8(data, share) for data in texts]
-        rest = total - sum(len(part) for part in parts)
-        if rest > 0:
-            parts[0] = _cut_utf8(texts[0], len(parts[0]) + rest)
-        data = b"".join(parts)
-        sizes = ", ".join(f"{name} {len(part) / 1e6:.2f} MB" for name, part in zip(CORPORA, parts, strict=True))
-        return data.decode("utf-8"), f"real corpora ({sizes})"
-    rng = random.Random(20240601)
-    vocabulary = [*_GENERATED_WORDS.split(), "😀", "é", "naïve", "Straße", "数字", "123", "4567", "\n", "\n\n", "    "]
-    weights = [1 / (rank + 1) for rank in range(len(vocabulary))]
-    pieces: list[str] = []
-    size = 0
-    while size < total:
-        words = rng.choices(vocabulary, weights, k=1000)
-        chunk = " ".join(words) + f" {rng.randrange(10**6)}.\n"
-        pieces.append(chunk)
-        size += len(chunk.encode("utf-8"))
-    data = _cut_utf8("".join(pieces).encode("utf-8"), total)
-    return data.decode("utf-8"), "generated text (the shared corpora are not present)"
+TEXTS = {
+    "multilingual": ["en_shakespeare", "ja_manpages", "zh_CN_manpages", "multi_vim_tutors", "unicode_emoji-test"],
+    "code": ["code_python311_stdlib"],
+}
+PEERS = ("tiktoken", "bpe-openai", "riptoken")
+WARM_PASSES = 3
+#: The words of the generated text, used when the corpora are not present.
+GENERATED_WORDS = (
+    "the of and to in is that for it as with was on be by this are from at or an tokenizer merge rule 語彙 符号化"
+    " 復号 文字列 トークン 規則 頻度 def return import class self None True False print range len 😀 é naïve"
+    " Straße 数字 123 4567"
+)
 
 
 # ---------------------------------------------------------------------------
-# One system per process
+# The documents
 # ---------------------------------------------------------------------------
 
 
-def _rss_mb() -> float:
-    try:
-        with open("/proc/self/statm") as handle:
-            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
-    except (OSError, ValueError):
-        return float("nan")
+def _generated(kind: str, size: int, rng: random.Random) -> str:
+    lines: list[str] = []
+    total = 0
+    while total < size:
+        vocabulary = GENERATED_WORDS.split(' ')
+        words = rng.choices(vocabulary, [1 / (rank + 1) for rank in range(len(vocabulary))], k=rng.randint(3, 14))
+        line = ("    " + "_".join(words) + "(x)" if kind == "code" else " ".join(words) + ".") + "\n"
+        lines.append(line)
+        total += len(line.encode("utf-8"))
+    return "".join(lines)
+
+
+def documents(kind: str, megabytes: float) -> tuple[list[str], str]:
+    """The documents of a text, and where the text comes from."""
+    size = int(megabytes * 1_000_000)
+    rng = random.Random(f"{kind} {megabytes}")
+    paths = [SHARED / "corpora" / f"{name}.txt.gz" for name in TEXTS[kind]]
+    if all(path.exists() for path in paths):
+        share = size // len(paths)
+        parts = []
+        for path in paths:
+            data = gzip.decompress(path.read_bytes())[:share]
+            parts.append(data[: data.rfind(b"\n") + 1].decode("utf-8"))
+        text, origin = "".join(parts), "corpora " + ", ".join(TEXTS[kind])
+    else:
+        text, origin = _generated(kind, size, rng), "generated (../shared/corpora is not present)"
+    lines = text.splitlines(keepends=True)
+    docs: list[str] = []
+    start = 0
+    while start < len(lines):
+        want = rng.randint(1_000, 12_000)
+        end, taken = start, 0
+        while end < len(lines) and taken < want:
+            taken += len(lines[end])
+            end += 1
+        docs.append("".join(lines[start:end]))
+        start = end
+    return docs, origin
+
+
+# ---------------------------------------------------------------------------
+# One system in one process
+# ---------------------------------------------------------------------------
 
 
 def _peak_mb() -> float:
@@ -135,211 +120,230 @@ def _peak_mb() -> float:
     return peak / 1e6 if sys.platform == "darwin" else peak / 1e3
 
 
-def _bytes_to_unicode() -> dict[int, str]:
-    """GPT-2's printable alphabet for byte-level token strings, as Hugging Face's ByteLevel uses it."""
-    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
-    mapping = {byte: chr(byte) for byte in printable}
-    extra = 0
-    for byte in range(256):
-        if byte not in mapping:
-            mapping[byte] = chr(256 + extra)
-            extra += 1
-    return mapping
-
-
-def _base(vocab: str) -> str:
-    """The rank file a ``--vocab`` choice is made from: ``improper`` is cl100k with swapped ranks."""
-    return "cl100k" if vocab == "improper" else vocab
-
-
-def improper_ranks(ranks: dict[bytes, int]) -> dict[bytes, int]:
-    """cl100k made improper: every 20th token of 3+ bytes swaps its rank with its longest proper prefix that is a
-    token, so that thousands of tokens rank below one of their parts (tiktoken encodes such files happily)."""
-    out = dict(ranks)
-    for token, _ in sorted(ranks.items(), key=lambda item: item[1])[256::20]:
-        if len(token) < 3:
-            continue
-        part = next((token[:cut] for cut in range(len(token) - 1, 1, -1) if token[:cut] in out), None)
-        if part is not None and out[part] < out[token]:
-            out[part], out[token] = out[token], out[part]
-    return out
-
-
-def _child(system: str, text_path: str, vocab: str, ids_path: str) -> dict[str, Any]:
-    from bpeproof.impl.formats.tiktoken_file import load_tiktoken_ranks
+def _encoder(system: str, vocab: str, ranks: dict[bytes, int], workers: int) -> Any:
+    """A function from a list of documents to their ids, for one system (made here, outside the times)."""
     from bpeproof.impl.pre_tokenizers.patterns import PATTERNS
-    from bpeproof.impl.tokenizer import Tokenizer
 
-    text = Path(text_path).read_text(encoding="utf-8")
-    size = len(text.encode("utf-8"))
-    start = time.perf_counter()
-    ranks = load_tiktoken_ranks(SHARED / "vocabs" / f"{_base(vocab)}_base.tiktoken.gz")
-    if vocab == "improper":
-        ranks = improper_ranks(ranks)
-    pattern = PATTERNS[_base(vocab)]
-    result: dict[str, Any] = {"system": system, "bytes": size}
-    passes: list[float] = []
-    if system in ("impl", "impl-python"):
-        from bpeproof.impl import encoder as impl_encoder
+    pattern = PATTERNS[vocab]
+    if system == "impl":
+        from bpeproof.impl.tokenizer import Tokenizer
 
-        impl_encoder.USE_C_LOOP = system == "impl"
-        tokenizer = Tokenizer.from_tiktoken_ranks(ranks, _base(vocab))
-        result["engine"] = (
-            ("C merge, C split" if tokenizer._split_table is not None else "C merge, regex split")
-            if tokenizer._fast is not None
-            else "Python merge, regex split"
-        )
-        result["setup_s"] = time.perf_counter() - start
-        result["rss_before_mb"] = _rss_mb()
-        for _ in range(2):
-            begin = time.perf_counter()
-            ids = tokenizer.encode(text)
-            passes.append(time.perf_counter() - begin)
-    elif system == "tiktoken":
+        tokenizer = Tokenizer.from_tiktoken_ranks(ranks, vocab)
+        if workers:
+            return lambda docs: tokenizer.encode_batch(docs, num_workers=workers)
+        return lambda docs: [tokenizer.encode(doc) for doc in docs]
+    if system == "tiktoken":
         import tiktoken
 
         encoding = tiktoken.Encoding(name=vocab, pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
-        result["setup_s"] = time.perf_counter() - start
-        result["rss_before_mb"] = _rss_mb()
-        begin = time.perf_counter()
-        ids = encoding.encode_ordinary(text)
-        passes.append(time.perf_counter() - begin)
-    elif system == "hf":
-        from tokenizers import Regex, decoders, models, pre_tokenizers
-        from tokenizers import Tokenizer as HFTokenizer
+    elif system == "bpe-openai":
+        import bpe_openai
 
-        from bpeproof.impl.formats.tiktoken_file import tiktoken_rules
+        encoding = bpe_openai.get_encoding(f"{vocab}_base")
+    elif system == "riptoken":
+        import riptoken
 
-        rules, byte_ids = tiktoken_rules(ranks)
-        alphabet = _bytes_to_unicode()
-        spelled = {token: "".join(alphabet[byte] for byte in data) for data, token in ranks.items()}
-        internal_to_rank = {byte: byte_ids[byte] for byte in range(256)}
-
-        def name(internal: int) -> str:
-            return spelled[internal_to_rank.get(internal, internal)]
-
-        model = models.BPE(
-            vocab={token_string: token for token, token_string in spelled.items()},
-            merges=[(name(a), name(b)) for a, b, _ in rules],
-            fuse_unk=False,
-        )
-        hf = HFTokenizer(model)
-        # Oniguruma reads "{1,3}+" as a repeated interval, not a possessive one; with nothing after it in its
-        # alternative, the plain "{1,3}" matches what the possessive form matches in tiktoken and the regex module.
-        hf_pattern = pattern.replace(r"\p{N}{1,3}+", r"\p{N}{1,3}")
-        hf.pre_tokenizer = pre_tokenizers.Sequence(
-            [
-                pre_tokenizers.Split(Regex(hf_pattern), behavior="isolated", invert=False),
-                pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-            ]
-        )
-        hf.decoder = decoders.ByteLevel()
-        result["setup_s"] = time.perf_counter() - start
-        result["rss_before_mb"] = _rss_mb()
-        begin = time.perf_counter()
-        ids = hf.encode(text, add_special_tokens=False).ids
-        passes.append(time.perf_counter() - begin)
+        core = riptoken.CoreBPE(ranks, {}, pattern)
+        if workers:
+            return core.encode_ordinary_batch  # its threads: RAYON_NUM_THREADS, set by the parent
+        return lambda docs: [core.encode_ordinary(doc) for doc in docs]
     else:
         raise SystemExit(f"unknown system {system!r}")
-    result["passes_s"] = passes
-    result["tokens"] = len(ids)
-    result["peak_rss_mb"] = _peak_mb()
-    Path(ids_path).write_bytes(array.array("q", ids).tobytes())
+    if workers:
+        return lambda docs: encoding.encode_ordinary_batch(docs, num_threads=workers)
+    return lambda docs: [encoding.encode_ordinary(doc) for doc in docs]
+
+
+def child(system: str, vocab: str, docs_path: str, workers: int) -> dict[str, Any]:
+    from bpeproof.impl.formats.tiktoken_file import load_tiktoken_ranks
+
+    docs = json.loads(Path(docs_path).read_text(encoding="utf-8"))
+    ranks = load_tiktoken_ranks(SHARED / "vocabs" / f"{vocab}_base.tiktoken.gz")
+    begin = time.perf_counter()
+    encode = _encoder(system, vocab, ranks, workers)
+    setup = time.perf_counter() - begin
+    encode([""])  # what a first call imports or starts (a module, a thread pool) is not part of the times
+    passes: list[float] = []
+    digest = ""
+    for index in range(1 if workers else 1 + WARM_PASSES):
+        begin = time.perf_counter()
+        ids = encode(docs)
+        passes.append(time.perf_counter() - begin)
+        if index == 0:
+            digest = hashlib.sha256(b"".join(array("I", doc_ids).tobytes() for doc_ids in ids)).hexdigest()[:16]
+    return {"setup_s": setup, "passes_s": passes, "digest": digest, "peak_mb": _peak_mb()}
+
+
+# ---------------------------------------------------------------------------
+# The parent: every process, round after round
+# ---------------------------------------------------------------------------
+
+
+def _measure(system: str, vocab: str, docs_path: Path, workers: int) -> dict[str, Any]:
+    env = dict(os.environ, PYTHONHASHSEED="0", TOKENIZERS_PARALLELISM="false",
+               RAYON_NUM_THREADS=str(max(workers, 1)))
+    command = [sys.executable, __file__, "--child", system, "--vocabs", vocab, "--docs", str(docs_path),
+               "--workers", str(workers)]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    if done.returncode != 0:
+        return {"error": (done.stderr.strip().splitlines() or ["no output"])[-1]}
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
 
 
-#: The systems bpeproof is compared with, and how every speed ratio of the benchmarks reads.
-PEERS = ("tiktoken", "hf")
-RATIO_LEGEND = "impl x: impl's speed ÷ the peer's (the peer's time ÷ impl's), how many times faster bpeproof is"
+def _load() -> float:
+    return os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
 
 
-def long_runs() -> None:
-    """enc_R on one long run a^n (no pre-tokenization) with doubling rules: the worst case for naive merging."""
-    from bpeproof.impl.encoder import enc
-    from bpeproof.spec.types import Rule
-
-    rules = [Rule(97, 97, 256)] + [Rule(256 + level, 256 + level, 257 + level) for level in range(24)]
-    print("\nimpl.encoder.enc on a run of one byte, rules (a,a), (c1,c1), (c2,c2), ...:")
-    for n in (10**5, 10**6):
-        begin = time.perf_counter()
-        ids = enc(rules, b"a" * n)
-        seconds = time.perf_counter() - begin
-        print(f"  n = {n:>9,}: {seconds:6.2f} s, {seconds / (n / 1e5):.3f} s per 100 KB, {len(ids)} tokens")
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    systems = args.systems.split(",")
+    cases = [(vocab, kind) for vocab in args.vocabs.split(",") for kind in args.texts.split(",")]
+    measurements: list[dict[str, Any]] = []
+    texts: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory() as work:
+        paths: dict[str, Path] = {}
+        for kind in sorted({kind for _, kind in cases}):
+            docs, origin = documents(kind, args.mb)
+            paths[kind] = Path(work) / f"{kind}.json"
+            paths[kind].write_text(json.dumps(docs), encoding="utf-8")
+            texts[kind] = {"origin": origin, "documents": len(docs), "bytes": sum(len(d.encode()) for d in docs)}
+            print(f"{kind}: {texts[kind]['bytes'] / 1e6:.2f} MB in {len(docs)} documents, {origin}", flush=True)
+        plan = [(vocab, kind, system, workers) for vocab, kind in cases for system in systems for workers in (0, 1, 2)]
+        for round_number in range(args.runs):
+            print(f"round {round_number + 1} of {args.runs} (load {_load():.2f})", flush=True)
+            for vocab, kind, system, workers in plan:
+                result = _measure(system, vocab, paths[kind], workers)
+                result.update(round=round_number, vocab=vocab, text=kind, system=system, workers=workers)
+                measurements.append(result)
+                if "error" in result:
+                    print(f"  {system} {vocab} {kind} workers={workers}: {result['error']}", flush=True)
+    return {
+        "benchmark": "encode",
+        "command": "python bench/bench_encode.py " + " ".join(sys.argv[1:]),
+        "date": time.strftime("%Y-%m-%d"),
+        "machine": {"cores": os.cpu_count(), "python": platform.python_version(), "load_after": _load()},
+        "runs": args.runs,
+        "texts": texts,
+        "measurements": measurements,
+    }
 
 
 # ---------------------------------------------------------------------------
-# The parent: run every system, compare, report
+# Reading the results
 # ---------------------------------------------------------------------------
+
+
+def _spread(values: list[float]) -> str:
+    if not values:
+        return "—"
+    if len(values) == 1:
+        return f"{values[0]:.2f}"
+    return f"{statistics.median(values):.2f} ({min(values):.2f}–{max(values):.2f})"
+
+
+def _times(results: dict[str, Any], vocab: str, kind: str, system: str, workers: int, which: str) -> dict[int, float]:
+    """Seconds per round of one measurement: ``which`` is cold, warm or setup."""
+    out: dict[int, float] = {}
+    for item in results["measurements"]:
+        if (item["vocab"], item["text"], item["system"], item["workers"]) != (vocab, kind, system, workers):
+            continue
+        if "error" in item:
+            continue
+        passes = item["passes_s"]
+        value = {"cold": passes[0], "warm": statistics.median(passes[1:]) if len(passes) > 1 else passes[0],
+                 "setup": item["setup_s"]}[which]
+        out[item["round"]] = value
+    return out
+
+
+def _ratios(mine: dict[int, float], theirs: dict[int, float]) -> list[float]:
+    return [theirs[round_number] / mine[round_number] for round_number in sorted(mine) if round_number in theirs]
+
+
+def differences(results: dict[str, Any]) -> list[str]:
+    """Every system whose ids differ from tiktoken's on some text."""
+    reference = {(m["vocab"], m["text"]): m["digest"] for m in results["measurements"]
+                 if m["system"] == "tiktoken" and "digest" in m}
+    return sorted({f"{m['system']} (workers {m['workers']}) on {m['vocab']} {m['text']}"
+                   for m in results["measurements"]
+                   if "digest" in m and (m["vocab"], m["text"]) in reference
+                   and m["digest"] != reference[m["vocab"], m["text"]]})
+
+
+def markdown(results: dict[str, Any]) -> str:
+    """The manual's tables: speed and ratios per vocabulary and text, then the batch calls."""
+    cases = sorted({(m["vocab"], m["text"]) for m in results["measurements"]},
+                   key=lambda case: (case[0], case[1] != "multilingual"))
+    systems = list(dict.fromkeys(m["system"] for m in results["measurements"]))
+    peers = [system for system in systems if system != "impl"]
+    lines = ["| vocabulary, text | pass | impl MB/s | " + " | ".join(f"impl x {peer}" for peer in peers) + " |",
+             "|---|---|---|" + "---|" * len(peers)]
+    for vocab, kind in cases:
+        size = results["texts"][kind]["bytes"] / 1e6
+        for which in ("cold", "warm"):
+            mine = _times(results, vocab, kind, "impl", 0, which)
+            speed = _spread([size / seconds for seconds in mine.values()])
+            ratios = [_spread(_ratios(mine, _times(results, vocab, kind, peer, 0, which))) for peer in peers]
+            lines.append(f"| {vocab}, {kind} | {which} | {speed} | " + " | ".join(ratios) + " |")
+    lines += ["", "| vocabulary, text | batch, 1 worker MB/s | 2 workers MB/s | impl 2 ÷ 1 worker | "
+              + " | ".join(f"impl x {peer}, 2 each" for peer in peers) + " |",
+              "|---|---|---|---|" + "---|" * len(peers)]
+    for vocab, kind in cases:
+        size = results["texts"][kind]["bytes"] / 1e6
+        one = _times(results, vocab, kind, "impl", 1, "cold")
+        two = _times(results, vocab, kind, "impl", 2, "cold")
+        ratios = [_spread(_ratios(two, _times(results, vocab, kind, peer, 2, "cold"))) for peer in peers]
+        lines.append(f"| {vocab}, {kind} | {_spread([size / s for s in one.values()])} | "
+                     f"{_spread([size / s for s in two.values()])} | {_spread(_ratios(two, one))} | "
+                     + " | ".join(ratios) + " |")
+    vocabs = sorted({vocab for vocab, _ in cases})
+    lines += ["", "| system | tokenizer made from the ranks, s (" + " / ".join(vocabs) + ") | peak MB, one document "
+              "at a time | peak MB, batch on 2 workers |", "|---|---|---|---|"]
+    for system in systems:
+        setups = [_spread(list(_times(results, vocab, cases[0][1], system, 0, "setup").values())) for vocab in vocabs]
+        peaks = {workers: [m["peak_mb"] for m in results["measurements"]
+                           if m["system"] == system and m["workers"] == workers and "peak_mb" in m]
+                 for workers in (0, 2)}
+        lines.append(f"| {system} | {' / '.join(setups)} | "
+                     + " | ".join(f"{max(values):.0f}" if values else "—" for values in peaks.values()) + " |")
+    texts = "; ".join(f"{kind}: {info['bytes'] / 1e6:.1f} MB in {info['documents']} documents"
+                      for kind, info in results["texts"].items())
+    lines += ["", f"Median of {results['runs']} rounds (lowest–highest), {texts}; {results['machine']['cores']} cores, "
+              f"Python {results['machine']['python']}, {results['date']}. Identical ids: "
+              + ("every system." if not differences(results) else "NOT " + ", ".join(differences(results)) + ".")]
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--mb", type=float, default=10.0, help="megabytes of text (default 10)")
-    parser.add_argument("--vocab", choices=["r50k", "cl100k", "o200k", "improper"], default="cl100k",
-                        help="the rank file; improper: cl100k with ranks swapped so that tokens rank below their parts"
-                        " (no hf: its merges come from a proper rank file)")
-    parser.add_argument("--systems", default="impl,impl-python,tiktoken,hf")
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mb", type=float, default=4.0, help="megabytes of each text (default 4)")
+    parser.add_argument("--vocabs", default="cl100k,o200k", help="rank files of ../shared/vocabs (default both)")
+    parser.add_argument("--texts", default="multilingual,code")
+    parser.add_argument("--systems", default="impl," + ",".join(PEERS))
+    parser.add_argument("--runs", type=int, default=5, help="rounds of every measurement (default 5)")
+    parser.add_argument("--json", type=Path, metavar="FILE", help="write every measurement as JSON")
+    parser.add_argument("--markdown", action="store_true", help="print the manual's tables")
+    parser.add_argument("--from", dest="source", type=Path, metavar="FILE", help="results of an earlier --json run")
     parser.add_argument("--child", help=argparse.SUPPRESS)
-    parser.add_argument("--text", help=argparse.SUPPRESS)
-    parser.add_argument("--ids", help=argparse.SUPPRESS)
+    parser.add_argument("--docs", help=argparse.SUPPRESS)
+    parser.add_argument("--workers", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        print(json.dumps(_child(args.child, args.text, args.vocab, args.ids)))
+        print(json.dumps(child(args.child, args.vocabs, args.docs, args.workers)))
         return 0
-    rank_file = SHARED / "vocabs" / f"{_base(args.vocab)}_base.tiktoken.gz"
-    if not rank_file.exists():
-        print(f"{rank_file} is not present: the benchmark needs a tiktoken rank file", file=sys.stderr)
-        return 2
-    text, origin = build_text(args.mb)
-    size = len(text.encode("utf-8"))
-    print(f"text: {size / 1e6:.2f} MB, {origin}")
-    print(f"vocabulary: {args.vocab} ({rank_file.name}); pattern: {_base(args.vocab)}; single thread\n")
-    if args.vocab == "improper":
-        args.systems = ",".join(system for system in args.systems.split(",") if system != "hf")
-    env = dict(os.environ, RAYON_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false", PYTHONHASHSEED="0")
-    results: dict[str, dict[str, Any]] = {}
-    id_files: dict[str, bytes] = {}
-    with tempfile.TemporaryDirectory() as workdir:
-        text_path = Path(workdir) / "text.txt"
-        text_path.write_text(text, encoding="utf-8")
-        for system in args.systems.split(","):
-            ids_path = Path(workdir) / f"{system}.ids"
-            command = [sys.executable, __file__, "--child", system, "--text", str(text_path),
-                       "--ids", str(ids_path), "--vocab", args.vocab]
-            done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
-            if done.returncode != 0:
-                print(f"{system}: failed\n{done.stderr.strip()[-2000:]}\n")
-                continue
-            results[system] = json.loads(done.stdout.strip().splitlines()[-1])
-            id_files[system] = ids_path.read_bytes()
-    header = f"{'system':<34}{'setup s':>9}{'encode s':>10}{'MB/s':>8}"
-    header += f"{'peak RSS MB':>13}{'RSS before':>12}{'tokens':>10}  ids"
-    print(header)
-    print("-" * len(header))
-    speeds: dict[str, float] = {}  # label -> MB/s
-    for system, result in results.items():
-        same = "same" if "tiktoken" in id_files and id_files[system] == id_files["tiktoken"] else "DIFFERENT"
-        if system == "tiktoken":
-            same = "(reference)"
-        for index, seconds in enumerate(result["passes_s"]):
-            label = system if len(result["passes_s"]) == 1 else f"{system} ({'cold' if index == 0 else 'warm'} cache)"
-            speed = speeds[label] = size / 1e6 / seconds
-            print(
-                f"{label:<34}{result['setup_s']:>9.2f}{seconds:>10.2f}{speed:>8.2f}"
-                f"{result['peak_rss_mb']:>13.0f}{result['rss_before_mb']:>12.0f}{result['tokens']:>10}  {same}"
-            )
-    print("\n'warm cache': the same text encoded again by the same Tokenizer (its word cache already filled).")
-    peers = [system for system in PEERS if system in speeds]
-    if peers:
-        print(f"\n{RATIO_LEGEND}:")
-        for label, speed in speeds.items():
-            if label.startswith("impl"):
-                print(f"  {label:<32}" + "".join(f"  {speed / speeds[peer]:7.2f}x {peer}" for peer in peers))
-    for system, result in results.items():
-        if "engine" in result:
-            print(f"{system}: {result['engine']}")
-    long_runs()
-    return 0 if all(id_files[s] == id_files.get("tiktoken", id_files[s]) for s in id_files) else 1
+    if args.source is not None:
+        results = json.loads(args.source.read_text(encoding="utf-8"))
+    else:
+        for vocab in args.vocabs.split(","):
+            if not (SHARED / "vocabs" / f"{vocab}_base.tiktoken.gz").exists():
+                print(f"{SHARED / 'vocabs'}/{vocab}_base.tiktoken.gz is not present: the benchmark needs the rank "
+                      "files", file=sys.stderr)
+                return 2
+        results = run(args)
+        if args.json is not None:
+            args.json.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    print(markdown(results))
+    return 1 if differences(results) else 0
 
 
 if __name__ == "__main__":

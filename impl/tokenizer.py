@@ -449,31 +449,50 @@ class Tokenizer:
         ``bpeproof.impl.tokenizer_hooks`` because the worker pools build on this class)."""
         return tokenizer_hooks.encode_batch(self, texts, num_workers=num_workers, allowed_special=allowed_special)
 
+    def encodes_on_threads(self, allowed_special: AllowedSpecial = None) -> bool:
+        """Whether ``encode_on_threads`` takes texts (of under ``splitter.C_TEXT_LIMIT`` characters) with these
+        allowed special tokens: the C extension is built, the pattern has its hand-written scanner, there is no
+        pipeline and no special token to cut out."""
+        return (
+            self._fast is not None
+            and self._split_table is not None
+            and self._pipeline is None
+            and self._special_finder(allowed_special) is None
+        )
+
+    def _c_batch(self, texts: Sequence[str], threads: int, allowed_special: AllowedSpecial, as_uint32: bool) -> Any:
+        if not self.encodes_on_threads(allowed_special) or any(len(text) >= splitter.C_TEXT_LIMIT for text in texts):
+            return None
+        try:
+            return self._fast.encode_texts(
+                texts, self._split_table, self._split_which, self._cache_size, threads, True, as_uint32
+            )
+        except (ValueError, MemoryError, OverflowError):  # UnicodeError is a ValueError
+            return False
+
     def encode_on_threads(
         self, texts: Sequence[str], threads: int, *, allowed_special: AllowedSpecial = None
     ) -> list[list[int]] | None:
         """``[self.encode(text, allowed_special=...) for text in texts]`` on ``threads`` threads of the C loop, which
-        encodes with the GIL released; None when these texts do not all go through that loop (no C extension, a
-        pattern without its hand-written scanner, a pipeline, allowed special tokens, a text too long for it).
+        encodes with the GIL released; None when these texts do not all go through that loop (see
+        ``encodes_on_threads``; a text too long for it).
 
-        A text the loop cannot encode (a lone surrogate, a byte without an id) is encoded again here, one text
+        A batch the loop cannot encode (a lone surrogate, a byte without an id) is encoded again here, one text
         after another, so that the error is the one ``encode`` raises for the first such text.
         """
-        if (
-            self._fast is None
-            or self._split_table is None
-            or self._pipeline is not None
-            or self._special_finder(allowed_special) is not None
-            or any(len(text) >= splitter.C_TEXT_LIMIT for text in texts)
-        ):
-            return None
-        try:
-            ids: list[list[int]] = self._fast.encode_texts(
-                texts, self._split_table, self._split_which, self._cache_size, threads, True
-            )
-        except (ValueError, MemoryError):  # UnicodeError is a ValueError
+        ids = self._c_batch(texts, threads, allowed_special, False)
+        if ids is False:
             return [self.encode(text, allowed_special=allowed_special) for text in texts]
-        return ids
+        return ids  # type: ignore[no-any-return]
+
+    def encode_on_threads_uint32(
+        self, texts: Sequence[str], threads: int, *, allowed_special: AllowedSpecial = None
+    ) -> list[bytes] | None:
+        """``encode_on_threads``, each text's ids as bytes of little-endian uint32 (a ``.npy`` file's data), made
+        without an int object per id; None also when the C loop cannot encode the batch (an id of 2**32 or more
+        included): then the caller encodes it otherwise, for its error."""
+        ids = self._c_batch(texts, threads, allowed_special, True)
+        return None if ids is False else ids
 
     def encode_bytes(self, data: bytes, *, allowed_special: AllowedSpecial = None) -> list[int]:
         """Encode arbitrary bytes (def-utf8: byte-level BPE is total on Σ*, thm-bpe-roundtrip).

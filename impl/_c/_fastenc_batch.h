@@ -3,7 +3,7 @@
  *
  * Included by _fastenc.c after _fastenc_encode.h (encode_run, the word loop every thread runs).
  *
- *   encode_texts(texts, table, which, limit, threads, strict) -> list[list[int]]
+ *   encode_texts(texts, table, which, limit, threads, strict, as_uint32) -> list[list[int]] | list[bytes]
  *       [encode_text(t, table, which, limit) for t in texts], computed on up to ``threads`` threads (the calling
  *       one among them) with the GIL released: the texts are immutable str objects held by a tuple for the whole
  *       call, and the Merger's tables are only read.  Threads take the texts in order, one at a time, from a
@@ -18,7 +18,9 @@
  *       do not depend on which thread encoded a text or on what a cache held: a cache only remembers what merging
  *       gave.  When texts fail, the exception is that of the first failing one in the list, the one a loop of
  *       encode_text would raise.  ``strict``: every surrogate code point fails (a str that UTF-8 cannot encode),
- *       as Tokenizer.encode requires; else U+DC80..U+DCFF stand for bytes, as in encode_text.
+ *       as Tokenizer.encode requires; else U+DC80..U+DCFF stand for bytes, as in encode_text.  ``as_uint32``:
+ *       each text's ids as bytes of little-endian uint32 (what a .npy file of ids holds), made and filled the same
+ *       way, without one int object per id; an id of 2**32 or more raises OverflowError.
  *
  * One batch runs at a time on a Merger, and encode_text and clear_cache, which change the calling thread's cache,
  * wait for it (lock_shared_cache; they wait with the GIL released).  Without POSIX threads every text is encoded on
@@ -88,6 +90,33 @@ fill_worker(void *arg)
         for (Py_ssize_t i = 0; i < job->outs[t].len; i++) {
             items[i] = outputs[ids[i]];
             job->references[ids[i]]++;
+        }
+    }
+    return NULL;
+}
+
+/* The second pass of a batch asked for uint32 ids: each text's ids into its bytes object, little-endian. */
+static void *
+fill_uint32_worker(void *arg)
+{
+    BatchJob *job = arg;
+    const int64_t *values = job->m->output_values;
+    for (;;) {
+        Py_ssize_t t = __atomic_fetch_add(job->next, 1, __ATOMIC_RELAXED);
+        if (t >= job->n_texts)
+            break;
+        unsigned char *out = (unsigned char *)PyBytes_AS_STRING(PyList_GET_ITEM(job->lists, t));
+        const int32_t *ids = job->outs[t].ids;
+        for (Py_ssize_t i = 0; i < job->outs[t].len; i++) {
+            int64_t value = values[ids[i]];
+            if (value < 0) {
+                job->failures[t].code = FAIL_TOO_BIG;
+                break;
+            }
+            out[4 * i] = (unsigned char)value;
+            out[4 * i + 1] = (unsigned char)(value >> 8);
+            out[4 * i + 2] = (unsigned char)(value >> 16);
+            out[4 * i + 3] = (unsigned char)(value >> 24);
         }
     }
     return NULL;
@@ -196,13 +225,71 @@ reported_lists(const Merger *m, BatchJob *jobs, int n_jobs, Py_ssize_t n_texts, 
     return lists;
 }
 
+/* The Merger's output_values, made on first use; -1 with an exception on failure. */
+static int
+make_output_values(Merger *m)
+{
+    if (m->output_values != NULL)
+        return 0;
+    int64_t *values = PyMem_Malloc((size_t)m->n_ids * sizeof(int64_t));
+    if (values == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t d = 0; d < m->n_ids; d++) {
+        int overflow = 0;
+        long long value = m->outputs[d] == Py_None ? -1 : PyLong_AsLongLongAndOverflow(m->outputs[d], &overflow);
+        if (value == -1 && PyErr_Occurred()) {
+            PyMem_Free(values);
+            return -1;
+        }
+        values[d] = overflow || value < 0 || value > (long long)UINT32_MAX ? -1 : (int64_t)value;
+    }
+    m->output_values = values;
+    return 0;
+}
+
+/* Each text's ids as bytes of little-endian uint32, filled by the jobs' threads; NULL with an exception. */
+static PyObject *
+uint32_ids(Merger *m, BatchJob *jobs, int n_jobs, Py_ssize_t n_texts, DenseIds *outs, Failure *failures)
+{
+    if (make_output_values(m) < 0)
+        return NULL;
+    PyObject *lists = PyList_New(n_texts);
+    if (lists == NULL)
+        return NULL;
+    for (Py_ssize_t t = 0; t < n_texts; t++) {
+        PyObject *data = PyBytes_FromStringAndSize(NULL, 4 * outs[t].len);
+        if (data == NULL) {
+            Py_DECREF(lists);
+            return NULL;
+        }
+        PyList_SET_ITEM(lists, t, data);
+    }
+    Py_ssize_t next = 0;
+    for (int k = 0; k < n_jobs; k++) {
+        jobs[k].next = &next;
+        jobs[k].lists = lists;
+    }
+    run_jobs(fill_uint32_worker, jobs, n_jobs);
+    for (Py_ssize_t t = 0; t < n_texts; t++) {
+        if (failures[t].code == FAIL_TOO_BIG) {
+            Py_DECREF(lists);
+            PyErr_Format(PyExc_OverflowError, "texts[%zd]: a token id is 2**32 or more: it does not fit a uint32", t);
+            return NULL;
+        }
+    }
+    return lists;
+}
+
 static PyObject *
 Merger_encode_texts(Merger *m, PyObject *args)
 {
     PyObject *texts_arg, *table;
-    int which, threads, strict;
+    int which, threads, strict, as_uint32;
     Py_ssize_t limit;
-    if (!PyArg_ParseTuple(args, "OSinip:encode_texts", &texts_arg, &table, &which, &limit, &threads, &strict))
+    if (!PyArg_ParseTuple(args, "OSinipp:encode_texts", &texts_arg, &table, &which, &limit, &threads, &strict,
+                          &as_uint32))
         return NULL;
     PyObject *texts = PySequence_Tuple(texts_arg); /* held, and unchangeable, while the threads read the texts */
     if (texts == NULL)
@@ -257,6 +344,10 @@ Merger_encode_texts(Merger *m, PyObject *args)
             raise_failure(PyTuple_GET_ITEM(texts, t), &failures[t]);
             goto done;
         }
+    }
+    if (as_uint32) {
+        result = uint32_ids(m, jobs, n_jobs, n_texts, outs, failures);
+        goto done;
     }
     if (n_jobs > 1) {
         result = reported_lists(m, jobs, n_jobs, n_texts, outs);

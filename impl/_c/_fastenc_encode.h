@@ -17,7 +17,8 @@
 #include "_fastenc_scan.h"
 
 /* Why a word could not be encoded (encode_run and load_utf8 return one of these, below zero). */
-enum { FAIL_MEMORY = -1, FAIL_TOO_LONG = -2, FAIL_SURROGATE = -3, FAIL_UNREPORTED = -4 };
+enum { FAIL_MEMORY = -1, FAIL_TOO_LONG = -2, FAIL_SURROGATE = -3, FAIL_UNREPORTED = -4,
+       FAIL_TOO_BIG = -5 /* an id of 2**32 or more, asked for as a uint32 (encode_texts) */ };
 
 /* What encode_run stopped on: the failure, and where (the piece and, for FAIL_UNREPORTED, the byte). */
 typedef struct {

@@ -38,6 +38,7 @@ Merger_dealloc(Merger *m)
     PyMem_Free(m->more_work);
     if (m->batch_lock != NULL)
         PyThread_free_lock(m->batch_lock);
+    PyMem_Free(m->output_values);
     Py_TYPE(m)->tp_free((PyObject *)m);
 }
 
@@ -449,8 +450,8 @@ static PyMethodDef Merger_methods[] = {
     {"encode_text", (PyCFunction)Merger_encode_text, METH_VARARGS,
      "encode_text(text, table, which, limit): the ids of split_pattern(text, table, which), through the own cache."},
     {"encode_texts", (PyCFunction)Merger_encode_texts, METH_VARARGS,
-     "encode_texts(texts, table, which, limit, threads, strict): encode_text of each text, on up to ``threads``"
-     " threads with the GIL released."},
+     "encode_texts(texts, table, which, limit, threads, strict, as_uint32): encode_text of each text, on up to"
+     " ``threads`` threads with the GIL released (as bytes of little-endian uint32 ids when ``as_uint32``)."},
     {"clear_cache", (PyCFunction)Merger_clear_cache, METH_NOARGS, "Forget every word of encode_text's caches."},
     {"cached_words", (PyCFunction)Merger_cached_words, METH_NOARGS, "The number of words in encode_text's cache."},
     {NULL, NULL, 0, NULL},

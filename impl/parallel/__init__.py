@@ -78,6 +78,7 @@ from bpeproof.impl.parallel.jobs import TokenizerSource, count_task, encode_task
 from bpeproof.impl.parallel.plans import Plan, engine_task_sizes, plan_ranges, total_size
 from bpeproof.impl.parallel.pool import check_workers, default_workers, ignore, run_tasks
 from bpeproof.impl.parallel.progress import bytes_bar
+from bpeproof.impl.parallel.threads import encode_plan_on_threads
 
 if TYPE_CHECKING:
     from bpeproof.impl.special_tokens import AllowedSpecial
@@ -197,7 +198,9 @@ def encode_files(
     shard_tokens: int | None = None,
 ) -> list[FileTokens]:
     """Write ``tokenizer.encode`` of each file (one text per file, ids one file after the other) to ``output`` as a
-    .npy array of uint32, encoded in ``workers`` processes (default: all cores); the same ids for any number.
+    .npy array of uint32, encoded by ``workers`` workers (default: all cores); the same ids for any number.  The
+    workers are threads of the C loop in this process when the tokenizer's texts all go through it
+    (``Tokenizer.encodes_on_threads``, ``impl.parallel.threads``), else processes.
     With ``shard_tokens``, ``output`` is a new (or empty) directory of shards of that many ids with an index
     (``impl.io.token_arrays``).
 
@@ -220,7 +223,10 @@ def encode_files(
     plan, total = plan_ranges(names, range_bytes, cut=cut)
     sizes = engine_task_sizes(plan) if engine is not None else []
     files: dict[int, list[int]] = {}
-    here = engine is None and plan.in_process(count)
+    # A tokenizer whose texts all go through the C loop encodes on threads of this process (impl.parallel.threads).
+    threaded = (engine is None and count > 1 and "-" not in plan.labels
+                and tokenizer.encodes_on_threads(allowed_special))
+    here = engine is None and (threaded or plan.in_process(count))
     if not here:
         try:
             source = ("model", tokenizer_parts(tokenizer))
@@ -245,7 +251,9 @@ def encode_files(
             entry[1] += size
 
         bar = bytes_bar(total, progress, "encoding")
-        if engine is None:
+        if threaded:
+            encode_plan_on_threads(tokenizer, plan, count, allowed_special, cut, bar, on_done)
+        elif engine is None:
             run_tasks("encode", (*setup, _BLOCK), plan, count, bar, on_done, ignore, ahead=2 * count + 2)
         else:
             try:

@@ -4,18 +4,26 @@ and the same ids while other threads of the process encode with the same tokeniz
 
 from __future__ import annotations
 
+import gzip
 import itertools
+import random
 import threading
+from array import array
+from collections.abc import Collection
+from pathlib import Path
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpeproof.impl import encoder as impl_encoder
+from bpeproof.impl import parallel
+from bpeproof.impl.parallel import threads
 from bpeproof.impl.pre_tokenizers.patterns import compile_pattern
 from bpeproof.impl.tokenizer import Tokenizer
 from bpeproof.impl.trainer import train_iter
-from bpeproof.spec.types import InvalidTextError
+from bpeproof.spec.types import InvalidTextError, Rule
 
 PIECES = ["a", "b", "Z", "1", "22", "333", ".", "'", "'s", "'LL", "/", "\n", "\r\n", "\t", " ", "  ", "é", "\u3000",
           "語彙", "😀", "\x1c", "ab", "ba", "low", "lower", "\u0301", "ǅ"]
@@ -129,3 +137,78 @@ def test_batches_and_single_calls_from_several_threads_at_once() -> None:
     for worker in workers:
         worker.join()
     assert failures == []
+
+
+# ---------------------------------------------------------------------------
+# encode_files on threads (impl.parallel.threads)
+# ---------------------------------------------------------------------------
+
+
+def _write(directory: Path, texts: list[str], gzipped: Collection[int] = ()) -> list[str]:
+    names = []
+    for index, text in enumerate(texts):
+        data = text.encode("utf-8")
+        path = directory / (f"part{index}.txt.gz" if index in gzipped else f"part{index}.txt")
+        path.write_bytes(gzip.compress(data) if index in gzipped else data)
+        names.append(str(path))
+    return names
+
+
+def _npy_ids(path: Path) -> list[int]:
+    data = path.read_bytes()
+    header = 10 + int.from_bytes(data[8:10], "little")
+    return list(array("I", data[header:]))
+
+
+def _text(seed: int, pieces: int) -> str:
+    rng = random.Random(seed)
+    return "".join(rng.choice([*PIECES, "\n", "x\n", ".\n"]) for _ in range(pieces))
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_files_on_threads_give_the_one_process_ids(
+    pattern: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Workers 2 and 3 run on threads (no process is started) and write the ids of one worker, for files cut
+    finely into ranges and pieces, plain and gzip, in batches of a few texts."""
+    monkeypatch.setattr(threads, "PIECE", 300)
+    monkeypatch.setattr(threads, "TEXTS_PER_THREAD", 2)
+    tokenizer = TOKENIZERS[pattern, 3]
+    texts = [_text(1, 3000), "", _text(2, 2000), _text(3, 40)]
+    names = _write(tmp_path, texts, {2})
+    expected = [token for text in texts for token in tokenizer.encode(text)]
+    serial = parallel.encode_files(tokenizer, names, tmp_path / "one.npy", workers=1, range_bytes=900)
+    assert _npy_ids(tmp_path / "one.npy") == expected
+    with mock.patch.object(parallel, "run_tasks", side_effect=AssertionError("a worker process was started")):
+        for workers in (2, 3):
+            out = tmp_path / f"ids{workers}.npy"
+            assert parallel.encode_files(tokenizer, names, out, workers=workers, range_bytes=900) == serial
+            assert _npy_ids(out) == expected
+
+
+def test_a_file_the_threads_cannot_encode_fails_as_one_process_does(tmp_path: Path) -> None:
+    ranks = {bytes([byte]): rank for rank, byte in enumerate(b for b in range(256) if b != ord("z"))}
+    ranks[b"ab"] = len(ranks)
+    tokenizer = Tokenizer.from_tiktoken_ranks(ranks, "cl100k")
+    names = _write(tmp_path, ["ab ab\n" * 50, "ab\nz ab\n", "ab\n"])
+    errors = []
+    for workers in (1, 2):
+        with pytest.raises(InvalidTextError) as raised:
+            parallel.encode_files(tokenizer, names, tmp_path / "ids.npy", workers=workers)
+        errors.append(str(raised.value))
+        assert not (tmp_path / "ids.npy").exists()
+    assert errors[0] == errors[1]
+
+
+def test_ids_that_do_not_fit_uint32_fail_as_one_process_does(tmp_path: Path) -> None:
+    tokenizer = Tokenizer([Rule(97, 98, 2**32 + 5)], "cl100k")
+    assert tokenizer.encode_on_threads(["ab"], 2) == [[2**32 + 5]]
+    assert tokenizer.encode_on_threads_uint32(["ab"], 2) is None
+    assert tokenizer.encode_on_threads_uint32(["ba"], 2) == [array("I", [98, 97]).tobytes()]
+    names = _write(tmp_path, ["ba\n" * 10, "x ab\n"])
+    errors = []
+    for workers in (1, 2):
+        with pytest.raises(ValueError, match="does not fit a uint32") as raised:
+            parallel.encode_files(tokenizer, names, tmp_path / "ids.npy", workers=workers)
+        errors.append(str(raised.value))
+    assert errors[0] == errors[1]
