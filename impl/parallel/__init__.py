@@ -224,7 +224,7 @@ def encode_files(
     sizes = engine_task_sizes(plan) if engine is not None else []
     files: dict[int, list[int]] = {}
     # A tokenizer whose texts all go through the C loop encodes on threads of this process (impl.parallel.threads).
-    threaded = (engine is None and count > 1 and "-" not in plan.labels
+    threaded = (engine is None and "-" not in plan.labels
                 and tokenizer.encodes_on_threads(allowed_special))
     here = engine is None and (threaded or plan.in_process(count))
     if not here:

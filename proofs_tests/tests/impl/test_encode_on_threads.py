@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from bpeproof.impl import encoder as impl_encoder
 from bpeproof.impl import parallel
 from bpeproof.impl.parallel import threads
+from bpeproof.impl.parallel.cuts import last_line_cut, line_cut_positions
 from bpeproof.impl.pre_tokenizers.patterns import compile_pattern
 from bpeproof.impl.tokenizer import Tokenizer
 from bpeproof.impl.trainer import train_iter
@@ -212,3 +213,15 @@ def test_ids_that_do_not_fit_uint32_fail_as_one_process_does(tmp_path: Path) -> 
             parallel.encode_files(tokenizer, names, tmp_path / "ids.npy", workers=workers)
         errors.append(str(raised.value))
     assert errors[0] == errors[1]
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=st.lists(st.sampled_from([b"a", b"/", b"\n", b"\xe8\xaa\x9e", b" ", b"\n\n", b"x\ny"]), max_size=60)
+       .map(b"".join), low=st.integers(0, 70))
+def test_the_last_line_cut_is_the_last_of_every_line_cut(data: bytes, low: int) -> None:
+    """The backwards search by windows finds what a scan of the whole text finds (cuts p with p - 2 >= low)."""
+    expected = max((p for p in line_cut_positions(data) if p - 2 >= low), default=0)
+    assert last_line_cut(data, low) == expected
+    assert last_line_cut(bytearray(data * 300), low) == max(
+        (p for p in line_cut_positions(data * 300) if p - 2 >= low), default=0
+    )
