@@ -30,6 +30,7 @@ Merger_dealloc(Merger *m)
         PyMem_Free(m->whole);
     }
     PyMem_Free(m->whole_slots);
+    PyMem_Free(m->whole_filter);
     PyMem_Free(m->slots);
     PyMem_Free(m->byte_pairs);
     work_free(&m->work);

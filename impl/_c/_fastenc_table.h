@@ -65,6 +65,9 @@ typedef struct {
     uint64_t *whole_slots; /* WHOLE_SLOT(hash, dense id) per slot, 0 for a free one; NULL when there is no table */
     uint64_t whole_mask;
     Py_ssize_t whole_longest; /* the most bytes of any whole piece: a longer word is never looked up */
+    uint64_t *whole_filter; /* one bit per WHOLE_FILTER_BIT of each whole piece's hash: most words that are no
+                             * whole piece are told so by this table, small enough to stay in the cache */
+    int whole_filter_shift;
     Work work; /* the calling thread's */
     Work *more_work; /* n_more_work more, one per further thread of encode_texts (their caches stay warm) */
     Py_ssize_t n_more_work;
@@ -135,6 +138,9 @@ bytes_hash(const unsigned char *data, Py_ssize_t n)
  * decides nearly every probe (the bytes are compared only when the halves agree). */
 #define WHOLE_SLOT(hash, d) (((hash) & UINT64_C(0xFFFFFFFF00000000)) | (uint64_t)(uint32_t)((d) + 1))
 
+/* A hash's bit in the whole-piece filter (bits other than the slot's, which are the low ones). */
+#define WHOLE_FILTER_BIT(m, h) (((h) * UINT64_C(0x9E3779B97F4A7C15)) >> (m)->whole_filter_shift)
+
 /* The dense id whose whole-piece bytes are data[0..n), or -1. */
 static int32_t
 whole_find(const Merger *m, const unsigned char *data, Py_ssize_t n)
@@ -142,6 +148,9 @@ whole_find(const Merger *m, const unsigned char *data, Py_ssize_t n)
     if (m->whole_slots == NULL || n > m->whole_longest)
         return -1;
     uint64_t h = bytes_hash(data, n);
+    uint64_t bit = WHOLE_FILTER_BIT(m, h);
+    if (!(m->whole_filter[bit >> 6] >> (bit & 63) & 1))
+        return -1;
     uint64_t i = h & m->whole_mask;
     for (;;) {
         uint64_t slot = m->whole_slots[i];
@@ -180,9 +189,15 @@ whole_build(Merger *m, PyObject *whole_seq)
     uint64_t size = 16;
     while (size < (uint64_t)count * 2 + 2)
         size *= 2;
+    /* About sixteen filter bits per piece: one word in twenty that is no piece gets past the filter. */
+    int filter_bits = 12;
+    while (((uint64_t)1 << filter_bits) < (uint64_t)count * 16)
+        filter_bits++;
+    m->whole_filter_shift = 64 - filter_bits;
     m->whole = PyMem_Calloc((size_t)n, sizeof(PyObject *));
     m->whole_slots = PyMem_Calloc(size, sizeof(uint64_t));
-    if (m->whole == NULL || m->whole_slots == NULL) {
+    m->whole_filter = PyMem_Calloc(((size_t)1 << filter_bits) / 64, sizeof(uint64_t));
+    if (m->whole == NULL || m->whole_slots == NULL || m->whole_filter == NULL) {
         PyErr_NoMemory();
         return -1;
     }
@@ -205,6 +220,8 @@ whole_build(Merger *m, PyObject *whole_seq)
         while (m->whole_slots[i] != 0)
             i = (i + 1) & m->whole_mask;
         m->whole_slots[i] = WHOLE_SLOT(h, d);
+        uint64_t bit = WHOLE_FILTER_BIT(m, h);
+        m->whole_filter[bit >> 6] |= (uint64_t)1 << (bit & 63);
     }
     return 0;
 }
