@@ -461,6 +461,9 @@ class Tokenizer:
         )
 
     def _c_batch(self, texts: Sequence[str], threads: int, allowed_special: AllowedSpecial, as_uint32: bool) -> Any:
+        for index, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise BPETypeError(f"texts[{index}] must be str, not {type(text).__name__}")
         if not self.encodes_on_threads(allowed_special) or any(len(text) >= splitter.C_TEXT_LIMIT for text in texts):
             return None
         try:

@@ -24,7 +24,7 @@ from bpeproof.impl.parallel.cuts import last_line_cut, line_cut_positions
 from bpeproof.impl.pre_tokenizers.patterns import compile_pattern
 from bpeproof.impl.tokenizer import Tokenizer
 from bpeproof.impl.trainer import train_iter
-from bpeproof.spec.types import InvalidTextError, Rule
+from bpeproof.spec.types import BPETypeError, InvalidTextError, Rule
 
 PIECES = ["a", "b", "Z", "1", "22", "333", ".", "'", "'s", "'LL", "/", "\n", "\r\n", "\t", " ", "  ", "é", "\u3000",
           "語彙", "😀", "\x1c", "ab", "ba", "low", "lower", "\u0301", "ǅ"]
@@ -92,6 +92,11 @@ def test_the_error_is_that_of_the_first_failing_text(threads: int) -> None:
     with pytest.raises(InvalidTextError) as raised:
         tokenizer.encode_on_threads(texts, threads)
     assert str(raised.value) == str(expected.value)
+
+
+def test_a_text_that_is_no_str_is_refused() -> None:
+    with pytest.raises(BPETypeError, match=r"texts\[1\] must be str, not bytes"):
+        TOKENIZERS["cl100k", 3].encode_on_threads(["ab", b"ab"], 2)  # type: ignore[list-item]
 
 
 def test_a_byte_without_an_id_fails_as_encode_does() -> None:
