@@ -13,8 +13,9 @@
  *       the lists is not left to one core.
  *
  *       The word cache: every thread looks a piece up in the calling thread's cache (encode_text's, only read
- *       during the batch), then in a cache of its own, which holds the words it merged in this batch; at the end
- *       those words join the calling thread's cache, so that the next batch, or encode_text, finds them.  The ids
+ *       during the batch), then in a cache of its own, which holds the words it merged in this batch; those words
+ *       join the calling thread's cache when it is next used (lock_shared_cache), so that the next batch, or
+ *       encode_text, finds them, and a batch that is the last call pays nothing for it.  The ids
  *       do not depend on which thread encoded a text or on what a cache held: a cache only remembers what merging
  *       gave.  When texts fail, the exception is that of the first failing one in the list, the one a loop of
  *       encode_text would raise.  ``strict``: every surrogate code point fails (a str that UTF-8 cannot encode),
@@ -67,8 +68,11 @@ encode_worker(void *arg)
         Py_ssize_t t = __atomic_fetch_add(job->next, 1, __ATOMIC_RELAXED);
         if (t >= job->n_texts)
             break;
-        encode_run(job->m, job->work, job->shared, &job->scans[t], job->which, job->limit, job->strict,
-                   &job->outs[t], &job->failures[t]);
+        /* Appended to here, not in job->outs, which neighbouring texts share cache lines of with other threads. */
+        DenseIds ids = {NULL, 0, 0};
+        encode_run(job->m, job->work, job->shared, &job->scans[t], job->which, job->limit, job->strict, &ids,
+                   &job->failures[t]);
+        job->outs[t] = ids;
     }
     return NULL;
 }
@@ -136,24 +140,6 @@ more_work_reserve(Merger *m, Py_ssize_t n)
     memset(grown + m->n_more_work, 0, (size_t)(n - m->n_more_work) * sizeof(Work));
     m->more_work = grown;
     m->n_more_work = n;
-    return 0;
-}
-
-/* Add the words the threads merged to the calling thread's cache (each once); -1 when out of memory. */
-static int
-keep_new_words(Merger *m, Py_ssize_t n_jobs, Py_ssize_t limit)
-{
-    for (Py_ssize_t k = 0; k < n_jobs; k++) {
-        const Work *w = &m->more_work[k];
-        for (Py_ssize_t e = 0; e < w->n_entries; e++) {
-            const CacheEntry *entry = &w->entries[e];
-            Py_ssize_t start = entry->key_at, end = entry->key_at + entry->key_len;
-            if (cache_find(&m->work, entry->hash, PyUnicode_4BYTE_KIND, w->cache_keys, start, end) == NULL &&
-                cache_store(&m->work, limit, entry->hash, PyUnicode_4BYTE_KIND, w->cache_keys, start, end,
-                            w->cache_ids + entry->ids_at, entry->ids_len) < 0)
-                return -1;
-        }
-    }
     return 0;
 }
 
@@ -328,17 +314,14 @@ Merger_encode_texts(Merger *m, PyObject *args)
     Py_ssize_t next = 0;
     BatchJob jobs[MAX_BATCH_THREADS];
     for (int k = 0; k < n_jobs; k++) {
-        cache_clear(&m->more_work[k]);
+        cache_clear(&m->more_work[k]); /* lock_shared_cache took its words into the calling thread's cache */
         jobs[k] = (BatchJob){m, &m->more_work[k], &m->work, scans, n_texts, which, strict, limit, &next, outs,
                              failures, NULL, NULL};
     }
     run_jobs(encode_worker, jobs, n_jobs);
-    int kept = limit > 0 ? keep_new_words(m, n_jobs, limit) : 0;
+    m->pending_work = limit > 0 ? n_jobs : 0;
+    m->pending_limit = limit;
     unlock_shared_cache(m);
-    if (kept < 0) {
-        PyErr_NoMemory();
-        goto done;
-    }
     for (Py_ssize_t t = 0; t < n_texts; t++) {
         if (failures[t].code < 0) {
             raise_failure(PyTuple_GET_ITEM(texts, t), &failures[t]);

@@ -233,9 +233,29 @@ cache_store(Work *w, Py_ssize_t limit, uint64_t hash, int kind, const void *data
     return 0;
 }
 
+/* Add the words the last batch's threads merged to the calling thread's cache (each once); -1 when out of
+ * memory. */
+static int
+take_pending_words(Merger *m)
+{
+    for (Py_ssize_t k = 0; k < m->pending_work; k++) {
+        const Work *w = &m->more_work[k];
+        for (Py_ssize_t e = 0; e < w->n_entries; e++) {
+            const CacheEntry *entry = &w->entries[e];
+            Py_ssize_t start = entry->key_at, end = entry->key_at + entry->key_len;
+            if (cache_find(&m->work, entry->hash, PyUnicode_4BYTE_KIND, w->cache_keys, start, end) == NULL &&
+                cache_store(&m->work, m->pending_limit, entry->hash, PyUnicode_4BYTE_KIND, w->cache_keys, start,
+                            end, w->cache_ids + entry->ids_at, entry->ids_len) < 0)
+                return -1;
+        }
+    }
+    m->pending_work = 0;
+    return 0;
+}
+
 /* Take the Merger's batch lock (made here when first needed), waiting with the GIL released while a batch runs:
- * encode_texts reads the calling thread's cache from several threads, and whoever changes it must wait.  0, or -1
- * with MemoryError. */
+ * encode_texts reads the calling thread's cache from several threads, and whoever changes it must wait.  Then the
+ * words the last batch left pending join that cache.  0, or -1 with MemoryError (the lock not held). */
 static int
 lock_shared_cache(Merger *m)
 {
@@ -247,6 +267,11 @@ lock_shared_cache(Merger *m)
         Py_BEGIN_ALLOW_THREADS
         PyThread_acquire_lock(m->batch_lock, WAIT_LOCK);
         Py_END_ALLOW_THREADS
+    }
+    if (take_pending_words(m) < 0) {
+        PyThread_release_lock(m->batch_lock);
+        PyErr_NoMemory();
+        return -1;
     }
     return 0;
 }
@@ -270,7 +295,11 @@ Merger_clear_cache(Merger *m, PyObject *unused)
 static PyObject *
 Merger_cached_words(Merger *m, PyObject *unused)
 {
-    return PyLong_FromSsize_t(m->work.n_entries);
+    if (lock_shared_cache(m) < 0)
+        return NULL;
+    Py_ssize_t words = m->work.n_entries;
+    unlock_shared_cache(m);
+    return PyLong_FromSsize_t(words);
 }
 
 #endif /* BPEPROOF_FASTENC_CACHE_H */

@@ -72,6 +72,8 @@ typedef struct {
     Work *more_work; /* n_more_work more, one per further thread of encode_texts (their caches stay warm) */
     Py_ssize_t n_more_work;
     void *batch_lock; /* a PyThread_type_lock, made by the first encode_texts: one batch at a time owns more_work */
+    Py_ssize_t pending_work, pending_limit; /* the first pending_work of more_work hold words a batch merged that
+                                             * the calling thread's cache (of at most pending_limit) has not yet */
     int64_t *output_values; /* each dense id's reported id as a number, -1 when it is 2**32 or more (made when a
                              * batch first asks for uint32 ids), so that threads write ids without the interpreter */
 } Merger;
