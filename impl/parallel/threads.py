@@ -32,10 +32,10 @@ if TYPE_CHECKING:
     from bpeproof.impl.special_tokens import AllowedSpecial
     from bpeproof.impl.tokenizer import Tokenizer
 
-#: The most bytes of one text given to a thread: small enough that the threads finish a batch together.
-PIECE = 1 << 18
+#: The most bytes of one text given to a thread: small, so that the threads finish a batch nearly together.
+PIECE = 1 << 16
 #: Texts gathered per thread before a batch is encoded, and the most bytes a batch holds.
-TEXTS_PER_THREAD = 8
+TEXTS_PER_THREAD = 32
 BATCH_BYTES = 32 << 20
 #: Ranges read ahead of the one being encoded.
 READ_AHEAD = 8
