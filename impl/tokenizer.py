@@ -461,6 +461,8 @@ class Tokenizer:
         )
 
     def _c_batch(self, texts: Sequence[str], threads: int, allowed_special: AllowedSpecial, as_uint32: bool) -> Any:
+        if isinstance(texts, (str, bytes)) or not isinstance(texts, Sequence):
+            raise BPETypeError(f"texts must be a list of str, not {type(texts).__name__}")
         for index, text in enumerate(texts):
             if not isinstance(text, str):
                 raise BPETypeError(f"texts[{index}] must be str, not {type(text).__name__}")

@@ -97,6 +97,8 @@ def test_the_error_is_that_of_the_first_failing_text(threads: int) -> None:
 def test_a_text_that_is_no_str_is_refused() -> None:
     with pytest.raises(BPETypeError, match=r"texts\[1\] must be str, not bytes"):
         TOKENIZERS["cl100k", 3].encode_on_threads(["ab", b"ab"], 2)  # type: ignore[list-item]
+    with pytest.raises(BPETypeError, match="texts must be a list of str, not str"):
+        TOKENIZERS["cl100k", 3].encode_on_threads("ab", 2)
 
 
 def test_a_byte_without_an_id_fails_as_encode_does() -> None:
