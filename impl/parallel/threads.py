@@ -37,8 +37,8 @@ PIECE = 1 << 16
 #: Texts gathered per thread before a batch is encoded, and the most bytes a batch holds.
 TEXTS_PER_THREAD = 32
 BATCH_BYTES = 32 << 20
-#: Ranges read ahead of the one being encoded.
-READ_AHEAD = 8
+#: Ranges read ahead of the one being encoded (a range is at most 16 MB of text: memory stays bounded).
+READ_AHEAD = 2
 
 
 class _Reader:
