@@ -53,7 +53,7 @@ def test_the_c_loop_is_built() -> None:
     assert TOKENIZERS["cl100k", 1 << 18]._fast is not None
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(
     batches=st.lists(st.lists(TEXTS, max_size=12), min_size=1, max_size=3),
     pattern=st.sampled_from(PATTERNS),
