@@ -11,7 +11,7 @@ setup(
         Extension("bpeproof.impl._c._fastenc", ["impl/_c/_fastenc.c"],
                   depends=["impl/_c/_fastenc_table.h", "impl/_c/_fastenc_merge.h", "impl/_c/_fastenc_cache.h",
                            "impl/_c/_fastenc_scan.h", "impl/_c/_fastenc_count.h", "impl/_c/_fastenc_encode.h",
-                           "impl/_c/_fastenc_batch.h", "impl/_c/_fastenc_merger.h"],
+                           "impl/_c/_fastenc_batch.h", "impl/_c/_fastenc_merger.h", "impl/_c/_fastenc_shared.h"],
                   optional=True),
     ]
 )

@@ -60,6 +60,7 @@
 #include "_fastenc_table.h"  /* the Merger's state, the pair table and the whole-piece table */
 #include "_fastenc_merge.h"  /* the merge loops: enc_R of one word */
 #include "_fastenc_cache.h"  /* the word cache of encode_text */
+#include "_fastenc_shared.h" /* the word cache shared between the threads of encode_texts */
 #include "_fastenc_scan.h"   /* the pre-tokenizers: Scan, scan_init, piece_end, split_pattern */
 #include "_fastenc_count.h"  /* the word counter of training: WordCounter */
 #include "_fastenc_encode.h" /* the encoding methods: encode, encode_pieces, encode_text */

@@ -46,6 +46,7 @@ typedef struct {
     const Merger *m;
     Work *work; /* the thread's own: its merge space, and the words it merged in this batch */
     const Work *shared; /* the calling thread's cache, read by every thread */
+    SharedTable *table; /* the words this batch merged, read and added to by every thread; NULL for none */
     const Scan *scans;
     Py_ssize_t n_texts;
     int which, strict;
@@ -70,8 +71,8 @@ encode_worker(void *arg)
             break;
         /* Appended to here, not in job->outs, which neighbouring texts share cache lines of with other threads. */
         DenseIds ids = {NULL, 0, 0};
-        encode_run(job->m, job->work, job->shared, &job->scans[t], job->which, job->limit, job->strict, &ids,
-                   &job->failures[t]);
+        encode_run(job->m, job->work, job->shared, job->table, &job->scans[t], job->which, job->limit,
+                   job->strict, &ids, &job->failures[t]);
         job->outs[t] = ids;
     }
     return NULL;
@@ -311,14 +312,25 @@ Merger_encode_texts(Merger *m, PyObject *args)
         unlock_shared_cache(m);
         goto done;
     }
+    Py_ssize_t chars = 0;
+    for (Py_ssize_t t = 0; t < n_texts; t++)
+        chars += scans[t].n;
+    SharedTable *new_words = NULL;
+    if (limit > 0 && n_jobs > 1) {
+        if (shared_open(&m->shared, chars) < 0) {
+            unlock_shared_cache(m);
+            goto done;
+        }
+        new_words = &m->shared;
+    }
     Py_ssize_t next = 0;
     BatchJob jobs[MAX_BATCH_THREADS];
-    for (int k = 0; k < n_jobs; k++) {
-        cache_clear(&m->more_work[k]); /* lock_shared_cache took its words into the calling thread's cache */
-        jobs[k] = (BatchJob){m, &m->more_work[k], &m->work, scans, n_texts, which, strict, limit, &next, outs,
-                             failures, NULL, NULL};
-    }
+    for (int k = 0; k < n_jobs; k++) /* lock_shared_cache emptied their caches into the calling thread's */
+        jobs[k] = (BatchJob){m, &m->more_work[k], &m->work, new_words, scans, n_texts, which, strict, limit, &next,
+                             outs, failures, NULL, NULL};
     run_jobs(encode_worker, jobs, n_jobs);
+    PyMem_RawFree(m->shared.slots); /* its entries stay in the threads' chunks until they are taken */
+    m->shared.slots = NULL;
     m->pending_work = limit > 0 ? n_jobs : 0;
     m->pending_limit = limit;
     unlock_shared_cache(m);

@@ -3,8 +3,8 @@
  *
  * Included by _fastenc.c after _fastenc_table.h (each thread's Work holds a cache's entries, arenas and index); the
  * word counter of _fastenc_count.h uses its piece_hash and piece_equal too.  It provides cache_find, cache_store,
- * cache_clear, cache_free and the methods clear_cache and cached_words.  The functions on a Work never call the
- * interpreter (-1 means out of memory; the caller raises), so that threads run them with the GIL released.
+ * cache_clear and work_free; _fastenc_shared.h shares a cache between threads.  The functions on a Work never call
+ * the interpreter (-1 means out of memory; the caller raises), so that threads run them with the GIL released.
  *
  * Keyed by the code points of a piece, so that a piece of the text is looked up without making a str of it.  No
  * Python object is made per word either: an entry's key (its code points) and value (its dense ids) live in two
@@ -17,8 +17,6 @@
 #define BPEPROOF_FASTENC_CACHE_H
 
 #include "_fastenc_table.h"
-
-#include "pythread.h"
 
 typedef struct CacheEntry {
     uint64_t hash; /* piece_hash of the key */
@@ -231,75 +229,6 @@ cache_store(Work *w, Py_ssize_t limit, uint64_t hash, int kind, const void *data
         slot = (slot + 1) & w->index_mask;
     w->index[slot] = (int32_t)e;
     return 0;
-}
-
-/* Add the words the last batch's threads merged to the calling thread's cache (each once); -1 when out of
- * memory. */
-static int
-take_pending_words(Merger *m)
-{
-    for (Py_ssize_t k = 0; k < m->pending_work; k++) {
-        const Work *w = &m->more_work[k];
-        for (Py_ssize_t e = 0; e < w->n_entries; e++) {
-            const CacheEntry *entry = &w->entries[e];
-            Py_ssize_t start = entry->key_at, end = entry->key_at + entry->key_len;
-            if (cache_find(&m->work, entry->hash, PyUnicode_4BYTE_KIND, w->cache_keys, start, end) == NULL &&
-                cache_store(&m->work, m->pending_limit, entry->hash, PyUnicode_4BYTE_KIND, w->cache_keys, start,
-                            end, w->cache_ids + entry->ids_at, entry->ids_len) < 0)
-                return -1;
-        }
-    }
-    m->pending_work = 0;
-    return 0;
-}
-
-/* Take the Merger's batch lock (made here when first needed), waiting with the GIL released while a batch runs:
- * encode_texts reads the calling thread's cache from several threads, and whoever changes it must wait.  Then the
- * words the last batch left pending join that cache.  0, or -1 with MemoryError (the lock not held). */
-static int
-lock_shared_cache(Merger *m)
-{
-    if (m->batch_lock == NULL && (m->batch_lock = PyThread_allocate_lock()) == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    if (!PyThread_acquire_lock(m->batch_lock, NOWAIT_LOCK)) {
-        Py_BEGIN_ALLOW_THREADS
-        PyThread_acquire_lock(m->batch_lock, WAIT_LOCK);
-        Py_END_ALLOW_THREADS
-    }
-    if (take_pending_words(m) < 0) {
-        PyThread_release_lock(m->batch_lock);
-        PyErr_NoMemory();
-        return -1;
-    }
-    return 0;
-}
-
-static void
-unlock_shared_cache(Merger *m)
-{
-    PyThread_release_lock(m->batch_lock);
-}
-
-static PyObject *
-Merger_clear_cache(Merger *m, PyObject *unused)
-{
-    if (lock_shared_cache(m) < 0)
-        return NULL;
-    cache_clear(&m->work);
-    unlock_shared_cache(m);
-    Py_RETURN_NONE;
-}
-
-static PyObject *
-Merger_cached_words(Merger *m, PyObject *unused)
-{
-    if (lock_shared_cache(m) < 0)
-        return NULL;
-    Py_ssize_t words = m->work.n_entries;
-    unlock_shared_cache(m);
-    return PyLong_FromSsize_t(words);
 }
 
 #endif /* BPEPROOF_FASTENC_CACHE_H */

@@ -13,7 +13,7 @@
 #define BPEPROOF_FASTENC_ENCODE_H
 
 #include "_fastenc_merge.h"
-#include "_fastenc_cache.h"
+#include "_fastenc_shared.h"
 #include "_fastenc_scan.h"
 
 /* Why a word could not be encoded (encode_run and load_utf8 return one of these, below zero). */
@@ -147,24 +147,35 @@ dense_append(DenseIds *out, const int32_t *ids, Py_ssize_t n)
 }
 
 /* Append to ``out`` the dense ids of the pieces of the scanned text, through w's cache (at most ``limit`` words;
- * none when 0), after looking in ``shared`` (a cache only read here; NULL for none): 0, or a FAIL_ code with
+ * none when 0), after looking in ``shared`` (the calling thread's cache, only read here; NULL for none) and in a
+ * batch's ``table`` (NULL for none), where the words merged here go while it has room: 0, or a FAIL_ code with
  * ``failure`` filled in.  Calls nothing of the interpreter's. */
 static int
-encode_run(const Merger *m, Work *w, const Work *shared, const Scan *sc, int which, Py_ssize_t limit, int strict,
-           DenseIds *out, Failure *failure)
+encode_run(const Merger *m, Work *w, const Work *shared, SharedTable *table, const Scan *sc, int which,
+           Py_ssize_t limit, int strict, DenseIds *out, Failure *failure)
 {
     for (Py_ssize_t i = 0; i < sc->n;) {
         Py_ssize_t j = piece_end(sc, which, i);
         uint64_t hash = piece_hash(sc->kind, sc->data, i, j);
-        const Work *owner = shared;
+        const int32_t *found = NULL;
+        Py_ssize_t found_len = 0;
         const CacheEntry *entry = shared != NULL ? cache_find(shared, hash, sc->kind, sc->data, i, j) : NULL;
-        if (entry == NULL) {
-            owner = w;
-            entry = cache_find(w, hash, sc->kind, sc->data, i, j);
+        if (entry != NULL) {
+            found = shared->cache_ids + entry->ids_at;
+            found_len = entry->ids_len;
+        } else {
+            const SharedEntry *put = table != NULL ? shared_find(table, hash, sc->kind, sc->data, i, j) : NULL;
+            if (put != NULL) {
+                found = ENTRY_IDS(put);
+                found_len = put->ids_len;
+            } else if ((entry = cache_find(w, hash, sc->kind, sc->data, i, j)) != NULL) {
+                found = w->cache_ids + entry->ids_at;
+                found_len = entry->ids_len;
+            }
         }
         int code = 0;
-        if (entry != NULL) {
-            if (dense_append(out, owner->cache_ids + entry->ids_at, entry->ids_len) < 0)
+        if (found != NULL) {
+            if (dense_append(out, found, found_len) < 0)
                 code = FAIL_MEMORY;
         } else {
             Py_ssize_t n = load_utf8(w, sc->kind, sc->data, i, j, strict);
@@ -173,10 +184,14 @@ encode_run(const Merger *m, Work *w, const Work *shared, const Scan *sc, int whi
             } else {
                 Py_ssize_t len = merge(m, w, n);
                 Py_ssize_t bad = first_unreported(m, w->tok, len);
+                int kept = 0;
                 if (bad >= 0) {
                     code = FAIL_UNREPORTED;
                     failure->byte = w->tok[bad];
-                } else if ((limit > 0 && cache_store(w, limit, hash, sc->kind, sc->data, i, j, w->tok, len) < 0) ||
+                } else if (limit > 0 && table != NULL &&
+                           (kept = shared_put(table, w, hash, sc->kind, sc->data, i, j, w->tok, len)) < 0) {
+                    code = FAIL_MEMORY;
+                } else if ((limit > 0 && !kept && cache_store(w, limit, hash, sc->kind, sc->data, i, j, w->tok, len) < 0) ||
                            dense_append(out, w->tok, len) < 0) {
                     code = FAIL_MEMORY;
                 }
@@ -378,7 +393,7 @@ Merger_encode_text(Merger *m, PyObject *args)
     PyObject *result = NULL;
     if (lock_shared_cache(m) < 0)
         return NULL;
-    int code = encode_run(m, &m->work, NULL, &sc, which, limit, 0, &out, &failure);
+    int code = encode_run(m, &m->work, NULL, NULL, &sc, which, limit, 0, &out, &failure);
     unlock_shared_cache(m);
     if (code < 0)
         raise_failure(text, &failure);

@@ -13,6 +13,7 @@
 #include "_fastenc_table.h"
 #include "_fastenc_merge.h"
 #include "_fastenc_cache.h"
+#include "_fastenc_shared.h"
 #include "_fastenc_encode.h"
 #include "_fastenc_batch.h"
 
@@ -34,8 +35,11 @@ Merger_dealloc(Merger *m)
     PyMem_Free(m->slots);
     PyMem_Free(m->byte_pairs);
     work_free(&m->work);
-    for (Py_ssize_t t = 0; t < m->n_more_work; t++)
+    for (Py_ssize_t t = 0; t < m->n_more_work; t++) {
+        chunks_free(&m->more_work[t]);
         work_free(&m->more_work[t]);
+    }
+    PyMem_RawFree(m->shared.slots);
     PyMem_Free(m->more_work);
     if (m->batch_lock != NULL)
         PyThread_free_lock(m->batch_lock);

@@ -49,7 +49,16 @@ typedef struct Work {
     Py_UCS4 *cache_keys;
     int32_t *cache_ids;
     Py_ssize_t keys_len, keys_cap, ids_len, ids_cap;
+    struct Chunk *chunks; /* the entries this thread put in a batch's shared table (_fastenc_shared.h), newest first */
 } Work;
+
+/* The table of words a batch's threads share (_fastenc_shared.h): slots of entry pointers, set once each. */
+typedef struct {
+    struct SharedEntry **slots; /* NULL when no batch made one */
+    uint64_t mask;
+    Py_ssize_t room; /* entries it takes (half its slots); further words go to the threads' own caches */
+    Py_ssize_t count; /* entries in it, counted atomically */
+} SharedTable;
 
 typedef struct {
     PyObject_HEAD
@@ -74,6 +83,7 @@ typedef struct {
     void *batch_lock; /* a PyThread_type_lock, made by the first encode_texts: one batch at a time owns more_work */
     Py_ssize_t pending_work, pending_limit; /* the first pending_work of more_work hold words a batch merged that
                                              * the calling thread's cache (of at most pending_limit) has not yet */
+    SharedTable shared; /* the last batch's table, until its words join the calling thread's cache */
     int64_t *output_values; /* each dense id's reported id as a number, -1 when it is 2**32 or more (made when a
                              * batch first asks for uint32 ids), so that threads write ids without the interpreter */
 } Merger;
