@@ -137,29 +137,31 @@ shared_put(SharedTable *table, Work *w, uint64_t hash, int kind, const void *dat
 }
 
 /* Add the words the last batch merged (its table's, then its threads' own caches') to the calling thread's
- * cache, each once, and free the table; -1 when out of memory. */
+ * cache, each once, while it has room, and free them; -1 when out of memory.  A full cache takes none: making room
+ * would drop half of it for every half a cache's worth of new words, one thread's work while the others wait,
+ * which took longer than the batches themselves on text of many words (a file in many batches). */
 static int
 take_pending_words(Merger *m)
 {
-    int failed = 0;
-    for (Py_ssize_t k = 0; k < m->pending_work && !failed; k++) {
+    int error = 0;
+    for (Py_ssize_t k = 0; k < m->pending_work; k++) {
         const Work *w = &m->more_work[k];
-        for (const Chunk *chunk = w->chunks; chunk != NULL && !failed; chunk = chunk->next) {
-            for (size_t at = 0; at < chunk->used && !failed;) {
+        for (const Chunk *chunk = w->chunks; chunk != NULL; chunk = chunk->next) {
+            for (size_t at = 0; at < chunk->used && !error && m->work.n_entries < m->pending_limit;) {
                 const SharedEntry *entry = (const SharedEntry *)(chunk->data + at);
                 Py_ssize_t length = entry->key_len;
                 if (cache_find(&m->work, entry->hash, PyUnicode_4BYTE_KIND, ENTRY_KEY(entry), 0, length) == NULL)
-                    failed = cache_store(&m->work, m->pending_limit, entry->hash, PyUnicode_4BYTE_KIND,
-                                         ENTRY_KEY(entry), 0, length, ENTRY_IDS(entry), entry->ids_len) < 0;
+                    error = cache_store(&m->work, m->pending_limit, entry->hash, PyUnicode_4BYTE_KIND,
+                                        ENTRY_KEY(entry), 0, length, ENTRY_IDS(entry), entry->ids_len) < 0;
                 at += (sizeof(SharedEntry) + (size_t)length * 4 + (size_t)entry->ids_len * 4 + 7) & ~(size_t)7;
             }
         }
-        for (Py_ssize_t e = 0; e < w->n_entries && !failed; e++) {
+        for (Py_ssize_t e = 0; e < w->n_entries && !error && m->work.n_entries < m->pending_limit; e++) {
             const CacheEntry *entry = &w->entries[e];
             Py_ssize_t start = entry->key_at, end = entry->key_at + entry->key_len;
             if (cache_find(&m->work, entry->hash, PyUnicode_4BYTE_KIND, w->cache_keys, start, end) == NULL)
-                failed = cache_store(&m->work, m->pending_limit, entry->hash, PyUnicode_4BYTE_KIND, w->cache_keys,
-                                     start, end, w->cache_ids + entry->ids_at, entry->ids_len) < 0;
+                error = cache_store(&m->work, m->pending_limit, entry->hash, PyUnicode_4BYTE_KIND, w->cache_keys,
+                                    start, end, w->cache_ids + entry->ids_at, entry->ids_len) < 0;
         }
     }
     for (Py_ssize_t k = 0; k < m->n_more_work; k++) {
@@ -169,7 +171,7 @@ take_pending_words(Merger *m)
     PyMem_RawFree(m->shared.slots);
     m->shared.slots = NULL;
     m->pending_work = 0;
-    return failed ? -1 : 0;
+    return error ? -1 : 0;
 }
 
 /* Take the Merger's batch lock (made here when first needed), waiting with the GIL released while a batch runs:
