@@ -11,8 +11,9 @@ A batch the C loop cannot encode (a lone surrogate, a byte without an id, an id 
 by the one-process job (``jobs.JOBS["encode"]``), range after range, so that the error raised is the one a
 single process raises for the first failing range.
 
-Reading overlaps encoding: a thread of this process reads and decodes the ranges ahead (a few batches at most)
-while the C loop's threads encode, with the GIL released, what it read before.  A range that cannot be read is
+Reading and writing overlap encoding: a thread of this process reads and decodes the ranges ahead (two at most)
+and another hands the ids of the ranges encoded to ``on_done`` (which writes them), while the C loop's threads
+encode, with the GIL released.  A range that cannot be read is
 handed on as its error, in its place, so that the ranges before it are encoded and written first, as in one
 process.
 """
@@ -85,6 +86,45 @@ class _Reader:
         self._thread.join()
 
 
+class _Writer:
+    """``on_done`` called on a thread of its own, in the order the results are put; the first error it raises is
+    raised again by the next ``put`` or by ``finish``."""
+
+    def __init__(self, on_done: Callable[[int, tuple[bytes, int]], None]) -> None:
+        self._on_done = on_done
+        self._results: queue.Queue[tuple[int, tuple[bytes, int]] | None] = queue.Queue(4)
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._write, name="bpeproof-write-behind", daemon=True)
+        self._thread.start()
+
+    def _write(self) -> None:
+        while True:
+            item = self._results.get()
+            if item is None:
+                return
+            if self._error is None:
+                try:
+                    self._on_done(*item)
+                except BaseException as error:  # raised again in the encoding thread
+                    self._error = error
+
+    def put(self, index: int, value: tuple[bytes, int]) -> None:
+        if self._error is not None:
+            raise self._error
+        self._results.put((index, value))
+
+    def finish(self) -> None:
+        """Wait until every result is handed on; raise the first error."""
+        self.close()
+        if self._error is not None:
+            raise self._error
+
+    def close(self) -> None:
+        if self._thread.is_alive():
+            self._results.put(None)
+            self._thread.join()
+
+
 def encode_plan_on_threads(
     tokenizer: Tokenizer,
     plan: Plan,
@@ -95,10 +135,12 @@ def encode_plan_on_threads(
     on_done: Callable[[int, tuple[bytes, int]], None],
 ) -> None:
     """Encode every range of ``plan`` on ``threads`` threads; ``on_done(index, (uint32 ids as bytes, bytes of
-    text))`` for each range in order, as the worker processes' results arrive in ``pool.run_tasks``."""
+    text))`` for each range in order, as the worker processes' results arrive in ``pool.run_tasks`` (called on
+    another thread, one call at a time)."""
     on_bytes = bar.update if bar is not None else None
     ranges: list[tuple[int, list[str], int]] = []  # (task index, its texts, its bytes of text)
     held = 0
+    writer = _Writer(on_done)
 
     def encode_held() -> None:
         texts = [text for _, range_texts, _ in ranges for text in range_texts]
@@ -106,11 +148,11 @@ def encode_plan_on_threads(
         if ids is None:  # the C loop could not: the one-process job, for its error (or its ids)
             job = JOBS["encode"]((tokenizer, allowed_special, cut, PIECE), None)
             for index, _, _ in ranges:
-                on_done(index, job.run(plan.tasks[index]))
+                writer.put(index, job.run(plan.tasks[index]))
         else:
             start = 0
             for index, range_texts, size in ranges:
-                on_done(index, (b"".join(ids[start : start + len(range_texts)]), size))
+                writer.put(index, (b"".join(ids[start : start + len(range_texts)]), size))
                 start += len(range_texts)
         ranges.clear()
 
@@ -127,7 +169,9 @@ def encode_plan_on_threads(
                 encode_held()
                 held = 0
         encode_held()
+        writer.finish()
     finally:
+        writer.close()
         reader.close()
         if bar is not None:
             bar.close()

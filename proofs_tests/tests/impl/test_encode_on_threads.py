@@ -232,3 +232,22 @@ def test_the_last_line_cut_is_the_last_of_every_line_cut(data: bytes, low: int) 
     assert last_line_cut(bytearray(data * 300), low) == max(
         (p for p in line_cut_positions(data * 300) if p - 2 >= low), default=0
     )
+
+
+def test_an_error_writing_the_ids_stops_the_threads_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ids are written on a thread of their own: its error is the run's, and nothing is left behind."""
+    monkeypatch.setattr(threads, "PIECE", 300)
+    monkeypatch.setattr(threads, "TEXTS_PER_THREAD", 1)
+    names = _write(tmp_path, [_text(5, 4000)])
+    calls = []
+
+    def full_disk(self: object, data: bytes) -> None:
+        calls.append(len(data))
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(parallel.NpyWriter, "write", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        parallel.encode_files(TOKENIZERS["cl100k", 3], names, tmp_path / "ids.npy", workers=2, range_bytes=500)
+    assert len(calls) == 2
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["part0.txt"]
