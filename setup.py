@@ -12,5 +12,7 @@ setup(
                            "impl/_c/_fastenc_scan.h", "impl/_c/_fastenc_count.h", "impl/_c/_fastenc_encode.h",
                            "impl/_c/_fastenc_merger.h"],
                   optional=True),
+        # The loaders' bulk readers (rank files, GGUF strings, sentencepiece pieces, the cache's blobs).
+        Extension("bpeproof.impl._c._fastload", ["impl/_c/_fastload.c"], optional=True),
     ]
 )

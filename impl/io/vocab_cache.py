@@ -53,9 +53,9 @@ __all__ = [
 ]
 
 #: The cache format: changed whenever the layout of an entry or of its descriptions changes.
-FORMAT = 2
+FORMAT = 3
 #: The first bytes of every entry.
-MAGIC = b"BPEPVOC\x02"
+MAGIC = b"BPEPVOC\x03"
 #: The environment variables: the cache's directory, and any value but "" or "0" to turn it off.
 DIRECTORY_VARIABLE = "BPEPROOF_CACHE_DIR"
 OFF_VARIABLE = "BPEPROOF_NO_CACHE"
