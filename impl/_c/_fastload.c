@@ -17,6 +17,13 @@
  *   ``end`` is where they end; when the buffer ends inside them ``end`` is past the buffer and ``failed`` the
  *   number of the string the Python loop stops at (-1 otherwise).
  *
+ * merge_ids(texts: list[str], excluded: bytes, merges: list[str]) -> (lefts, rights, joins) | None
+ *
+ *   The ids of a GGUF file's merges (bpeproof.impl.formats.gguf_vocab.byte_level_tables): each merge cut at its
+ *   first space after its first character, as llama.cpp cuts it, its two sides and their join looked up among
+ *   the texts not ``excluded`` (one flag byte per text), by their UTF-8 bytes.  None unless every side and join
+ *   is such a text and no pair is listed twice (the Python path then reads the merges one by one).
+ *
  * sentencepiece_pieces(data: bytes) -> (texts, scores, types, others) | None
  *
  *   The fields of a serialized ``ModelProto`` (bpeproof.impl.formats.sentencepiece_model): the pieces (field 1)
@@ -259,6 +266,208 @@ fail:
     Py_XDECREF(strings);
     PyBuffer_Release(&view);
     return NULL;
+}
+
+/* ---- GGUF merges ------------------------------------------------------------------------------------------ */
+
+/* A streaming hash of bytes (FNV-1a, then mixed with the length), so that a join hashes without being made. */
+static inline uint64_t
+hash_bytes(uint64_t state, const char *data, Py_ssize_t n)
+{
+    for (Py_ssize_t i = 0; i < n; i++)
+        state = (state ^ (unsigned char)data[i]) * UINT64_C(1099511628211);
+    return state;
+}
+
+static inline uint64_t
+hash_end(uint64_t state, Py_ssize_t length)
+{
+    uint64_t h = state ^ (uint64_t)length;
+    h ^= h >> 29;
+    h *= UINT64_C(0xbf58476d1ce4e5b9);
+    return h ^ (h >> 32);
+}
+
+#define HASH_START UINT64_C(1469598103934665603)
+
+/* The texts by id, and an open-addressing index over them: each slot a text's id (-1: free) and the high half of
+ * its hash, so that a probe reads 8 bytes and a text only when the halves agree. */
+typedef struct {
+    uint32_t tag;
+    int32_t id;
+} TextSlot;
+
+typedef struct {
+    TextSlot *slots;
+    uint64_t mask;
+    const char **data;
+    Py_ssize_t *size;
+} TextIndex;
+
+static inline int
+text_is(const TextIndex *index, int32_t id, const char *a, Py_ssize_t na, const char *b, Py_ssize_t nb)
+{
+    const char *data = index->data[id];
+    return data != NULL && index->size[id] == na + nb && memcmp(data, a, (size_t)na) == 0 &&
+           memcmp(data + na, b, (size_t)nb) == 0;
+}
+
+/* The id of the text made of a[0:na] then b[0:nb], -1 when no text of the index is that. */
+static int32_t
+text_find(const TextIndex *index, const char *a, Py_ssize_t na, const char *b, Py_ssize_t nb)
+{
+    uint64_t h = hash_end(hash_bytes(hash_bytes(HASH_START, a, na), b, nb), na + nb);
+    uint32_t tag = (uint32_t)(h >> 32);
+    for (uint64_t i = h & index->mask;; i = (i + 1) & index->mask) {
+        const TextSlot *slot = &index->slots[i];
+        if (slot->id < 0)
+            return -1;
+        if (slot->tag == tag && text_is(index, slot->id, a, na, b, nb))
+            return slot->id;
+    }
+}
+
+/* Whether two of keys[0:n] are equal, found by sorting them (a radix sort over their 16-bit digits, in the
+ * room of n more keys after them, counting in ``counts``: 65537 of them): in order, where a table of them would
+ * be read at random. */
+static int
+sorted_has_repeat(uint64_t *keys, Py_ssize_t n, Py_ssize_t *counts)
+{
+    uint64_t *from = keys, *to = keys + n;
+    for (int shift = 0; shift < 64; shift += 16) {
+        memset(counts, 0, 65537 * sizeof(Py_ssize_t));
+        for (Py_ssize_t i = 0; i < n; i++)
+            counts[((from[i] >> shift) & 0xFFFF) + 1]++;
+        for (int d = 0; d < 65536; d++)
+            counts[d + 1] += counts[d];
+        for (Py_ssize_t i = 0; i < n; i++)
+            to[counts[(from[i] >> shift) & 0xFFFF]++] = from[i];
+        uint64_t *swap = from;
+        from = to;
+        to = swap;
+    }
+    for (Py_ssize_t i = 1; i < n; i++)
+        if (from[i] == from[i - 1])
+            return 1;
+    return 0;
+}
+
+static PyObject *
+merge_ids(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *texts, *merges;
+    Py_buffer excluded;
+    if (!PyArg_ParseTuple(args, "O!y*O!:merge_ids", &PyList_Type, &texts, &excluded, &PyList_Type, &merges))
+        return NULL;
+    Py_ssize_t count = PyList_GET_SIZE(texts), lines = PyList_GET_SIZE(merges);
+    TextIndex index = {NULL, 0, NULL, NULL};
+    uint64_t *pairs = NULL;
+    PyObject *columns[3] = {NULL, NULL, NULL}, *result = NULL;
+    if (excluded.len != count || count >= INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "merge_ids: one excluded flag per text");
+        goto done;
+    }
+    uint64_t size = 16;
+    while (size < (uint64_t)count * 2 + 2)
+        size *= 2;
+    index.mask = size - 1;
+    index.slots = PyMem_Malloc(size * sizeof(TextSlot));
+    index.data = PyMem_Calloc((size_t)(count > 0 ? count : 1), sizeof(const char *));
+    index.size = PyMem_Malloc((size_t)(count > 0 ? count : 1) * sizeof(Py_ssize_t));
+    if (index.slots == NULL || index.data == NULL || index.size == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (uint64_t i = 0; i < size; i++)
+        index.slots[i].id = -1;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        if (((const char *)excluded.buf)[k])
+            continue;
+        PyObject *text = PyList_GET_ITEM(texts, k);
+        Py_ssize_t n;
+        const char *data = PyUnicode_Check(text) ? PyUnicode_AsUTF8AndSize(text, &n) : NULL;
+        if (data == NULL) {
+            PyErr_Clear();
+            goto none; /* not text, or not UTF-8: the Python path's */
+        }
+        if (text_find(&index, data, n, data, 0) >= 0)
+            goto none; /* a text given twice: the Python path's */
+        uint64_t h = hash_end(hash_bytes(HASH_START, data, n), n);
+        uint64_t i = h & index.mask;
+        while (index.slots[i].id >= 0)
+            i = (i + 1) & index.mask;
+        index.slots[i] = (TextSlot){(uint32_t)(h >> 32), (int32_t)k};
+        index.data[k] = data;
+        index.size[k] = n;
+    }
+    for (int c = 0; c < 3; c++) {
+        columns[c] = PyList_New(lines);
+        if (columns[c] == NULL)
+            goto done;
+    }
+    pairs = PyMem_Malloc((size_t)(lines > 0 ? lines : 1) * 2 * sizeof(uint64_t)); /* the keys, and room to sort */
+    if (pairs == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    /* Most files give the merge of line i the id i + a constant: that id is tried before the index. */
+    Py_ssize_t shift = 0;
+    for (Py_ssize_t line = 0; line < lines; line++) {
+        PyObject *merge = PyList_GET_ITEM(merges, line);
+        Py_ssize_t n;
+        const char *data = PyUnicode_Check(merge) ? PyUnicode_AsUTF8AndSize(merge, &n) : NULL;
+        if (data == NULL) {
+            PyErr_Clear();
+            goto none;
+        }
+        /* llama.cpp's cut: the first space after the first character. */
+        Py_ssize_t first = n == 0 ? 0 : ((unsigned char)data[0] < 0x80 ? 1 : (unsigned char)data[0] < 0xE0 ? 2
+                                        : (unsigned char)data[0] < 0xF0 ? 3 : 4);
+        const char *space = first < n ? memchr(data + first, ' ', (size_t)(n - first)) : NULL;
+        if (space == NULL)
+            goto none;
+        Py_ssize_t cut = space - data;
+        const char *right = space + 1;
+        Py_ssize_t right_size = n - cut - 1;
+        int32_t a = text_find(&index, data, cut, data, 0);
+        int32_t b = text_find(&index, right, right_size, data, 0);
+        Py_ssize_t guess = line + shift;
+        int32_t c = guess >= 0 && guess < count && text_is(&index, (int32_t)guess, data, cut, right, right_size)
+                        ? (int32_t)guess : text_find(&index, data, cut, right, right_size);
+        if (a < 0 || b < 0 || c < 0)
+            goto none; /* a side or the join is no token: the Python path sorts these out */
+        shift = c - line;
+        pairs[line] = (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
+        int32_t ids[3] = {a, b, c};
+        for (int col = 0; col < 3; col++) {
+            PyObject *id = PyLong_FromLong(ids[col]);
+            if (id == NULL)
+                goto done;
+            PyList_SET_ITEM(columns[col], line, id);
+        }
+    }
+    Py_ssize_t *counts = PyMem_Malloc(65537 * sizeof(Py_ssize_t));
+    if (counts == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int repeat = sorted_has_repeat(pairs, lines, counts);
+    PyMem_Free(counts);
+    if (repeat)
+        goto none; /* a pair listed twice: the Python path keeps its first line */
+    result = Py_BuildValue("(OOO)", columns[0], columns[1], columns[2]);
+    goto done;
+none:
+    result = Py_NewRef(Py_None);
+done:
+    PyMem_Free(index.slots);
+    PyMem_Free(index.data);
+    PyMem_Free(index.size);
+    PyMem_Free(pairs);
+    for (int c = 0; c < 3; c++)
+        Py_XDECREF(columns[c]);
+    PyBuffer_Release(&excluded);
+    return result;
 }
 
 /* ---- sentencepiece models --------------------------------------------------------------------------------- */
@@ -530,6 +739,8 @@ static PyMethodDef module_methods[] = {
     {"rank_file", rank_file, METH_O, "rank_file(data): a well-formed tiktoken rank file's table, or None."},
     {"length_prefixed", length_prefixed, METH_VARARGS,
      "length_prefixed(buffer, offset, count, keep): a GGUF array of strings, (strings, end, failed)."},
+    {"merge_ids", merge_ids, METH_VARARGS,
+     "merge_ids(texts, excluded, merges): the (left, right, joined) ids of a GGUF file's merges, or None."},
     {"sentencepiece_pieces", sentencepiece_pieces, METH_O,
      "sentencepiece_pieces(data): (texts, scores, types, other fields) of a ModelProto, or None."},
     {"joined", joined, METH_O, "joined(items): (blob, offsets, their width) of a list of bytes or of str."},

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from bpeproof.impl.io.c_readers import c_readers
 from bpeproof.impl.io.errors import FormatError, os_problem
 from bpeproof.impl.io.files import GZIP_MAGIC, gunzip, is_gzip_name
 
@@ -114,6 +115,13 @@ def _read_value(reader: _Reader, kind: int, keep: bool) -> tuple[str, Any]:
     if item == _STRING:
         if count > (reader.size - reader.offset) // 8:
             raise reader.fail(f"an array of {count} strings does not fit in the rest of the file (truncated)")
+        fast = c_readers()
+        if fast is not None:
+            texts, offset, number = fast.length_prefixed(reader.buffer, reader.offset, count, keep)
+            if offset > reader.size:
+                raise reader.fail(f"the file ends inside string {number} of an array of {count} (truncated)")
+            reader.offset = offset
+            return "array[string]", texts
         buffer = reader.buffer
         unpack = struct.Struct("<Q").unpack_from
         offset = reader.offset

@@ -14,8 +14,11 @@ import codecs
 import functools
 import operator
 import os
+import re
+from array import array
+from bisect import bisect_right
 from dataclasses import dataclass
-from itertools import accumulate, repeat
+from itertools import accumulate, compress, pairwise, repeat
 from typing import Any
 
 from bpeproof.impl.formats.gguf_tokenizer import (
@@ -28,6 +31,7 @@ from bpeproof.impl.formats.gguf_tokenizer import (
     read_gguf_tokenizer,
 )
 from bpeproof.impl.formats.vocab import Vocab, bytes_to_unicode
+from bpeproof.impl.io.c_readers import c_readers
 from bpeproof.impl.io.errors import FormatError
 
 __all__ = [
@@ -78,19 +82,41 @@ def byte_level_bytes(text: str) -> bytes | None:
     return data
 
 
+@functools.cache
+def _outside_table() -> re.Pattern[str]:
+    """A character that GPT-2's byte-to-character table does not hold."""
+    return re.compile("[^" + "".join(map(re.escape, bytes_to_unicode().values())) + "]")
+
+
 def _all_byte_level(texts: list[str]) -> list[bytes | None]:
-    """``byte_level_bytes`` of every string: one call for all when every one is in the table."""
-    try:
-        joined: bytes = codecs.charmap_encode("".join(texts), "strict", _byte_level_codec())[0]
-    except UnicodeEncodeError:
+    """``byte_level_bytes`` of every string, in whole-list passes: the strings joined are encoded at once (a
+    character outside the table as one ``?`` byte, so that every string keeps its length) and cut where each
+    starts; the few strings that hold such a character are then None."""
+    joined = "".join(texts)
+    data: bytes = codecs.charmap_encode(joined, "replace", _byte_level_codec())[0]
+    offsets = array("i" if len(data) < 1 << 31 else "q", accumulate(map(len, texts), initial=0))
+    fast = c_readers()
+    found: list[bytes | None]
+    if fast is not None:
+        found = fast.cut(data, offsets.tobytes(), offsets.itemsize)
+    else:
+        found = [data[start:end] for start, end in pairwise(offsets)]
+    if len(data) != len(joined):  # pragma: no cover - the replacement is one byte per character
         return [byte_level_bytes(text) for text in texts]
-    ends = list(accumulate(map(len, texts)))
-    return [joined[start:end] for start, end in zip([0, *ends], ends, strict=False)]
+    for match in _outside_table().finditer(joined):
+        found[bisect_right(offsets, match.start()) - 1] = None
+    return found
+
+
+@functools.cache
+def _character_bytes() -> dict[str, int]:
+    """GPT-2's byte-to-character table, character → byte."""
+    return {char: byte for byte, char in bytes_to_unicode().items()}
 
 
 def _llama_decode_text(text: str) -> bytes:
     """llama.cpp's ``llama_decode_text``: each character's byte, or ``[UNK_BYTE_0x<hex>`` text ``]``."""
-    table = {char: byte for byte, char in bytes_to_unicode().items()}
+    table = _character_bytes()
     out = bytearray()
     for char in text:
         byte = table.get(char)
@@ -121,19 +147,30 @@ def byte_level_tables(tokenizer: GGUFTokenizer) -> ByteLevelTables:
     texts = tokenizer.texts
     count = len(texts)
     token_bytes = _all_byte_level(texts)
-    outside = [token for token, data in enumerate(token_bytes) if data is None]  # spelt outside the table
+    # Spelt outside the table (found at C speed: the list holds few None).
+    outside = list(compress(range(count), map(operator.is_, token_bytes, repeat(None))))
     lookup: dict[bytes, int] = dict(zip(token_bytes, range(count), strict=True))  # type: ignore[arg-type]
     lookup.pop(None, None)  # type: ignore[call-overload]
     decoded: dict[int, bytes] = dict(zip(range(count), token_bytes, strict=True))  # type: ignore[arg-type]
     for token in outside:
         decoded[token] = _llama_decode_text(texts[token])
     special = CONTROL | USER_DEFINED | UNKNOWN
-    for token in [token for token, attr in enumerate(tokenizer.attrs) if attr & special]:
+    for token in list(compress(range(count), map(special.__and__, tokenizer.attrs))):
         del decoded[token]
+    fast = c_readers()
+    if fast is not None:  # the usual file: every merge joins two tokens into one, each pair once
+        excluded = bytearray(count)
+        for token in outside:
+            excluded[token] = 1
+        found = fast.merge_ids(texts, excluded, tokenizer.merges)
+        if found is not None:
+            return ByteLevelTables(token_bytes, lookup, decoded, found)
     # Ids of the strings BPE can build (tokens spelt in the table); the others are never a piece.
-    buildable = dict(zip(texts, range(count), strict=True))
-    for token in outside:
-        del buildable[texts[token]]
+    buildable = tokenizer.index_of
+    if outside:
+        buildable = dict(buildable)
+        for token in outside:
+            del buildable[texts[token]]
     sides = merge_sides(tokenizer.merges)
     lefts, rights = sides[0::2], sides[1::2]
     a_ids = list(map(buildable.get, lefts))

@@ -74,6 +74,11 @@ class DeferredState:
         state.pop(_PENDING, None)
         return state
 
+    def defer(self, name: str, make: Callable[[], Any]) -> None:
+        """Leave the attribute ``name`` unset, to be ``make()`` the first time it is read (a table that only
+        some uses need, such as one that a ``DERIVED`` method makes)."""
+        self.__dict__.setdefault(_PENDING, {})[name] = make
+
 
 #: The attribute that holds an object's still packed attributes (``DeferredState``).
 _PENDING = "_packed_state_pending"
@@ -197,9 +202,12 @@ class _Packer:
             return {"t": "tuple-of", "c": name, "e": self.items(list(value))}
         derived: dict[str, str] = {}
         if isinstance(value, DeferredState):
-            value.__getstate__()  # every attribute unpacked, should it come from an entry itself
             derived = value.DERIVED
-        attributes = {key: self.pack(item) for key, item in _attributes(value).items() if key not in derived}
+            for attribute in list(value.__dict__.get(_PENDING) or ()):  # unpacked, should it come from an entry
+                if attribute not in derived:  # (a derived one is left out: not made only to be dropped)
+                    getattr(value, attribute)
+        attributes = {key: self.pack(item) for key, item in _attributes(value).items()
+                      if key not in derived and key != _PENDING}
         return {"t": "object", "c": name, "a": attributes}
 
 

@@ -5,14 +5,20 @@ from __future__ import annotations
 
 import base64
 import random
+import struct
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bpeproof.impl.formats import gguf_tokenizer, gguf_vocab
+from bpeproof.impl.formats.gguf_container import parse_gguf_metadata
+from bpeproof.impl.formats.gguf_tokenizer import GGUFTokenizer, read_gguf_tokenizer
 from bpeproof.impl.formats.tiktoken_file import parse_tiktoken
+from bpeproof.impl.formats.vocab import bytes_to_unicode
 from bpeproof.impl.io import c_readers
 from bpeproof.impl.io.errors import FormatError
 
@@ -88,3 +94,75 @@ def test_rank_file_reads_a_well_formed_file_in_one_pass() -> None:
     assert FAST.rank_file(b"QQ== 1\n") == {b"A": 1}
     assert FAST.rank_file(b"QQ== 1\nQQ== 1\n") is None  # a token given twice, even with the same rank
     assert FAST.rank_file(b"QR== 1\n") is None  # not canonical: bits left over that b2a_base64 never sets
+
+
+# -- GGUF string arrays and merges -----------------------------------------------------------------------------
+
+
+def _gguf_strings(strings: list[bytes], count: int) -> bytes:
+    """A GGUF file whose one pair is an array of ``count`` strings, of which ``strings`` are written."""
+    items = b"".join(struct.pack("<Q", len(data)) + data for data in strings)
+    key = b"tokenizer.ggml.tokens"
+    pair = struct.pack("<Q", len(key)) + key + struct.pack("<IIQ", 9, 8, count) + items
+    return b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + pair
+
+
+@FUZZ
+@given(st.lists(st.binary(max_size=6), max_size=12), st.integers(0, 3), st.integers(0, 40), st.booleans())
+def test_gguf_string_arrays_read_alike(strings: list[bytes], extra: int, cut: int, keep: bool) -> None:
+    data = _gguf_strings(strings, len(strings) + (extra if cut else 0))
+    data = data[: len(data) - cut] if cut < len(data) else data
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        fast, slow = both(monkeypatch, lambda: parse_gguf_metadata("x.gguf", data, lambda key: keep))
+    assert fast == slow
+
+
+def test_gguf_strings_keep_bytes_that_are_not_utf8() -> None:
+    data = _gguf_strings([b"ok", b"\xff\xfe", b"", "é".encode()], 4)
+    assert parse_gguf_metadata("x.gguf", data).values["tokenizer.ggml.tokens"] == ["ok", "\udcff\udcfe", "", "é"]
+
+
+GPT2 = bytes_to_unicode()
+
+
+@st.composite
+def gguf_tokenizers(draw: st.DrawFn) -> GGUFTokenizer:
+    """A byte-level GGUF tokenizer: the 256 bytes, merged tokens, a few texts outside GPT-2's table, and merges
+    of which some may be odd (a side or the join no token, a pair repeated, no space after the first character)."""
+    texts = [GPT2[byte] for byte in range(256)]
+    merges: list[str] = []
+    for _ in range(draw(st.integers(0, 25))):
+        left, right = draw(st.sampled_from(texts)), draw(st.sampled_from(texts))
+        if left + right not in texts:
+            texts.append(left + right)
+        merges.append(f"{left} {right}")
+    texts += [text for text in draw(st.lists(st.sampled_from(["<|end|>", "a b", "\u00a0x", "[PAD]", "é"]),
+                                             unique=True)) if text not in texts]
+    odd = draw(st.lists(st.sampled_from(["a b", "ab c", " a", "a", "", "Ġ Ġ", "é x", "a  b", "<|end|> a"]),
+                        max_size=3))
+    for line in odd:
+        merges.insert(draw(st.integers(0, len(merges))), line)
+    repeated = draw(st.booleans())
+    if merges and repeated:
+        merges.append(draw(st.sampled_from(merges)))  # a pair listed twice
+    random.Random(draw(st.integers(0, 9))).shuffle(texts)
+    attrs = [gguf_tokenizer.NORMAL] * len(texts)
+    return GGUFTokenizer("x.gguf", "gpt2", "gpt-2", "gpt2", texts, attrs, merges)
+
+
+@FUZZ
+@given(gguf_tokenizers())
+def test_gguf_byte_level_tables_alike(tokenizer: GGUFTokenizer) -> None:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        fast, slow = both(monkeypatch, lambda: gguf_vocab.byte_level_tables(tokenizer))
+    assert fast == slow
+
+
+def test_gguf_merge_ids_of_a_real_file() -> None:
+    path = Path(__file__).resolve().parents[2] / "fixtures" / "llama_cpp" / "ggml-vocab-gpt-2.gguf.gz"
+    tokenizer = read_gguf_tokenizer(path)
+    found = FAST.merge_ids(tokenizer.texts, bytearray(len(tokenizer.texts)), tokenizer.merges)
+    assert found is not None and len(found[0]) == len(tokenizer.merges) == 50_000
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        fast, slow = both(monkeypatch, lambda: gguf_vocab.byte_level_tables(tokenizer))
+    assert fast == slow and fast.merge_ids == found
