@@ -575,8 +575,8 @@ sentencepiece_pieces(PyObject *Py_UNUSED(module), PyObject *arg)
         }
         else
             goto none;
-        if (number == 1)
-            goto none_item; /* a piece that is not a sub-message: the Python reader refuses it */
+        if (number <= 3 && wire != 2)
+            goto none_item; /* a piece or spec that is not a sub-message: the Python reader refuses it */
         if (item == NULL || PyList_Append(others, item) < 0) {
             Py_XDECREF(item);
             goto fail;

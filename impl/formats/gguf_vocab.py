@@ -15,10 +15,9 @@ import functools
 import operator
 import os
 import re
-from array import array
 from bisect import bisect_right
 from dataclasses import dataclass
-from itertools import accumulate, compress, pairwise, repeat
+from itertools import accumulate, compress, repeat
 from typing import Any
 
 from bpeproof.impl.formats.gguf_tokenizer import (
@@ -31,7 +30,7 @@ from bpeproof.impl.formats.gguf_tokenizer import (
     read_gguf_tokenizer,
 )
 from bpeproof.impl.formats.vocab import Vocab, bytes_to_unicode
-from bpeproof.impl.io.c_readers import c_readers
+from bpeproof.impl.io.c_readers import c_readers, cut_at
 from bpeproof.impl.io.errors import FormatError
 
 __all__ = [
@@ -94,15 +93,10 @@ def _all_byte_level(texts: list[str]) -> list[bytes | None]:
     starts; the few strings that hold such a character are then None."""
     joined = "".join(texts)
     data: bytes = codecs.charmap_encode(joined, "replace", _byte_level_codec())[0]
-    offsets = array("i" if len(data) < 1 << 31 else "q", accumulate(map(len, texts), initial=0))
-    fast = c_readers()
-    found: list[bytes | None]
-    if fast is not None:
-        found = fast.cut(data, offsets.tobytes(), offsets.itemsize)
-    else:
-        found = [data[start:end] for start, end in pairwise(offsets)]
     if len(data) != len(joined):  # pragma: no cover - the replacement is one byte per character
         return [byte_level_bytes(text) for text in texts]
+    offsets = list(accumulate(map(len, texts), initial=0))
+    found: list[bytes | None] = cut_at(data, offsets)  # type: ignore[assignment]
     for match in _outside_table().finditer(joined):
         found[bisect_right(offsets, match.start()) - 1] = None
     return found

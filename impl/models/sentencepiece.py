@@ -3,12 +3,16 @@ score of the piece they spell, highest first, unknown characters as byte pieces 
 
 from __future__ import annotations
 
+import math
 import re
 import struct
+from array import array
 from collections.abc import Iterator, Mapping, Sequence
+from itertools import accumulate, compress
 from typing import Any
 
 from bpeproof.impl.formats.derive import last_split
+from bpeproof.impl.io.c_readers import cut_at
 from bpeproof.impl.merge_loop import merge
 from bpeproof.impl.models.steps import Part, PieceSteps, replay_steps, substrings, traced_steps
 from bpeproof.impl.normalizers.sentencepiece import SPACE_SYMBOL, SentencePieceNormalizer, longest_prefix
@@ -21,6 +25,8 @@ __all__ = ["SentencePieceModel", "score_key"]
 PIECE_NORMAL, PIECE_UNKNOWN, PIECE_CONTROL, PIECE_USER_DEFINED, PIECE_UNUSED, PIECE_BYTE = 1, 2, 3, 4, 5, 6
 _PIECE_TYPES = frozenset({PIECE_NORMAL, PIECE_UNKNOWN, PIECE_CONTROL, PIECE_USER_DEFINED, PIECE_UNUSED, PIECE_BYTE})
 _MERGEABLE = frozenset({PIECE_NORMAL, PIECE_USER_DEFINED, PIECE_UNUSED})
+#: The pieces whose bytes are not their text's (``token_table``).
+_SPECIAL_TYPES = frozenset({PIECE_CONTROL, PIECE_UNKNOWN})
 #: The library refuses pieces of this many bytes or more.
 PIECE_LIMIT = 8000
 #: How deep the library splits unused pieces again before it keeps one as it is.
@@ -36,6 +42,107 @@ def score_key(score: float) -> int:
     floats reversed, so that -0.0 ranks below +0.0 (the library's ``SymbolPairComparator``)."""
     bits = int(struct.unpack("<i", struct.pack("<f", score))[0])
     return bits if bits >= 0 else -(bits & 0x7FFFFFFF) - 1
+
+
+#: A model's tables as its constructor reads them from the pieces: the texts and types in id order, text → id,
+#: the normal, user-defined and unused pieces (text, then score, in id order), the unknown piece, each byte's piece.
+_Tables = tuple[list[str], list[int], dict[str, int], list[str], list[float], int | None, list[int | None]]
+
+def _checked_tables(pieces: Sequence[tuple[str, float, int]], byte_fallback: bool) -> _Tables:
+    """The tables, each piece checked in turn: the first that the library refuses raises ``BPEValueError``."""
+    texts: list[str] = []
+    types: list[int] = []
+    ids: dict[str, int] = {}
+    mergeable: list[str] = []
+    scores: list[float] = []
+    unk: int | None = None
+    byte_ids: list[int | None] = [None] * ALPHABET_SIZE
+    for token, piece in enumerate(pieces):
+        if not (isinstance(piece, tuple) and len(piece) == 3):
+            raise BPETypeError(f"piece {token} must be a (text, score, type) triple, not {piece!r}")
+        text, score, kind = piece
+        if not isinstance(text, str) or not text:
+            raise BPEValueError(f"piece {token}: the text must be a non-empty str, not {text!r}")
+        if not isinstance(score, (int, float)) or score != score:
+            raise BPEValueError(f"piece {token} {text!r}: the score {score!r} is not a number")
+        if kind not in _PIECE_TYPES:
+            raise BPEValueError(f"piece {token} {text!r}: unknown piece type {kind!r}")
+        if text == "\0" and byte_fallback:
+            kind = PIECE_UNUSED  # the library's workaround for converted models that list the NUL byte twice
+        texts.append(text)
+        types.append(kind)
+        if len(text.encode("utf-8")) >= PIECE_LIMIT:
+            raise BPEValueError(f"piece {token} is {len(text.encode('utf-8'))} bytes long (the limit is 8000)")
+        if text == "\0" and kind == PIECE_UNUSED:
+            continue  # left out, as the library leaves it out
+        if "\0" in text:
+            raise BPEValueError(f"piece {token} {text!r} holds a NUL character")
+        if text in ids:
+            raise BPEValueError(f"piece {token} {text!r} is already defined as piece {ids[text]}")
+        ids[text] = token
+        if kind in _MERGEABLE:
+            score_key(float(score))  # (a score beyond float32's range is refused here)
+            mergeable.append(text)
+            scores.append(float(score))
+        if kind == PIECE_UNKNOWN:
+            if unk is not None:
+                raise BPEValueError(f"piece {token} {text!r}: the unknown piece is already piece {unk}")
+            unk = token
+        if kind == PIECE_BYTE:
+            if not byte_fallback:
+                raise BPEValueError(f"piece {token} is the byte piece {text!r} although byte_fallback is false")
+            value = _byte_piece_value(text)
+            if value is None:
+                raise BPEValueError(f"piece {token}: {text!r} is not a byte piece <0x00>..<0xFF>")
+            byte_ids[value] = token
+    return texts, types, ids, mergeable, scores, unk, byte_ids
+
+
+def _plain_tables(pieces: Sequence[tuple[str, float, int]], byte_fallback: bool) -> _Tables | None:
+    """``_checked_tables`` of the usual model, in whole-list passes (no Python step per piece): every piece a
+    triple of a distinct non-empty text of fewer than 2000 characters without NUL, a float or int score that a
+    float32 holds, a known type (an int), at most one unknown piece, byte pieces only with ``byte_fallback``; None
+    for any other model, which ``_checked_tables`` then reads piece by piece."""
+    if not pieces or set(map(type, pieces)) != {tuple} or set(map(len, pieces)) != {3}:
+        return None
+    texts, raw_scores, types = (list(column) for column in zip(*pieces, strict=True))
+    if set(map(type, texts)) != {str} or "" in texts or max(map(len, texts)) * 4 >= PIECE_LIMIT:
+        return None
+    if not set(map(type, raw_scores)) <= {float, int} or set(map(type, types)) != {int}:
+        return None
+    scores = list(map(float, raw_scores))
+    if any(map(math.isnan, scores)) or not set(types) <= _PIECE_TYPES or "\0" in "".join(texts):
+        return None
+    single = array("f", scores)  # (a score that float32 cannot hold, which score_key refuses, becomes infinite)
+    if math.inf in single or -math.inf in single:
+        return None
+    ids = dict(zip(texts, range(len(texts)), strict=True))
+    unknown = types.count(PIECE_UNKNOWN)
+    if len(ids) != len(texts) or unknown > 1:
+        return None
+    byte_ids: list[int | None] = [None] * ALPHABET_SIZE
+    for token in compress(range(len(types)), map(PIECE_BYTE.__eq__, types)):
+        value = _byte_piece_value(texts[token])
+        if not byte_fallback or value is None:
+            return None
+        byte_ids[value] = token
+    flags = list(map(_MERGEABLE.__contains__, types))
+    unk = types.index(PIECE_UNKNOWN) if unknown else None
+    return texts, types, ids, list(compress(texts, flags)), list(compress(scores, flags)), unk, byte_ids
+
+
+def _bits_order(bits: int) -> int:
+    """``score_key`` of the float32 whose bits (as a signed int) these are."""
+    return bits if bits >= 0 else -(bits & 0x7FFFFFFF) - 1
+
+
+def _score_codes(texts: list[str], scores: list[float]) -> dict[str, int]:
+    """Each piece's rank among the distinct float32 scores, highest first, as ``score_key`` orders them: the
+    scores as float32 bits in one pass, then one step per distinct score."""
+    bits = array("i")
+    bits.frombytes(array("f", scores).tobytes())
+    ranked = {key: code for code, key in enumerate(sorted(set(bits), key=_bits_order, reverse=True))}
+    return dict(zip(texts, map(ranked.__getitem__, bits), strict=True))
 
 
 class SentencePieceModel:
@@ -79,50 +186,8 @@ class SentencePieceModel:
         unk_surface: str = " \u2047 ",
         cache_size: int = 1 << 16,
     ) -> None:
-        texts: list[str] = []
-        types: list[int] = []
-        ids: dict[str, int] = {}
-        keys: dict[str, int] = {}
-        scores: dict[str, float] = {}
-        unk: int | None = None
-        byte_ids: list[int | None] = [None] * ALPHABET_SIZE
-        for token, piece in enumerate(pieces):
-            if not (isinstance(piece, tuple) and len(piece) == 3):
-                raise BPETypeError(f"piece {token} must be a (text, score, type) triple, not {piece!r}")
-            text, score, kind = piece
-            if not isinstance(text, str) or not text:
-                raise BPEValueError(f"piece {token}: the text must be a non-empty str, not {text!r}")
-            if not isinstance(score, (int, float)) or score != score:
-                raise BPEValueError(f"piece {token} {text!r}: the score {score!r} is not a number")
-            if kind not in _PIECE_TYPES:
-                raise BPEValueError(f"piece {token} {text!r}: unknown piece type {kind!r}")
-            if text == "\0" and byte_fallback:
-                kind = PIECE_UNUSED  # the library's workaround for converted models that list the NUL byte twice
-            texts.append(text)
-            types.append(kind)
-            if len(text.encode("utf-8")) >= PIECE_LIMIT:
-                raise BPEValueError(f"piece {token} is {len(text.encode('utf-8'))} bytes long (the limit is 8000)")
-            if text == "\0" and kind == PIECE_UNUSED:
-                continue  # left out, as the library leaves it out
-            if "\0" in text:
-                raise BPEValueError(f"piece {token} {text!r} holds a NUL character")
-            if text in ids:
-                raise BPEValueError(f"piece {token} {text!r} is already defined as piece {ids[text]}")
-            ids[text] = token
-            if kind in _MERGEABLE:
-                keys[text] = score_key(float(score))
-                scores[text] = float(score)
-            if kind == PIECE_UNKNOWN:
-                if unk is not None:
-                    raise BPEValueError(f"piece {token} {text!r}: the unknown piece is already piece {unk}")
-                unk = token
-            if kind == PIECE_BYTE:
-                if not byte_fallback:
-                    raise BPEValueError(f"piece {token} is the byte piece {text!r} although byte_fallback is false")
-                value = _byte_piece_value(text)
-                if value is None:
-                    raise BPEValueError(f"piece {token}: {text!r} is not a byte piece <0x00>..<0xFF>")
-                byte_ids[value] = token
+        tables = _plain_tables(pieces, byte_fallback) or _checked_tables(pieces, byte_fallback)
+        texts, types, ids, mergeable, mergeable_scores, unk, byte_ids = tables
         if unk is None and not byte_fallback:
             raise BPEValueError("the model has no unknown piece and no byte_fallback (sentencepiece requires one)")
         if byte_fallback and None in byte_ids:
@@ -134,12 +199,11 @@ class SentencePieceModel:
         self._byte_fallback = byte_fallback
         self._byte_ids = [token for token in byte_ids if token is not None]
         self._byte_pieces = [f"<0x{byte:02X}>" for byte in range(ALPHABET_SIZE)]
-        ranked = {key: code for code, key in enumerate(sorted(set(keys.values()), reverse=True))}
-        self._codes = {text: ranked[key] for text, key in keys.items()}
-        self._scores = scores  # for merge_steps' labels
+        self._codes = _score_codes(mergeable, mergeable_scores)
+        self._scores = dict(zip(mergeable, mergeable_scores, strict=True))  # for merge_steps' labels
         self._longest: int | None = None  # the longest piece, for article_steps (found on first use)
-        self._has_unused = any(types[token] == PIECE_UNUSED for token in ids.values())
-        self._bigrams = {text[i : i + 2] for text in keys for i in range(len(text) - 1)}
+        self._has_unused = PIECE_UNUSED in map(types.__getitem__, ids.values())
+        self._bigrams = {text[i : i + 2] for text in mergeable for i in range(len(text) - 1)}
         user_defined = [text for text, token in ids.items() if types[token] == PIECE_USER_DEFINED]
         self.normalizer = SentencePieceNormalizer(
             units=charsmap_units,
@@ -170,19 +234,21 @@ class SentencePieceModel:
 
     def token_table(self) -> dict[int, bytes]:
         """The bytes of every id: a piece's text with ``▁`` as the space, a byte piece's byte, nothing for a
-        control piece, the unknown piece as the model's ``unk_surface``."""
-        table: dict[int, bytes] = {}
+        control piece, the unknown piece as the model's ``unk_surface`` (the texts' bytes in whole-list passes,
+        then the few other pieces one by one)."""
+        texts = self._texts
+        joined = "".join(texts).replace(SPACE_SYMBOL, " ")  # (one character for one: the texts keep their places)
+        spaced = cut_at(joined, accumulate(map(len, texts), initial=0))
+        try:
+            table = dict(zip(range(len(texts)), map(str.encode, spaced), strict=True))
+        except UnicodeEncodeError:  # a lone surrogate: only the pieces spelt by their text may not hold one
+            table = {token: text.encode() for token, text in enumerate(spaced)
+                     if self._types[token] not in _SPECIAL_TYPES and token not in self._byte_ids}
         surface = self._unk_surface.encode("utf-8")
-        byte_of = {token: byte for byte, token in enumerate(self._byte_ids)}
-        for token, (text, kind) in enumerate(zip(self._texts, self._types, strict=True)):
-            if token in byte_of:
-                table[token] = bytes([byte_of[token]])
-            elif kind == PIECE_CONTROL:
-                table[token] = b""
-            elif kind == PIECE_UNKNOWN:
-                table[token] = surface
-            else:
-                table[token] = text.replace(SPACE_SYMBOL, " ").encode("utf-8")
+        for token in compress(range(len(texts)), map(_SPECIAL_TYPES.__contains__, self._types)):
+            table[token] = b"" if self._types[token] == PIECE_CONTROL else surface
+        for byte, token in enumerate(self._byte_ids):
+            table[token] = bytes([byte])
         return table
 
     def c_merger(self) -> Any:

@@ -245,7 +245,7 @@ def _sentencepiece(path: str, file: Path, data: bytes, pattern: str | None) -> T
                           " sentencepiece's BPE models only")
     charsmap = parse_charsmap(file, proto.precompiled_charsmap) if proto.precompiled_charsmap else None
     model = SentencePieceModel(
-        [(piece.text, piece.score, piece.type) for piece in proto.pieces],
+        list(zip(proto.texts, proto.scores, proto.types, strict=True)),
         byte_fallback=proto.byte_fallback,
         add_dummy_prefix=proto.add_dummy_prefix,
         remove_extra_whitespaces=proto.remove_extra_whitespaces,

@@ -17,10 +17,13 @@ from hypothesis import strategies as st
 from bpeproof.impl.formats import gguf_tokenizer, gguf_vocab
 from bpeproof.impl.formats.gguf_container import parse_gguf_metadata
 from bpeproof.impl.formats.gguf_tokenizer import GGUFTokenizer, read_gguf_tokenizer
+from bpeproof.impl.formats.sentencepiece_model import parse_model_proto
 from bpeproof.impl.formats.tiktoken_file import parse_tiktoken
 from bpeproof.impl.formats.vocab import bytes_to_unicode
 from bpeproof.impl.io import c_readers
 from bpeproof.impl.io.errors import FormatError
+from bpeproof.impl.models.sentencepiece import SentencePieceModel
+from bpeproof.spec.types import BPETypeError, BPEValueError
 
 FAST = c_readers.c_readers()
 pytestmark = pytest.mark.skipif(FAST is None, reason="the C readers are not built")
@@ -166,3 +169,100 @@ def test_gguf_merge_ids_of_a_real_file() -> None:
     with pytest.MonkeyPatch.context() as monkeypatch:
         fast, slow = both(monkeypatch, lambda: gguf_vocab.byte_level_tables(tokenizer))
     assert fast == slow and fast.merge_ids == found
+
+
+# -- sentencepiece models ----------------------------------------------------------------------------------------
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        out.append(value & 0x7F | (0x80 if value > 0x7F else 0))
+        value >>= 7
+        if not value:
+            return bytes(out)
+
+
+def _field(number: int, wire: int, value: int | bytes) -> bytes:
+    key = _varint(number << 3 | wire)
+    if wire == 0:
+        assert isinstance(value, int)
+        return key + _varint(value)
+    assert isinstance(value, bytes)
+    return key + (_varint(len(value)) + value if wire == 2 else value)
+
+
+@st.composite
+def model_protos(draw: st.DrawFn) -> bytes:
+    """A serialized ``ModelProto``: pieces mostly in the usual layout, some not (the type first, no score, a
+    long or empty or non-UTF-8 text, an unknown field, a field of another wire type), the specs around them,
+    and now and then cut short or with a stray byte."""
+    out = bytearray()
+    for _ in range(draw(st.integers(0, 12))):
+        text = draw(st.sampled_from([b"a", b"\xe2\x96\x81b", b"<0x41>", b"", b"\xff", b"x" * 130, b"cd"]))
+        score = struct.pack("<f", draw(st.sampled_from([0.0, -0.0, -1.5, 3.0, float("inf")])))
+        kind = draw(st.sampled_from([None, 1, 2, 3, 6, 9]))
+        parts = [_field(1, 2, text), _field(2, 5, score)] + ([] if kind is None else [_field(3, 0, kind)])
+        layout = draw(st.sampled_from(["usual", "usual", "usual", "reversed", "no score", "extra"]))
+        if layout == "reversed":
+            parts.reverse()
+        elif layout == "no score":
+            del parts[1]
+        elif layout == "extra":
+            parts.append(_field(7, 0, 1))
+        out += _field(1, 2, b"".join(parts))
+    trainer = _field(3, 0, draw(st.sampled_from([1, 2]))) + _field(35, 0, draw(st.integers(0, 1)))
+    normalizer = _field(1, 2, b"identity") + _field(3, 0, draw(st.integers(0, 1)))
+    specs = [_field(2, 2, trainer), _field(3, 2, normalizer), _field(9, 5, b"\0\0\0\0"), _field(10, 1, b"\1" * 8)]
+    if draw(st.booleans()):
+        specs.append(_field(draw(st.sampled_from([1, 2, 3])), 0, 5))  # a sub-message that is a varint
+    for spec in draw(st.permutations(specs)):
+        out += spec
+    if draw(st.booleans()):
+        out = out[: draw(st.integers(0, len(out)))]
+    return bytes(out)
+
+
+@FUZZ
+@given(model_protos())
+def test_sentencepiece_models_read_alike(data: bytes) -> None:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        fast, slow = both(monkeypatch, lambda: parse_model_proto("x.model", data))
+    assert fast == slow
+
+
+@st.composite
+def piece_lists(draw: st.DrawFn) -> list[Any]:
+    """Pieces of a sentencepiece model: mostly usual ones, sometimes one the library refuses or that the whole-list
+    reading leaves to the piece-by-piece one (a NUL, a repeat, a float type, a huge score, a long text)."""
+    pieces: list[Any] = [("<unk>", 0.0, 2), *((f"<0x{byte:02X}>", 0.0, 6) for byte in range(256))]
+    for text in draw(st.lists(st.text("ab▁c", min_size=1, max_size=4), max_size=20)):
+        pieces.append((text, draw(st.sampled_from([-1.0, -2.0, 0.0, -0.0, 5, -1e-3])),
+                       draw(st.sampled_from([1, 1, 1, 3, 4, 5]))))
+    odd = draw(st.sampled_from([None, ("\0", 0.0, 1), ("a\0", 0.0, 1), ("<unk>", 0.0, 2), ("z", 1e300, 1),
+                                ("y", float("nan"), 1), ("w", 0.0, 1.0), ("v" * 2500, 0.0, 1), ("", 0.0, 1),
+                                ("u", 0.0, 7), ("t", True, 1), ["s", 0.0, 1]]))
+    if odd is not None:
+        pieces.insert(draw(st.integers(0, len(pieces))), odd)
+    return pieces
+
+
+def _model_state(pieces: list[Any], byte_fallback: bool) -> Any:
+    try:
+        model = SentencePieceModel(pieces, byte_fallback=byte_fallback)
+    except (BPEValueError, BPETypeError, OverflowError) as error:
+        return type(error).__name__, str(error)
+    state = {key: value for key, value in vars(model).items() if key not in ("normalizer", "_user_start")}
+    return state, model.token_table(), list(state["_codes"].items())
+
+
+class _Piece(tuple):  # type: ignore[type-arg]
+    """A piece as a tuple of another class: the constructor then checks the pieces one by one."""
+
+
+@FUZZ
+@given(piece_lists(), st.booleans())
+def test_sentencepiece_model_tables_alike(pieces: list[Any], byte_fallback: bool) -> None:
+    """The model's tables read in whole-list passes are those read piece by piece."""
+    one_by_one = [_Piece(piece) if type(piece) is tuple else piece for piece in pieces]
+    assert _model_state(pieces, byte_fallback) == _model_state(one_by_one, byte_fallback)
