@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Container, Mapping, Sequence
 from itertools import chain, repeat
 from operator import add, floordiv, mod, mul
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bpeproof.impl import encoder as _encoder_module
 
@@ -17,8 +17,10 @@ except ImportError:  # the C extension is optional: the Python loops give the sa
     _fastenc = None
 from bpeproof.impl.io.packed_state import DeferredState
 from bpeproof.impl.merge_loop import merge
-from bpeproof.impl.models.steps import Part, PieceSteps, replay_steps, show, traced_steps
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTextError, is_int
+
+if TYPE_CHECKING:
+    from bpeproof.impl.models.steps import Part, PieceSteps
 
 __all__ = ["HuggingFaceModel", "HuggingFaceTextModel"]
 
@@ -124,6 +126,8 @@ class HuggingFaceModel(DeferredState):
     def merge_steps(self, word: bytes) -> PieceSteps:
         """The library's BPE on ``word`` (``impl.models.steps``): the joins by merge line ("merge n", the
         library keeping a pair's last line), ``ignore_merges``' whole-word look-up, the bytes without a token."""
+        from bpeproof.impl.models.steps import PieceSteps, traced_steps
+
         get = self._merges.get
         stride = self._stride
         units, joins = traced_steps(self._initial(word), lambda x, y: get(x * stride + y),
@@ -140,11 +144,15 @@ class HuggingFaceModel(DeferredState):
 
     def article_steps(self, word: bytes) -> PieceSteps:
         """def-bpe with the file's merge list as the rule list, on the same starting units."""
+        from bpeproof.impl.models.steps import replay_steps
+
         if self._rules is None:
             self._rules = _grouped(self._merges, self._stride, self._repeated)
         return replay_steps(self._initial(word), self._rules, self._part, _line_label)
 
     def _part(self, token: int) -> Part:
+        from bpeproof.impl.models.steps import Part, show
+
         return Part(token, show(self._bytes[token]))
 
     def _initial(self, word: bytes) -> list[int]:
@@ -328,6 +336,8 @@ class HuggingFaceTextModel:
         """The library's BPE on the word's string (``impl.models.steps``): the units as the library starts them
         (with the prefix, the suffix, byte fallback or the unknown token), the joins by merge line ("merge n"),
         ``ignore_merges``' whole-word look-up."""
+        from bpeproof.impl.models.steps import PieceSteps, traced_steps
+
         text = word.decode("utf-8", "surrogateescape")
         if not text:
             return PieceSteps((), (), ())
@@ -352,6 +362,8 @@ class HuggingFaceTextModel:
 
     def article_steps(self, word: bytes) -> PieceSteps | None:
         """def-bpe with the file's merge list as the rule list, on the same starting units."""
+        from bpeproof.impl.models.steps import PieceSteps, replay_steps
+
         text = word.decode("utf-8", "surrogateescape")
         if not text:
             return PieceSteps((), (), ())
@@ -360,6 +372,8 @@ class HuggingFaceTextModel:
         return replay_steps(self.initial_units(text), self._rules, self._part, _line_label)
 
     def _part(self, token: int) -> Part:
+        from bpeproof.impl.models.steps import Part
+
         if self._strings is None:
             self._strings = {token: text for text, token in self._ids.items()}
         return Part(token, self._strings[token])

@@ -8,7 +8,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import repeat
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from bpeproof.impl import encoder as _encoder_module
 
@@ -19,8 +19,10 @@ except ImportError:  # the C extension is optional: the Python loop gives the sa
 from bpeproof.impl.io.packed_state import DeferredState
 from bpeproof.impl.merge_loop import merge
 from bpeproof.impl.models.llama_cpp_spm import utf8_symbols
-from bpeproof.impl.models.steps import Part, PieceSteps, replay_steps, show, traced_steps
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError
+
+if TYPE_CHECKING:
+    from bpeproof.impl.models.steps import Part, PieceSteps
 
 __all__ = ["LlamaCppModel", "LlamaCppTextModel"]
 
@@ -226,6 +228,8 @@ class LlamaCppModel(DeferredState):
     def merge_steps(self, word: bytes) -> PieceSteps:
         """llama.cpp's BPE on ``word`` (``impl.models.steps``): the joins by merge line ("merge n"), each unit with
         its bytes; the parts without a token spelt as their bytes' tokens, the bytes without one left out."""
+        from bpeproof.impl.models.steps import Part, PieceSteps, show, traced_steps
+
         def label(code: int, unit: tuple[int | None, bytes]) -> tuple[int, str, str]:
             line = code // self._stride if self._pairs is not None else code
             return line, *_merge_label(line)
@@ -256,6 +260,8 @@ class LlamaCppModel(DeferredState):
     def article_steps(self, word: bytes) -> PieceSteps | None:
         """def-bpe with the file's merge list (as token ids) as the rule list, on the tokens of the word's bytes;
         None when a byte has no token."""
+        from bpeproof.impl.models.steps import Part, replay_steps, show
+
         units = [self._lookup.get(word[i : i + 1]) for i in range(len(word))]
         if None in units:
             return None
@@ -345,6 +351,8 @@ class LlamaCppTextModel:
     def merge_steps(self, word: bytes) -> PieceSteps:
         """llama.cpp's BPE over text on ``word`` (``impl.models.steps``): its characters, the joins by merge line
         ("merge n"), the whole-word look-up where it decides, and the byte tokens of the parts that are no token."""
+        from bpeproof.impl.models.steps import Part, PieceSteps, show, traced_steps
+
         lookup = self._lookup
         ranks = self._ranks.get
         units, joins = traced_steps(
@@ -364,6 +372,8 @@ class LlamaCppTextModel:
     def article_steps(self, word: bytes) -> PieceSteps | None:
         """def-bpe with the file's merge list (as token ids) as the rule list, on the tokens of the word's
         characters; None when one has no token."""
+        from bpeproof.impl.models.steps import Part, replay_steps, show
+
         lookup = self._lookup
         units = [lookup.get(symbol) for symbol in utf8_symbols(word)]
         if None in units:

@@ -26,12 +26,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bpeproof.impl.formats.derive import last_split
 from bpeproof.impl.merge_loop import merge
-from bpeproof.impl.models.steps import Part, PieceSteps, replay_steps, show, substrings, traced_steps
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTextError
+
+if TYPE_CHECKING:
+    from bpeproof.impl.models.steps import PieceSteps
 
 __all__ = ["LlamaCppSpmModel", "utf8_symbols"]
 
@@ -169,6 +171,8 @@ class LlamaCppSpmModel:
         """llama.cpp's SPM session on one text (``impl.models.steps``): its symbols, the joins by the score of the
         token they spell ("score s", highest first, the leftmost among equal scores) in the order of llama.cpp's
         one queue over the whole text, and the byte tokens of the symbols left that are no token."""
+        from bpeproof.impl.models.steps import Part, PieceSteps, show, traced_steps
+
         get = self._codes.get
         lookup = self._lookup
 
@@ -191,6 +195,8 @@ class LlamaCppSpmModel:
         token of two symbols or more found in the text, made of the two parts its own merge with the
         higher-scoring tokens ends in, highest score first (the lower id first among equal scores); None when a
         symbol is no token (then the text is no valid UTF-8 or holds a character without a token)."""
+        from bpeproof.impl.models.steps import Part, replay_steps, show, substrings
+
         lookup = self._lookup
         symbols = utf8_symbols(word)
         tokens = [lookup.get(symbol) for symbol in symbols]

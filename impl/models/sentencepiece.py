@@ -9,14 +9,17 @@ import struct
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import accumulate, compress
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bpeproof.impl.formats.derive import last_split
 from bpeproof.impl.io.c_readers import cut_at
+from bpeproof.impl.io.packed_state import DeferredState
 from bpeproof.impl.merge_loop import merge
-from bpeproof.impl.models.steps import Part, PieceSteps, replay_steps, substrings, traced_steps
 from bpeproof.impl.normalizers.sentencepiece import SPACE_SYMBOL, SentencePieceNormalizer, longest_prefix
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError
+
+if TYPE_CHECKING:
+    from bpeproof.impl.models.steps import Part, PieceSteps
 
 __all__ = ["SentencePieceModel", "score_key"]
 
@@ -145,7 +148,7 @@ def _score_codes(texts: list[str], scores: list[float]) -> dict[str, int]:
     return dict(zip(texts, map(ranked.__getitem__, bits), strict=True))
 
 
-class SentencePieceModel:
+class SentencePieceModel(DeferredState):
     """sentencepiece's BPE model on the whole normalized text, with the model's own ids (its pieces' positions).
 
     ``pieces``: ``(text, score, type)`` in id order; the keyword arguments are the model's ``normalizer_spec``
@@ -171,6 +174,9 @@ class SentencePieceModel:
     """
 
     semantics = "sentencepiece-bpe"
+    #: What the compiled-vocabulary cache unpacks only when read: the texts by id (the token table's, made on
+    #: decoding) and the scores (the labels of merge_steps); encoding needs neither.
+    DEFERRED = ("_texts", "_scores")
 
     def __init__(
         self,
@@ -406,6 +412,8 @@ class SentencePieceModel:
         return units, frozen
 
     def _part(self, text: str) -> Part:
+        from bpeproof.impl.models.steps import Part
+
         token = self._ids.get(text)
         return Part(token if token is not None and self._types[token] in _MERGEABLE else None, text)
 
@@ -413,6 +421,8 @@ class SentencePieceModel:
         """sentencepiece on a whole text (``impl.models.steps``): the normalized text's characters (user-defined
         symbols whole), the joins by the score of the piece they spell ("score s", highest first), and what becomes
         of the parts that are no piece (byte pieces, ``unk``) or unused pieces (split again)."""
+        from bpeproof.impl.models.steps import PieceSteps, traced_steps
+
         text = self.normalizer.normalize(word)
         if not text:
             return PieceSteps((), (), ())
@@ -443,6 +453,8 @@ class SentencePieceModel:
         """def-bpe over the normalized text's units with the rules recovered from the scores
         (``impl.formats.derive``): each piece of two units or more found in the text, made of the two parts its own
         merge with the higher-scoring pieces ends in, highest score first; None when a unit is no piece."""
+        from bpeproof.impl.models.steps import replay_steps, substrings
+
         text = self.normalizer.normalize(word)
         units, _ = self._units(text)
         tokens = [self._part(unit).token for unit in units]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,28 +15,12 @@ from bpeproof.impl.tokenizer import Tokenizer
 from bpeproof.spec.types import BPETypeError, BPEValueError
 
 if TYPE_CHECKING:
-    from bpeproof.impl.formats.vocab import AddedToken, PreTokenizerStep, TextModel
+    from bpeproof.impl.formats.vocab import PreTokenizerStep, TextModel
     from bpeproof.impl.normalizers.hf import Normalizer
-    from bpeproof.impl.pipelines.tokenizer_json import HFPipeline
+    from bpeproof.impl.pipelines.tokenizer_json import HFPipeline, TextPipelineRecipe
     from bpeproof.impl.pre_tokenizers.hf_splits import PreTokenizer
 
-__all__ = ["TextPipelineRecipe", "guess_pattern", "load_tokenizer"]
-
-
-@dataclass(frozen=True)
-class TextPipelineRecipe:
-    """What a ``tokenizer.json``'s text pipeline is built from: the file's normalizer (canonical JSON, None for
-    none), added tokens and pre-tokenizer steps, ``--pattern`` (replacing the steps), the file's pattern, whether
-    its vocabulary is byte-level and whether the model runs on the words' bytes (``HuggingFaceModel``).  The
-    compiled-vocabulary cache keeps this beside the model: the pipeline holds functions, which it does not store."""
-
-    normalizer: str | None
-    added_tokens: tuple[AddedToken, ...]
-    steps: tuple[PreTokenizerStep, ...]
-    pattern: str | None
-    file_pattern: str | None
-    byte_level: bool
-    byte_model: bool
+__all__ = ["guess_pattern", "load_tokenizer"]
 
 
 def _is_project_file(path: Path) -> bool:
@@ -290,6 +273,7 @@ def _text_model_tokenizer(path: str, vocab: formats.Vocab, text_model: TextModel
     from bpeproof.impl.formats.vocab import token_string_to_bytes
     from bpeproof.impl.models.hugging_face import HuggingFaceModel, HuggingFaceTextModel
     from bpeproof.impl.normalizers.hf import Normalizer
+    from bpeproof.impl.pipelines.tokenizer_json import TextPipelineRecipe
 
     if vocab.kind == "clip":
         from bpeproof.impl.pipelines.clip import clip_tokenizer
