@@ -17,12 +17,14 @@
  *   ``end`` is where they end; when the buffer ends inside them ``end`` is past the buffer and ``failed`` the
  *   number of the string the Python loop stops at (-1 otherwise).
  *
- * merge_ids(texts: list[str], excluded: bytes, merges: list[str]) -> (lefts, rights, joins) | None
+ * merge_ids(texts: list[str], excluded: bytes, merges: list[str], hugging_face=False) -> (lefts, rights, joins) | None
  *
- *   The ids of a GGUF file's merges (bpeproof.impl.formats.gguf_vocab.byte_level_tables): each merge cut at its
- *   first space after its first character, as llama.cpp cuts it, its two sides and their join looked up among
- *   the texts not ``excluded`` (one flag byte per text), by their UTF-8 bytes.  None unless every side and join
- *   is such a text and no pair is listed twice (the Python path then reads the merges one by one).
+ *   The merges as positions in ``texts``: each merge cut at its first space after its first character, as
+ *   llama.cpp cuts a GGUF file's (bpeproof.impl.formats.gguf_vocab.byte_level_tables), or with ``hugging_face``
+ *   at its one space as a tokenizer.json's usual line (bpeproof.impl.formats.hf_json), its two sides and their
+ *   join looked up among the texts not ``excluded`` (one flag byte per text), by their UTF-8 bytes.  None unless
+ *   every side and join is such a text and, for llama.cpp, no pair is listed twice (the Python path then reads
+ *   the merges one by one).
  *
  * sentencepiece_pieces(data: bytes) -> (texts, scores, types, others) | None
  *
@@ -352,12 +354,24 @@ sorted_has_repeat(uint64_t *keys, Py_ssize_t n, Py_ssize_t *counts)
     return 0;
 }
 
+/* Whether needle[0:k] occurs in data[0:n]. */
+static int
+find_bytes(const char *data, Py_ssize_t n, const char *needle, Py_ssize_t k)
+{
+    for (const char *at = data; (at = memchr(at, needle[0], (size_t)(data + n - at))) != NULL; at++)
+        if (data + n - at >= k && memcmp(at, needle, (size_t)k) == 0)
+            return 1;
+    return 0;
+}
+
 static PyObject *
 merge_ids(PyObject *Py_UNUSED(module), PyObject *args)
 {
     PyObject *texts, *merges;
     Py_buffer excluded;
-    if (!PyArg_ParseTuple(args, "O!y*O!:merge_ids", &PyList_Type, &texts, &excluded, &PyList_Type, &merges))
+    int hugging_face = 0;
+    if (!PyArg_ParseTuple(args, "O!y*O!|p:merge_ids", &PyList_Type, &texts, &excluded, &PyList_Type, &merges,
+                          &hugging_face))
         return NULL;
     Py_ssize_t count = PyList_GET_SIZE(texts), lines = PyList_GET_SIZE(merges);
     TextIndex index = {NULL, 0, NULL, NULL};
@@ -420,12 +434,23 @@ merge_ids(PyObject *Py_UNUSED(module), PyObject *args)
             PyErr_Clear();
             goto none;
         }
-        /* llama.cpp's cut: the first space after the first character. */
-        Py_ssize_t first = n == 0 ? 0 : ((unsigned char)data[0] < 0x80 ? 1 : (unsigned char)data[0] < 0xE0 ? 2
-                                        : (unsigned char)data[0] < 0xF0 ? 3 : 4);
-        const char *space = first < n ? memchr(data + first, ' ', (size_t)(n - first)) : NULL;
-        if (space == NULL)
-            goto none;
+        const char *space;
+        if (hugging_face) {
+            /* The library's usual line: one space, a side on each side of it, no line break, no "#version". */
+            space = memchr(data, ' ', (size_t)n);
+            if (space == NULL || space == data || space == data + n - 1 ||
+                memchr(space + 1, ' ', (size_t)(data + n - space - 1)) != NULL || memchr(data, '\n', (size_t)n) != NULL ||
+                (n >= 8 && find_bytes(data, n, "#version", 8)))
+                goto none;
+        }
+        else {
+            /* llama.cpp's cut: the first space after the first character. */
+            Py_ssize_t first = n == 0 ? 0 : ((unsigned char)data[0] < 0x80 ? 1 : (unsigned char)data[0] < 0xE0 ? 2
+                                            : (unsigned char)data[0] < 0xF0 ? 3 : 4);
+            space = first < n ? memchr(data + first, ' ', (size_t)(n - first)) : NULL;
+            if (space == NULL)
+                goto none;
+        }
         Py_ssize_t cut = space - data;
         const char *right = space + 1;
         Py_ssize_t right_size = n - cut - 1;
@@ -446,15 +471,17 @@ merge_ids(PyObject *Py_UNUSED(module), PyObject *args)
             PyList_SET_ITEM(columns[col], line, id);
         }
     }
-    Py_ssize_t *counts = PyMem_Malloc(65537 * sizeof(Py_ssize_t));
-    if (counts == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    int repeat = sorted_has_repeat(pairs, lines, counts);
-    PyMem_Free(counts);
-    if (repeat)
-        goto none; /* a pair listed twice: the Python path keeps its first line */
+    if (!hugging_face) { /* (the library keeps a pair's last line: its model sorts repeats out itself) */
+        Py_ssize_t *counts = PyMem_Malloc(65537 * sizeof(Py_ssize_t));
+        if (counts == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        int repeat = sorted_has_repeat(pairs, lines, counts);
+        PyMem_Free(counts);
+        if (repeat)
+            goto none;
+    } /* a pair listed twice: the Python path keeps its first line */
     result = Py_BuildValue("(OOO)", columns[0], columns[1], columns[2]);
     goto done;
 none:

@@ -18,7 +18,6 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import accumulate, compress, repeat
-from typing import Any
 
 from bpeproof.impl.formats.gguf_tokenizer import (
     BYTE,
@@ -29,7 +28,7 @@ from bpeproof.impl.formats.gguf_tokenizer import (
     GGUFTokenizer,
     read_gguf_tokenizer,
 )
-from bpeproof.impl.formats.vocab import Vocab, bytes_to_unicode
+from bpeproof.impl.formats.vocab import Vocab, byte_level_codec, bytes_to_unicode
 from bpeproof.impl.io.c_readers import c_readers, cut_at
 from bpeproof.impl.io.errors import FormatError
 
@@ -66,16 +65,10 @@ class ByteLevelTables:
     merge_ids: tuple[list[int], list[int], list[int]] | None
 
 
-@functools.cache
-def _byte_level_codec() -> Any:
-    """The charmap encoding table of GPT-2's byte-to-character table (``codecs.charmap_encode``)."""
-    return codecs.charmap_build("".join(bytes_to_unicode()[byte] for byte in range(256)))
-
-
 def byte_level_bytes(text: str) -> bytes | None:
     """The bytes a GPT-2-spelt string stands for, or None when a character is not in the table."""
     try:
-        data: bytes = codecs.charmap_encode(text, "strict", _byte_level_codec())[0]
+        data: bytes = codecs.charmap_encode(text, "strict", byte_level_codec())[0]
     except UnicodeEncodeError:
         return None
     return data
@@ -92,7 +85,7 @@ def _all_byte_level(texts: list[str]) -> list[bytes | None]:
     character outside the table as one ``?`` byte, so that every string keeps its length) and cut where each
     starts; the few strings that hold such a character are then None."""
     joined = "".join(texts)
-    data: bytes = codecs.charmap_encode(joined, "replace", _byte_level_codec())[0]
+    data: bytes = codecs.charmap_encode(joined, "replace", byte_level_codec())[0]
     if len(data) != len(joined):  # pragma: no cover - the replacement is one byte per character
         return [byte_level_bytes(text) for text in texts]
     offsets = list(accumulate(map(len, texts), initial=0))

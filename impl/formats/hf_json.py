@@ -25,7 +25,7 @@ import operator
 import os
 import re
 from collections.abc import Sequence
-from itertools import chain
+from itertools import chain, compress, repeat
 from typing import cast
 
 from bpeproof.impl.formats._json_access import JsonReader
@@ -42,6 +42,7 @@ from bpeproof.impl.formats.vocab import (
     token_strings_to_bytes,
 )
 from bpeproof.impl.io.atomic import atomic_write_bytes
+from bpeproof.impl.io.c_readers import c_readers
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.io.files import compress_if_gz, parse_json, read_bytes
 from bpeproof.impl.pre_tokenizers.hf_splits import to_oniguruma
@@ -95,13 +96,11 @@ def resolve_merges(
 
 
 def unmerged_tokens(tokens: dict[int, bytes], merges: Sequence[tuple[int, int, int]], exclude: set[int]) -> list[int]:
-    """Ids of tokens of two or more bytes that no merge makes, other than those in ``exclude``."""
-    made = {merge[2] for merge in merges}
-    return [
-        token_id
-        for token_id in sorted(tokens)
-        if len(tokens[token_id]) >= 2 and token_id not in made and token_id not in exclude
-    ]
+    """Ids of tokens of two or more bytes that no merge makes, other than those in ``exclude`` (in whole-list
+    passes)."""
+    made = set(map(operator.itemgetter(2), merges))
+    longer = compress(tokens, map(operator.le, repeat(2), map(len, tokens.values())))
+    return sorted(set(longer) - made - exclude)
 
 
 # ---------------------------------------------------------------------------
@@ -223,6 +222,15 @@ def _plain_merges(items: list[object], ids: dict[str, int]) -> list[tuple[int, i
     whose parts and joins are tokens, read in whole-list passes (no Python step per merge); None for any other
     list, which ``_merge_pairs`` and ``resolve_merges`` then read merge by merge, naming the first problem."""
     kinds = set(map(type, items))
+    fast = c_readers()
+    if fast is not None and kinds == {str}:
+        texts = list(ids)
+        found = fast.merge_ids(texts, bytes(len(texts)), items, True)
+        if found is not None:  # positions in the vocabulary: its ids, unless they are not 0, 1, … in order
+            numbers = list(ids.values())
+            if numbers != list(range(len(numbers))):
+                found = [list(map(numbers.__getitem__, column)) for column in found]
+            return list(zip(*found, strict=True))
     if kinds == {str}:
         # Joined by line breaks, which no merge holds: one match checks every line, one split cuts them all.
         joined = "\n".join(cast("list[str]", items))
@@ -300,9 +308,10 @@ def _parse_hf_json(path: str | os.PathLike[str], data: bytes) -> Vocab:
     vocab_obj = reader.obj(reader.member(model, "vocab", "model"), "model.vocab")
     ids: dict[str, int] = {}
     tokens: dict[int, bytes] = {}
-    numbers = [value for value in vocab_obj.values() if type(value) is int]
+    numbers = cast("list[int]", list(vocab_obj.values()))  # (ints when ``plain``)
     # The usual file: distinct integer ids >= 0 (checked at once here, one by one below otherwise).
-    plain = len(numbers) == len(vocab_obj) and min(numbers, default=0) >= 0 and len(set(numbers)) == len(numbers)
+    plain = (set(map(type, numbers)) <= {int} and min(numbers, default=0) >= 0
+             and len(set(numbers)) == len(numbers))
     spelt = None
     if plain and byte_level and "" not in vocab_obj:  # the usual byte-level file: every string read at once
         # An added token in the vocabulary is its own text (read as UTF-8), every other string byte-level.
@@ -310,8 +319,8 @@ def _parse_hf_json(path: str | os.PathLike[str], data: bytes) -> Vocab:
         ordinary = [text for text in vocab_obj if text not in own] if own else list(vocab_obj)
         spelt = token_strings_to_bytes(ordinary)
     if spelt is not None:
-        ids = dict(zip(vocab_obj, numbers, strict=True))
-        tokens = dict(zip(map(ids.__getitem__, ordinary), spelt, strict=True))
+        ids = cast("dict[str, int]", vocab_obj)  # (the file's own table, text → id: the JSON reader's, for this call)
+        tokens = dict(zip(map(ids.__getitem__, ordinary) if own else numbers, spelt, strict=True))
         tokens.update((ids[text], text.encode("utf-8")) for text in own)  # (put in id order below)
     for text, value in vocab_obj.items() if spelt is None else ():
         if plain and isinstance(value, int):
@@ -346,7 +355,9 @@ def _parse_hf_json(path: str | os.PathLike[str], data: bytes) -> Vocab:
         unk_token=unk_token if isinstance(unk_token, str) else None,
     )
 
-    tokens = dict(sorted(tokens.items()))
+    listed = list(tokens)
+    if any(map(operator.gt, listed, listed[1:])):  # (the ids are most often in order already)
+        tokens = dict(sorted(tokens.items()))
     return Vocab(
         tokens=tokens,
         merges=merges,

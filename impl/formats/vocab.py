@@ -9,11 +9,14 @@ every merge that does not fit that convention.
 
 from __future__ import annotations
 
+import codecs
 import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate, pairwise
+from itertools import accumulate
+from typing import Any
 
+from bpeproof.impl.io.c_readers import cut_at
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.spec.types import ALPHABET_SIZE, Rule
 
@@ -88,30 +91,28 @@ def bytes_to_token_string(data: bytes) -> str:
 
 
 @functools.cache
-def _string_to_latin1() -> dict[int, int]:
-    """``str.translate`` table: each character of GPT-2's table to the code point of its byte; every other code point
-    below 256 to U+0100, which Latin-1 cannot encode (so that ``token_string_to_bytes`` refuses it)."""
-    table = {ord(char): byte for char, byte in unicode_to_bytes().items()}
-    for code in range(256):
-        table.setdefault(code, 0x100)
-    return table
+def byte_level_codec() -> Any:
+    """The charmap encoding table of GPT-2's byte-to-character table (``codecs.charmap_encode``): each character
+    of the table to its byte, every other character unencodable."""
+    return codecs.charmap_build("".join(bytes_to_unicode()[byte] for byte in range(ALPHABET_SIZE)))
 
 
 def token_string_to_bytes(text: str) -> bytes | None:
     """The bytes a byte-level token string stands for, or None when a character is not in the table."""
     try:
-        return text.translate(_string_to_latin1()).encode("latin-1")
+        data: bytes = codecs.charmap_encode(text, "strict", byte_level_codec())[0]
     except UnicodeEncodeError:
         return None
+    return data
 
 
 def token_strings_to_bytes(texts: Sequence[str]) -> list[bytes] | None:
-    """``token_string_to_bytes`` of every string at once (one translation of them all, then cut: each character
+    """``token_string_to_bytes`` of every string at once (one encoding of them all, then cut: each character
     is one byte), or None when a character of one of them is not in the table."""
     joined = token_string_to_bytes("".join(texts))
     if joined is None:
         return None
-    return [joined[start:end] for start, end in pairwise(accumulate(map(len, texts), initial=0))]
+    return cut_at(joined, accumulate(map(len, texts), initial=0))
 
 
 @dataclass(frozen=True)

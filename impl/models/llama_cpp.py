@@ -200,22 +200,23 @@ class LlamaCppModel(DeferredState):
         """The C loop over the pair table (``_fastenc.Merger.from_pairs``), None for the general semantics."""
         if self._fast is not None or self._triples is None or not self._use_c:
             return self._fast
-        # Dense ids: the tokens' ids in increasing order, then the barrier (the largest id); built in whole-list
-        # passes, and left out where the ids already are 0, 1, ….
+        # Dense ids: the tokens' ids themselves and the barrier (the largest id) when they are 0, 1, … with few
+        # gaps (an id of a gap is never reached: no unit or pair makes it), else the ids in increasing order then
+        # the barrier; in whole-list passes.
         ordered = sorted(set(self._lookup.values()))
         ordered.append(self._barrier)
-        count = len(ordered)
         a_ids, b_ids, c_ids = self._triples
         units = self._unit_of
-        if ordered[0] == 0 and ordered[-1] == count - 1:  # distinct, sorted: the ids are 0 .. count - 1 already
+        if self._barrier < len(ordered) + len(ordered) // 8 + ALPHABET_SIZE:
             columns = (a_ids, b_ids, c_ids)
+            ordered = list(range(self._barrier + 1))
         else:
-            dense = dict(zip(ordered, range(count), strict=True)).__getitem__
+            dense = dict(zip(ordered, range(len(ordered)), strict=True)).__getitem__
             columns = (list(map(dense, a_ids)), list(map(dense, b_ids)), list(map(dense, c_ids)))
             units = list(map(dense, units))
         outputs: list[int] = ordered[:-1]
         outputs.append(self.BARRIER)
-        whole: list[bytes | None] = [None] * count
+        whole: list[bytes | None] = [None] * len(ordered)
         if self._ignore_merges:
             by_id = dict(zip(self._lookup.values(), self._lookup.keys(), strict=True))
             whole = list(map(by_id.get, ordered))

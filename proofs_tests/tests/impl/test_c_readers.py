@@ -4,6 +4,7 @@ generated input: the same values, or the same error, for well-formed files and f
 from __future__ import annotations
 
 import base64
+import json
 import random
 import struct
 from collections.abc import Callable
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 from bpeproof.impl.formats import gguf_tokenizer, gguf_vocab
 from bpeproof.impl.formats.gguf_container import parse_gguf_metadata
 from bpeproof.impl.formats.gguf_tokenizer import GGUFTokenizer, read_gguf_tokenizer
+from bpeproof.impl.formats.hf_json import parse_hf_json
 from bpeproof.impl.formats.sentencepiece_model import parse_model_proto
 from bpeproof.impl.formats.tiktoken_file import parse_tiktoken
 from bpeproof.impl.formats.vocab import bytes_to_unicode
@@ -266,3 +268,48 @@ def test_sentencepiece_model_tables_alike(pieces: list[Any], byte_fallback: bool
     """The model's tables read in whole-list passes are those read piece by piece."""
     one_by_one = [_Piece(piece) if type(piece) is tuple else piece for piece in pieces]
     assert _model_state(pieces, byte_fallback) == _model_state(one_by_one, byte_fallback)
+
+
+# -- tokenizer.json merges ---------------------------------------------------------------------------------------
+
+
+@st.composite
+def tokenizer_jsons(draw: st.DrawFn) -> bytes:
+    """A byte-level tokenizer.json: the 256 bytes and merged tokens (ids in order, shuffled, or with gaps), merges
+    as strings, with now and then an odd line (a side or the join no token, a repeat, a second space, a line
+    break, the legacy ``#version`` line) or as pairs."""
+    texts = [GPT2[byte] for byte in range(256)]
+    merges: list[Any] = []
+    for _ in range(draw(st.integers(0, 20))):
+        left, right = draw(st.sampled_from(texts)), draw(st.sampled_from(texts))
+        if left + right not in texts:
+            texts.append(left + right)
+        merges.append(f"{left} {right}")
+    odd = draw(st.lists(st.sampled_from(["a b", "ab c", "a  b", " a", "a\nb", "#version: 0.2", "Ġ Ġ", "é x"]),
+                        max_size=2))
+    for line in odd:
+        merges.insert(draw(st.integers(0, len(merges))), line)
+    repeated = draw(st.booleans())
+    if merges and repeated:
+        merges.append(draw(st.sampled_from(merges)))
+    as_pairs = draw(st.booleans())
+    if as_pairs:
+        merges = [line.split(" ", 1) if " " in line else [line, ""] for line in merges]
+    order = draw(st.sampled_from(["in order", "shuffled", "gaps"]))
+    ids = list(range(len(texts)))
+    if order == "shuffled":
+        random.Random(draw(st.integers(0, 9))).shuffle(ids)
+    elif order == "gaps":
+        ids = [2 * token + 3 for token in ids]
+    document = {"model": {"type": "BPE", "vocab": dict(zip(texts, ids, strict=True)), "merges": merges},
+                "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "use_regex": True},
+                "added_tokens": [{"id": max(ids) + 1, "content": "<|end|>", "special": True}]}
+    return json.dumps(document).encode()
+
+
+@FUZZ
+@given(tokenizer_jsons())
+def test_tokenizer_json_merges_read_alike(data: bytes) -> None:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        fast, slow = both(monkeypatch, lambda: parse_hf_json("tokenizer.json", data))
+    assert fast == slow
