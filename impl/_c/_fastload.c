@@ -17,14 +17,21 @@
  *   ``end`` is where they end; when the buffer ends inside them ``end`` is past the buffer and ``failed`` the
  *   number of the string the Python loop stops at (-1 otherwise).
  *
- * merge_ids(texts: list[str], excluded: bytes, merges: list[str], hugging_face=False) -> (lefts, rights, joins) | None
+ * merge_ids(texts: list[str], excluded: bytes, merges: list[str], hugging_face=False, ids=None)
+ *     -> (lefts, rights, joins) | list[(left, right, join)] | None
  *
  *   The merges as positions in ``texts``: each merge cut at its first space after its first character, as
  *   llama.cpp cuts a GGUF file's (bpeproof.impl.formats.gguf_vocab.byte_level_tables), or with ``hugging_face``
  *   at its one space as a tokenizer.json's usual line (bpeproof.impl.formats.hf_json), its two sides and their
- *   join looked up among the texts not ``excluded`` (one flag byte per text), by their UTF-8 bytes.  None unless
+ *   join looked up among the texts not ``excluded`` (one flag byte per text), by their code points.  None unless
  *   every side and join is such a text and, for llama.cpp, no pair is listed twice (the Python path then reads
- *   the merges one by one).
+ *   the merges one by one).  With ``ids`` (one int per text), the merges are (left, right, join) tuples of those.
+ *
+ * merge_columns(merges: list[tuple[int, int, int]], vocabulary: list[int]) -> (a, b, c, distinct) | None
+ *
+ *   A merge list of (a, b, c) id triples as three columns, and whether no pair (a, b) is listed twice, when
+ *   every merge is a tuple of three ints that are ids of ``vocabulary`` (bpeproof.impl.models.hugging_face);
+ *   None for any other list (the Python path then reads it merge by merge, naming the first problem).
  *
  * sentencepiece_pieces(data: bytes) -> (texts, scores, types, others) | None
  *
@@ -270,14 +277,29 @@ fail:
     return NULL;
 }
 
-/* ---- GGUF merges ------------------------------------------------------------------------------------------ */
+/* ---- merges of GGUF files and tokenizer.json files ------------------------------------------------------- */
 
-/* A streaming hash of bytes (FNV-1a, then mixed with the length), so that a join hashes without being made. */
-static inline uint64_t
-hash_bytes(uint64_t state, const char *data, Py_ssize_t n)
+/* A piece of a string: its code points (``kind`` bytes each, as CPython stores them) without a copy. */
+typedef struct {
+    int kind;
+    const void *data;
+    Py_ssize_t length;
+} Span;
+
+static inline Span
+span_of(PyObject *text, Py_ssize_t start, Py_ssize_t end)
 {
-    for (Py_ssize_t i = 0; i < n; i++)
-        state = (state ^ (unsigned char)data[i]) * UINT64_C(1099511628211);
+    int kind = PyUnicode_KIND(text);
+    return (Span){kind, (const char *)PyUnicode_DATA(text) + start * kind, end - start};
+}
+
+/* A streaming hash of code points (FNV-1a over each, then mixed with the length), the same whatever width the
+ * string stores them in, so that a join hashes without being made. */
+static inline uint64_t
+hash_span(uint64_t state, Span span)
+{
+    for (Py_ssize_t i = 0; i < span.length; i++)
+        state = (state ^ PyUnicode_READ(span.kind, span.data, i)) * UINT64_C(1099511628211);
     return state;
 }
 
@@ -292,6 +314,18 @@ hash_end(uint64_t state, Py_ssize_t length)
 
 #define HASH_START UINT64_C(1469598103934665603)
 
+/* Whether ``a`` holds at ``offset`` the code points of ``b``. */
+static inline int
+span_at(Span a, Py_ssize_t offset, Span b)
+{
+    if (a.kind == b.kind)
+        return memcmp((const char *)a.data + offset * a.kind, b.data, (size_t)(b.length * b.kind)) == 0;
+    for (Py_ssize_t i = 0; i < b.length; i++)
+        if (PyUnicode_READ(a.kind, a.data, offset + i) != PyUnicode_READ(b.kind, b.data, i))
+            return 0;
+    return 1;
+}
+
 /* The texts by id, and an open-addressing index over them: each slot a text's id (-1: free) and the high half of
  * its hash, so that a probe reads 8 bytes and a text only when the halves agree. */
 typedef struct {
@@ -302,29 +336,30 @@ typedef struct {
 typedef struct {
     TextSlot *slots;
     uint64_t mask;
-    const char **data;
-    Py_ssize_t *size;
+    PyObject **texts; /* by id; NULL for a text left out */
 } TextIndex;
 
 static inline int
-text_is(const TextIndex *index, int32_t id, const char *a, Py_ssize_t na, const char *b, Py_ssize_t nb)
+text_is(const TextIndex *index, int32_t id, Span a, Span b)
 {
-    const char *data = index->data[id];
-    return data != NULL && index->size[id] == na + nb && memcmp(data, a, (size_t)na) == 0 &&
-           memcmp(data + na, b, (size_t)nb) == 0;
+    PyObject *text = index->texts[id];
+    if (text == NULL || PyUnicode_GET_LENGTH(text) != a.length + b.length)
+        return 0;
+    Span whole = span_of(text, 0, a.length + b.length);
+    return span_at(whole, 0, a) && span_at(whole, a.length, b);
 }
 
-/* The id of the text made of a[0:na] then b[0:nb], -1 when no text of the index is that. */
+/* The id of the text made of ``a`` then ``b``, -1 when no text of the index is that. */
 static int32_t
-text_find(const TextIndex *index, const char *a, Py_ssize_t na, const char *b, Py_ssize_t nb)
+text_find(const TextIndex *index, Span a, Span b)
 {
-    uint64_t h = hash_end(hash_bytes(hash_bytes(HASH_START, a, na), b, nb), na + nb);
+    uint64_t h = hash_end(hash_span(hash_span(HASH_START, a), b), a.length + b.length);
     uint32_t tag = (uint32_t)(h >> 32);
     for (uint64_t i = h & index->mask;; i = (i + 1) & index->mask) {
         const TextSlot *slot = &index->slots[i];
         if (slot->id < 0)
             return -1;
-        if (slot->tag == tag && text_is(index, slot->id, a, na, b, nb))
+        if (slot->tag == tag && text_is(index, slot->id, a, b))
             return slot->id;
     }
 }
@@ -354,31 +389,37 @@ sorted_has_repeat(uint64_t *keys, Py_ssize_t n, Py_ssize_t *counts)
     return 0;
 }
 
-/* Whether needle[0:k] occurs in data[0:n]. */
+/* Whether the text holds "#version" (a line of the legacy form, which the library skips). */
 static int
-find_bytes(const char *data, Py_ssize_t n, const char *needle, Py_ssize_t k)
+has_version_mark(PyObject *text, Py_ssize_t n)
 {
-    for (const char *at = data; (at = memchr(at, needle[0], (size_t)(data + n - at))) != NULL; at++)
-        if (data + n - at >= k && memcmp(at, needle, (size_t)k) == 0)
+    static const char mark[] = "#version";
+    for (Py_ssize_t at = 0; (at = PyUnicode_FindChar(text, '#', at, n, 1)) >= 0 && at + 8 <= n; at++) {
+        int same = 1;
+        for (int i = 1; i < 8 && same; i++)
+            same = PyUnicode_READ_CHAR(text, at + i) == (Py_UCS4)mark[i];
+        if (same)
             return 1;
+    }
     return 0;
 }
 
 static PyObject *
 merge_ids(PyObject *Py_UNUSED(module), PyObject *args)
 {
-    PyObject *texts, *merges;
+    PyObject *texts, *merges, *ids = Py_None;
     Py_buffer excluded;
     int hugging_face = 0;
-    if (!PyArg_ParseTuple(args, "O!y*O!|p:merge_ids", &PyList_Type, &texts, &excluded, &PyList_Type, &merges,
-                          &hugging_face))
+    if (!PyArg_ParseTuple(args, "O!y*O!|pO:merge_ids", &PyList_Type, &texts, &excluded, &PyList_Type, &merges,
+                          &hugging_face, &ids))
         return NULL;
     Py_ssize_t count = PyList_GET_SIZE(texts), lines = PyList_GET_SIZE(merges);
-    TextIndex index = {NULL, 0, NULL, NULL};
+    TextIndex index = {NULL, 0, NULL};
     uint64_t *pairs = NULL;
-    PyObject *columns[3] = {NULL, NULL, NULL}, *result = NULL;
-    if (excluded.len != count || count >= INT32_MAX) {
-        PyErr_SetString(PyExc_ValueError, "merge_ids: one excluded flag per text");
+    PyObject *columns[3] = {NULL, NULL, NULL}, *triples = NULL, *result = NULL;
+    if (excluded.len != count || count >= INT32_MAX ||
+        (ids != Py_None && (!PyList_Check(ids) || PyList_GET_SIZE(ids) != count))) {
+        PyErr_SetString(PyExc_ValueError, "merge_ids: one excluded flag per text, and one id if ids are given");
         goto done;
     }
     uint64_t size = 16;
@@ -386,35 +427,36 @@ merge_ids(PyObject *Py_UNUSED(module), PyObject *args)
         size *= 2;
     index.mask = size - 1;
     index.slots = PyMem_Malloc(size * sizeof(TextSlot));
-    index.data = PyMem_Calloc((size_t)(count > 0 ? count : 1), sizeof(const char *));
-    index.size = PyMem_Malloc((size_t)(count > 0 ? count : 1) * sizeof(Py_ssize_t));
-    if (index.slots == NULL || index.data == NULL || index.size == NULL) {
+    index.texts = PyMem_Calloc((size_t)(count > 0 ? count : 1), sizeof(PyObject *));
+    if (index.slots == NULL || index.texts == NULL) {
         PyErr_NoMemory();
         goto done;
     }
     for (uint64_t i = 0; i < size; i++)
         index.slots[i].id = -1;
+    Span nothing = {1, "", 0};
     for (Py_ssize_t k = 0; k < count; k++) {
         if (((const char *)excluded.buf)[k])
             continue;
         PyObject *text = PyList_GET_ITEM(texts, k);
-        Py_ssize_t n;
-        const char *data = PyUnicode_Check(text) ? PyUnicode_AsUTF8AndSize(text, &n) : NULL;
-        if (data == NULL) {
-            PyErr_Clear();
-            goto none; /* not text, or not UTF-8: the Python path's */
-        }
-        if (text_find(&index, data, n, data, 0) >= 0)
+        if (!PyUnicode_Check(text))
+            goto none; /* not text: the Python path's */
+        Span whole = span_of(text, 0, PyUnicode_GET_LENGTH(text));
+        if (text_find(&index, whole, nothing) >= 0)
             goto none; /* a text given twice: the Python path's */
-        uint64_t h = hash_end(hash_bytes(HASH_START, data, n), n);
+        uint64_t h = hash_end(hash_span(HASH_START, whole), whole.length);
         uint64_t i = h & index.mask;
         while (index.slots[i].id >= 0)
             i = (i + 1) & index.mask;
         index.slots[i] = (TextSlot){(uint32_t)(h >> 32), (int32_t)k};
-        index.data[k] = data;
-        index.size[k] = n;
+        index.texts[k] = text;
     }
-    for (int c = 0; c < 3; c++) {
+    if (ids != Py_None) {
+        triples = PyList_New(lines);
+        if (triples == NULL)
+            goto done;
+    }
+    for (int c = 0; c < 3 && ids == Py_None; c++) {
         columns[c] = PyList_New(lines);
         if (columns[c] == NULL)
             goto done;
@@ -428,44 +470,42 @@ merge_ids(PyObject *Py_UNUSED(module), PyObject *args)
     Py_ssize_t shift = 0;
     for (Py_ssize_t line = 0; line < lines; line++) {
         PyObject *merge = PyList_GET_ITEM(merges, line);
-        Py_ssize_t n;
-        const char *data = PyUnicode_Check(merge) ? PyUnicode_AsUTF8AndSize(merge, &n) : NULL;
-        if (data == NULL) {
-            PyErr_Clear();
+        if (!PyUnicode_Check(merge))
             goto none;
-        }
-        const char *space;
+        Py_ssize_t n = PyUnicode_GET_LENGTH(merge), cut;
         if (hugging_face) {
             /* The library's usual line: one space, a side on each side of it, no line break, no "#version". */
-            space = memchr(data, ' ', (size_t)n);
-            if (space == NULL || space == data || space == data + n - 1 ||
-                memchr(space + 1, ' ', (size_t)(data + n - space - 1)) != NULL || memchr(data, '\n', (size_t)n) != NULL ||
-                (n >= 8 && find_bytes(data, n, "#version", 8)))
+            cut = PyUnicode_FindChar(merge, ' ', 0, n, 1);
+            if (cut <= 0 || cut == n - 1 || PyUnicode_FindChar(merge, ' ', cut + 1, n, 1) != -1 ||
+                PyUnicode_FindChar(merge, '\n', 0, n, 1) != -1 || has_version_mark(merge, n))
                 goto none;
         }
         else {
             /* llama.cpp's cut: the first space after the first character. */
-            Py_ssize_t first = n == 0 ? 0 : ((unsigned char)data[0] < 0x80 ? 1 : (unsigned char)data[0] < 0xE0 ? 2
-                                            : (unsigned char)data[0] < 0xF0 ? 3 : 4);
-            space = first < n ? memchr(data + first, ' ', (size_t)(n - first)) : NULL;
-            if (space == NULL)
+            cut = n > 1 ? PyUnicode_FindChar(merge, ' ', 1, n, 1) : -1;
+            if (cut < 0)
                 goto none;
         }
-        Py_ssize_t cut = space - data;
-        const char *right = space + 1;
-        Py_ssize_t right_size = n - cut - 1;
-        int32_t a = text_find(&index, data, cut, data, 0);
-        int32_t b = text_find(&index, right, right_size, data, 0);
+        Span left = span_of(merge, 0, cut), right = span_of(merge, cut + 1, n);
+        int32_t a = text_find(&index, left, nothing);
+        int32_t b = text_find(&index, right, nothing);
         Py_ssize_t guess = line + shift;
-        int32_t c = guess >= 0 && guess < count && text_is(&index, (int32_t)guess, data, cut, right, right_size)
-                        ? (int32_t)guess : text_find(&index, data, cut, right, right_size);
+        int32_t c = guess >= 0 && guess < count && text_is(&index, (int32_t)guess, left, right)
+                        ? (int32_t)guess : text_find(&index, left, right);
         if (a < 0 || b < 0 || c < 0)
             goto none; /* a side or the join is no token: the Python path sorts these out */
         shift = c - line;
         pairs[line] = (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
-        int32_t ids[3] = {a, b, c};
+        if (triples != NULL) {
+            PyObject *triple = PyTuple_Pack(3, PyList_GET_ITEM(ids, a), PyList_GET_ITEM(ids, b), PyList_GET_ITEM(ids, c));
+            if (triple == NULL)
+                goto done;
+            PyList_SET_ITEM(triples, line, triple);
+            continue;
+        }
+        int32_t found[3] = {a, b, c};
         for (int col = 0; col < 3; col++) {
-            PyObject *id = PyLong_FromLong(ids[col]);
+            PyObject *id = PyLong_FromLong(found[col]);
             if (id == NULL)
                 goto done;
             PyList_SET_ITEM(columns[col], line, id);
@@ -480,20 +520,96 @@ merge_ids(PyObject *Py_UNUSED(module), PyObject *args)
         int repeat = sorted_has_repeat(pairs, lines, counts);
         PyMem_Free(counts);
         if (repeat)
-            goto none;
-    } /* a pair listed twice: the Python path keeps its first line */
-    result = Py_BuildValue("(OOO)", columns[0], columns[1], columns[2]);
+            goto none; /* a pair listed twice: the Python path keeps its first line */
+    }
+    result = triples != NULL ? Py_NewRef(triples) : Py_BuildValue("(OOO)", columns[0], columns[1], columns[2]);
     goto done;
 none:
     result = Py_NewRef(Py_None);
 done:
     PyMem_Free(index.slots);
-    PyMem_Free(index.data);
-    PyMem_Free(index.size);
+    PyMem_Free(index.texts);
     PyMem_Free(pairs);
     for (int c = 0; c < 3; c++)
         Py_XDECREF(columns[c]);
+    Py_XDECREF(triples);
     PyBuffer_Release(&excluded);
+    return result;
+}
+
+/* ---- merge lists as columns ------------------------------------------------------------------------------ */
+
+/* An int object below 2**31 as such, -1 for anything else (without an exception). */
+static long
+small_id(PyObject *item)
+{
+    if (!PyLong_CheckExact(item))
+        return -1;
+    int overflow;
+    long value = PyLong_AsLongAndOverflow(item, &overflow);
+    if (overflow || value < 0 || value >= INT32_MAX) {
+        PyErr_Clear();
+        return -1;
+    }
+    return value;
+}
+
+static PyObject *
+merge_columns(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *merges, *vocabulary;
+    if (!PyArg_ParseTuple(args, "O!O!:merge_columns", &PyList_Type, &merges, &PyList_Type, &vocabulary))
+        return NULL;
+    Py_ssize_t count = PyList_GET_SIZE(merges), ids = PyList_GET_SIZE(vocabulary);
+    long stride = 0;
+    for (Py_ssize_t i = 0; i < ids; i++) {
+        long id = small_id(PyList_GET_ITEM(vocabulary, i));
+        if (id < 0)
+            Py_RETURN_NONE;
+        stride = id + 1 > stride ? id + 1 : stride;
+    }
+    if (stride > 4 * ids + 1024)
+        Py_RETURN_NONE; /* ids far apart: a table of them all would be mostly empty */
+    unsigned char *present = PyMem_Calloc((size_t)(stride > 0 ? stride : 1), 1);
+    uint64_t *keys = PyMem_Malloc((size_t)(count > 0 ? count : 1) * 2 * sizeof(uint64_t));
+    Py_ssize_t *counts = PyMem_Malloc(65537 * sizeof(Py_ssize_t));
+    PyObject *columns[3] = {NULL, NULL, NULL}, *result = NULL;
+    if (present == NULL || keys == NULL || counts == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < ids; i++)
+        present[small_id(PyList_GET_ITEM(vocabulary, i))] = 1;
+    for (int c = 0; c < 3; c++) {
+        columns[c] = PyList_New(count);
+        if (columns[c] == NULL)
+            goto done;
+    }
+    for (Py_ssize_t line = 0; line < count; line++) {
+        PyObject *merge = PyList_GET_ITEM(merges, line);
+        if (!PyTuple_CheckExact(merge) || PyTuple_GET_SIZE(merge) != 3)
+            goto none;
+        long part[3];
+        for (int c = 0; c < 3; c++) {
+            PyObject *item = PyTuple_GET_ITEM(merge, c);
+            part[c] = small_id(item);
+            if (part[c] < 0 || part[c] >= stride || !present[part[c]])
+                goto none;
+            PyList_SET_ITEM(columns[c], line, Py_NewRef(item));
+        }
+        keys[line] = (uint64_t)part[0] << 32 | (uint64_t)part[1];
+    }
+    result = Py_BuildValue("(OOOO)", columns[0], columns[1], columns[2],
+                           sorted_has_repeat(keys, count, counts) ? Py_False : Py_True);
+    goto done;
+none:
+    result = Py_NewRef(Py_None);
+done:
+    PyMem_Free(present);
+    PyMem_Free(keys);
+    PyMem_Free(counts);
+    for (int c = 0; c < 3; c++)
+        Py_XDECREF(columns[c]);
     return result;
 }
 
@@ -768,6 +884,8 @@ static PyMethodDef module_methods[] = {
      "length_prefixed(buffer, offset, count, keep): a GGUF array of strings, (strings, end, failed)."},
     {"merge_ids", merge_ids, METH_VARARGS,
      "merge_ids(texts, excluded, merges): the (left, right, joined) ids of a GGUF file's merges, or None."},
+    {"merge_columns", merge_columns, METH_VARARGS,
+     "merge_columns(merges, vocabulary): (a, b, c, distinct) of (a, b, c) triples of ids in the vocabulary, or None."},
     {"sentencepiece_pieces", sentencepiece_pieces, METH_O,
      "sentencepiece_pieces(data): (texts, scores, types, other fields) of a ModelProto, or None."},
     {"joined", joined, METH_O, "joined(items): (blob, offsets, their width) of a list of bytes or of str."},

@@ -225,12 +225,10 @@ def _plain_merges(items: list[object], ids: dict[str, int]) -> list[tuple[int, i
     fast = c_readers()
     if fast is not None and kinds == {str}:
         texts = list(ids)
-        found = fast.merge_ids(texts, bytes(len(texts)), items, True)
-        if found is not None:  # positions in the vocabulary: its ids, unless they are not 0, 1, … in order
-            numbers = list(ids.values())
-            if numbers != list(range(len(numbers))):
-                found = [list(map(numbers.__getitem__, column)) for column in found]
-            return list(zip(*found, strict=True))
+        found: list[tuple[int, int, int]] | None = fast.merge_ids(texts, bytes(len(texts)), items, True,
+                                                                  list(ids.values()))
+        if found is not None:
+            return found
     if kinds == {str}:
         # Joined by line breaks, which no merge holds: one match checks every line, one split cuts them all.
         joined = "\n".join(cast("list[str]", items))
@@ -353,6 +351,7 @@ def _parse_hf_json(path: str | os.PathLike[str], data: bytes) -> Vocab:
         added_tokens=_library_ids(flagged, ids),
         vocabulary_size=len(ids),
         unk_token=unk_token if isinstance(unk_token, str) else None,
+        spelt=spelt is not None,
     )
 
     listed = list(tokens)

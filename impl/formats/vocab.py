@@ -164,7 +164,9 @@ class TextModel:
     - ``normalizer``: the file's normalizer as canonical JSON (None: none);
     - ``added_tokens``: the added tokens, as the library keeps them (one per content, its last flags);
     - ``vocabulary_size``: the number of entries of the model's vocabulary (the library's first added id);
-    - ``unk_token``: the model's unknown token as the file names it (it need not be in the vocabulary).
+    - ``unk_token``: the model's unknown token as the file names it (it need not be in the vocabulary);
+    - ``spelt``: every string but the added tokens' is known to be spelt in GPT-2's table (the reader found it so;
+      False: not known).
     """
 
     strings: dict[int, str]
@@ -175,6 +177,7 @@ class TextModel:
     added_tokens: tuple[AddedToken, ...] = ()
     vocabulary_size: int = 0
     unk_token: str | None = None
+    spelt: bool = False
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ try:
     from bpeproof.impl._c import _fastenc  # type: ignore[attr-defined]
 except ImportError:  # the C extension is optional: the Python loops give the same ids
     _fastenc = None
+from bpeproof.impl.io.c_readers import c_readers
 from bpeproof.impl.io.packed_state import DeferredState
 from bpeproof.impl.merge_loop import merge
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTextError, is_int
@@ -62,6 +63,12 @@ def _plain_columns(merges: Sequence[tuple[int, int, int]], vocabulary: Container
     None for any other list."""
     if not merges:
         return [], [], []
+    fast = c_readers()
+    if fast is not None and type(merges) is list and isinstance(vocabulary, dict):
+        found = fast.merge_columns(merges, list(vocabulary))
+        if found is not None:
+            a_ids, b_ids, c_ids, distinct = found
+            return (a_ids, b_ids, c_ids) if distinct else None
     if set(map(type, merges)) != {tuple} or set(map(len, merges)) != {3}:
         return None
     a_ids, b_ids, c_ids = (list(column) for column in zip(*merges, strict=True))

@@ -295,7 +295,8 @@ def _text_model_tokenizer(path: str, vocab: formats.Vocab, text_model: TextModel
         and text_model.prefix is None and text_model.suffix is None and not vocab.byte_fallback
         and (text_model.unk_token is None or (vocab.unk is not None and vocab.unk not in special_ids))
         and "ByteLevel" not in normalizer.kinds
-        and token_string_to_bytes("".join(map(text_model.strings.__getitem__, ordinary))) is not None
+        and (text_model.spelt  # (the reader found every string but the added tokens' spelt byte-level)
+             or token_string_to_bytes("".join(map(text_model.strings.__getitem__, ordinary))) is not None)
     )
     recipe = TextPipelineRecipe(text_model.normalizer, text_model.added_tokens, steps, pattern, vocab.pattern,
                                 text_model.byte_level, byte_model)
