@@ -40,6 +40,12 @@
  *   type if any), and every other field as the ``(number, wire type, value)`` that ``_Wire.fields`` gives.  None
  *   for a message the Python reader must read (or refuse).
  *
+ * int_array(items: list[int]) -> (array: bytes, width: int, counting: bool) | None
+ *
+ *   A list of ints as one native array of int32 (width 4) when they all fit, else int64, and whether they are
+ *   0, 1, 2, … (bpeproof.impl.io.packed_state); None when an item is not an int (a bool neither) or needs more than
+ *   64 bits.
+ *
  * joined(items: list[bytes] | list[str]) -> (bytes | str, offsets: bytes, width: int)
  * cut(blob: bytes-like | str, offsets: bytes-like, width: int) -> list
  *
@@ -825,6 +831,50 @@ joined(PyObject *Py_UNUSED(module), PyObject *arg)
 }
 
 static PyObject *
+int_array(PyObject *Py_UNUSED(module), PyObject *arg)
+{
+    if (!PyList_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "int_array takes a list");
+        return NULL;
+    }
+    Py_ssize_t count = PyList_GET_SIZE(arg);
+    int64_t *values = PyMem_Malloc((size_t)(count > 0 ? count : 1) * sizeof(int64_t));
+    if (values == NULL)
+        return PyErr_NoMemory();
+    int narrow = 1, counting = 1;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *item = PyList_GET_ITEM(arg, i);
+        int overflow = 0;
+        long long value = PyLong_CheckExact(item) ? PyLong_AsLongLongAndOverflow(item, &overflow) : 0;
+        if (!PyLong_CheckExact(item) || overflow || (value == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            PyMem_Free(values);
+            Py_RETURN_NONE; /* not an int (a bool, None, ...) or beyond 64 bits: the Python path's */
+        }
+        values[i] = value;
+        narrow &= value >= INT32_MIN && value <= INT32_MAX;
+        counting &= value == i;
+    }
+    int width = narrow ? 4 : 8;
+    PyObject *data = PyBytes_FromStringAndSize(NULL, count * width);
+    if (data != NULL) {
+        char *out = PyBytes_AS_STRING(data);
+        for (Py_ssize_t i = 0; i < count; i++) {
+            if (narrow) {
+                int32_t value = (int32_t)values[i];
+                memcpy(out + i * 4, &value, 4);
+            }
+            else
+                memcpy(out + i * 8, &values[i], 8);
+        }
+    }
+    PyMem_Free(values);
+    if (data == NULL)
+        return NULL;
+    return Py_BuildValue("(NiO)", data, width, counting ? Py_True : Py_False);
+}
+
+static PyObject *
 cut(PyObject *Py_UNUSED(module), PyObject *args)
 {
     PyObject *blob;
@@ -889,6 +939,8 @@ static PyMethodDef module_methods[] = {
     {"sentencepiece_pieces", sentencepiece_pieces, METH_O,
      "sentencepiece_pieces(data): (texts, scores, types, other fields) of a ModelProto, or None."},
     {"joined", joined, METH_O, "joined(items): (blob, offsets, their width) of a list of bytes or of str."},
+    {"int_array", int_array, METH_O,
+     "int_array(items): (native int32 or int64 array, width, whether they count 0, 1, ...) of a list of ints, or None."},
     {"cut", cut, METH_VARARGS, "cut(blob, offsets, width): the items joined(items) made the blob and offsets of."},
     {NULL, NULL, 0, NULL},
 };

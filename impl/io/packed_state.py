@@ -7,8 +7,9 @@ arrays (in the machine's byte order), so that a vocabulary of 200,000 tokens unp
 rather than in one Python step per token: a list of ints is one int32 array (int64 when one does not fit), of
 floats one float64 array, of bytes or of strings one blob and the offsets where its items start (a list with
 ``None`` among them adds the places of the ``None``), of equal-length tuples one array per column; a list of
-ints that counts 0, 1, 2, … is only its length; a dict is the list of its keys and the list of its values; a
-set or a tuple is its items.  The blobs are joined and cut in C when the loaders' C readers are built
+ints that counts 0, 1, 2, … is only its length, of bools one byte each, of objects of one class (their
+``__dict__`` alone) one column per attribute; a dict is the list of its keys and the list of its values; a set
+or a tuple is its items.  The blobs are joined and cut in C when the loaders' C readers are built
 (``bpeproof.impl.io.c_readers``).
 
 Objects are stored as their attributes (``__dict__`` and ``__slots__``), as pickle stores them, but only
@@ -99,6 +100,14 @@ def _attributes(value: object) -> dict[str, Any]:
     return found
 
 
+def _plain_objects(kind: type) -> bool:
+    """Whether the objects of a class are their ``__dict__`` alone (no slots, no deferred state), so that a list of
+    them packs as one column per attribute."""
+    if issubclass(kind, (DeferredState, tuple)) or not hasattr(kind, "__dict__"):
+        return False
+    return all(not base.__dict__.get("__slots__") for base in kind.__mro__[:-1])
+
+
 class _Packer:
     def __init__(self, classes: Collection[str]) -> None:
         self.classes = classes
@@ -137,6 +146,20 @@ class _Packer:
 
     def items(self, values: Sequence[Any]) -> dict[str, Any]:
         """The description of a sequence's items, as one array where they are all of one kind."""
+        fast = c_readers()
+        if fast is not None and values and type(values) is list:  # one pass in C for a list of ints or of bytes
+            first = type(values[0])
+            if first is int:
+                found = fast.int_array(values)
+                if found is not None:
+                    data, width, counting = found
+                    return {"k": "count", "n": len(values)} if counting else {
+                        "k": "int", "s": self.section(data), "w": width}
+            elif first is bytes or first is str:
+                try:
+                    return self.joined(values, first is str)
+                except TypeError:  # items of other kinds among them
+                    pass
         kinds = set(map(type, values))
         none = type(None)
         if len(kinds) == 2 and none in kinds and values:
@@ -162,6 +185,8 @@ class _Packer:
             return {"k": "int", "s": section, "w": width}
         if kind is float:
             return {"k": "float", "s": self.section(array("d", values).tobytes())}
+        if kind is bool:
+            return {"k": "bool", "s": self.section(bytes(values))}
         if kind is bytes or kind is str:
             return self.joined(list(values), kind is str)
         if issubclass(kind, tuple) and (kind is tuple or _class_name(kind) in self.classes):
@@ -170,6 +195,12 @@ class _Packer:
                 row = None if kind is tuple else _class_name(kind)
                 columns = zip(*values, strict=True)
                 return {"k": "rows", "c": row, "cols": [self.items(list(column)) for column in columns]}
+        if _class_name(kind) in self.classes and _plain_objects(kind):
+            states = list(map(vars, values))
+            names = list(states[0])
+            if all(map(names.__eq__, map(list, states))):  # the same attributes, in the same order: by columns
+                return {"k": "objects", "c": _class_name(kind),
+                        "a": {name: self.items(list(map(operator.itemgetter(name), states))) for name in names}}
         return {"k": "any", "v": [self.pack(value) for value in values]}
 
     def pack(self, value: Any) -> Any:
@@ -254,7 +285,7 @@ class _Unpacker:
     def items(self, node: dict[str, Any]) -> list[Any]:
         """The items of a sequence described by ``items``; the list is shared: callers copy it into their own."""
         key = (node["k"], node.get("s"), node.get("o"), node.get("c"), node.get("none"), node.get("n"))
-        if node["k"] not in ("any", "rows") and key in self.decoded:
+        if node["k"] not in ("any", "rows", "objects") and key in self.decoded:
             return self.decoded[key]
         kind = node["k"]
         values: list[Any]
@@ -266,11 +297,15 @@ class _Unpacker:
             values = list(range(node["n"]))
         elif kind == "float":
             values = self.array(node["s"], "d")
+        elif kind == "bool":
+            values = list(map(bool, bytes(self.sections[node["s"]])))
         elif kind in ("bytes", "str"):
             values = self.cut(node)
         elif kind == "rows":
             rows = zip(*map(self.items, node["cols"]), strict=True)
             return list(rows) if node["c"] is None else [self.kind(node["c"])(*row) for row in rows]
+        elif kind == "objects":
+            return self.objects(node)
         else:
             raise UnpackableError(f"unknown items {kind!r}")
         if "none" in node:
@@ -281,6 +316,21 @@ class _Unpacker:
                 values[index] = None
         self.decoded[key] = values
         return values
+
+    def objects(self, node: dict[str, Any]) -> list[Any]:
+        """Objects of one class from one column per attribute (``_Packer.items``), made as ``unpack`` makes one."""
+        kind: Any = self.kind(node["c"])
+        if not _plain_objects(kind):
+            raise UnpackableError(f"{node['c']} objects cannot be unpacked by columns")
+        columns = {name: self.items(item) for name, item in node["a"].items()}
+        lengths = set(map(len, columns.values()))
+        if len(lengths) != 1:
+            raise UnpackableError("columns of objects of different lengths")
+        made = [kind.__new__(kind) for _ in range(lengths.pop())]
+        for name, column in columns.items():
+            for value, item in zip(made, column, strict=True):
+                object.__setattr__(value, name, item)
+        return made
 
     def kind(self, name: str) -> type:
         """An allowed class by its ``module:qualname`` (its module imported now)."""

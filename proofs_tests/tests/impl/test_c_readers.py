@@ -21,9 +21,10 @@ from bpeproof.impl.formats.gguf_tokenizer import GGUFTokenizer, read_gguf_tokeni
 from bpeproof.impl.formats.hf_json import parse_hf_json
 from bpeproof.impl.formats.sentencepiece_model import parse_model_proto
 from bpeproof.impl.formats.tiktoken_file import parse_tiktoken
-from bpeproof.impl.formats.vocab import bytes_to_unicode
+from bpeproof.impl.formats.vocab import AddedToken, bytes_to_unicode
 from bpeproof.impl.io import c_readers
 from bpeproof.impl.io.errors import FormatError
+from bpeproof.impl.io.packed_state import pack, unpack
 from bpeproof.impl.models.sentencepiece import SentencePieceModel
 from bpeproof.spec.types import BPETypeError, BPEValueError
 
@@ -313,3 +314,36 @@ def test_tokenizer_json_merges_read_alike(data: bytes) -> None:
     with pytest.MonkeyPatch.context() as monkeypatch:
         fast, slow = both(monkeypatch, lambda: parse_hf_json("tokenizer.json", data))
     assert fast == slow
+
+
+# -- the compiled-vocabulary cache's packing --------------------------------------------------------------------
+
+_ADDED = "bpeproof.impl.formats.vocab:AddedToken"
+_SCALARS = st.one_of(st.integers(-(2**70), 2**70), st.booleans(), st.none(), st.binary(max_size=4),
+                     st.text(max_size=4), st.floats(allow_nan=False))
+_ADDED_TOKENS = st.builds(AddedToken, st.text(min_size=1, max_size=3), st.integers(0, 9), special=st.booleans())
+_LISTS = st.one_of(
+    st.lists(st.integers(-(2**40), 2**40), max_size=12), st.lists(st.integers(0, 5), max_size=12).map(sorted),
+    st.builds(lambda n: list(range(n)), st.integers(0, 9)), st.lists(st.binary(max_size=3), max_size=9),
+    st.lists(st.text(max_size=3), max_size=9), st.lists(st.booleans(), max_size=9),
+    st.lists(st.one_of(st.none(), st.integers(0, 9)), max_size=9), st.lists(st.one_of(st.none(), st.text()), max_size=9),
+    st.lists(_SCALARS, max_size=6), st.lists(_ADDED_TOKENS, max_size=5),
+    st.lists(st.tuples(st.integers(0, 9), st.text(max_size=2)), max_size=5))
+VALUES = st.recursive(st.one_of(_SCALARS, _LISTS), lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    st.tuples(inner, inner), st.frozensets(st.integers(0, 99), max_size=5)), max_leaves=12)
+
+
+@FUZZ
+@given(VALUES)
+def test_packing_alike(value: Any) -> None:
+    """The C joins and arrays pack values that unpack, with or without C, to the value itself."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        packed = []
+        for use in (True, False):
+            monkeypatch.setattr(c_readers, "USE_C_READERS", use)
+            packed.append(pack(value, {_ADDED}))
+        for use in (True, False):
+            monkeypatch.setattr(c_readers, "USE_C_READERS", use)
+            for description, sections in packed:
+                assert unpack(description, sections, {_ADDED}) == value
