@@ -17,6 +17,12 @@
  *   ``end`` is where they end; when the buffer ends inside them ``end`` is past the buffer and ``failed`` the
  *   number of the string the Python loop stops at (-1 otherwise).
  *
+ * spelt_bytes(texts: list[str], alphabet: str) -> list[bytes | None]
+ *
+ *   The bytes each text spells when every character of it is one of ``alphabet`` (its 256 characters spell the
+ *   bytes 0..255: GPT-2's byte-to-character table, bpeproof.impl.formats.vocab), None for a text that holds any
+ *   other character.
+ *
  * merge_ids(texts: list[str], excluded: bytes, merges: list[str], hugging_face=False, ids=None)
  *     -> (lefts, rights, joins) | list[(left, right, join)] | None
  *
@@ -280,6 +286,65 @@ length_prefixed(PyObject *Py_UNUSED(module), PyObject *args)
 fail:
     Py_XDECREF(strings);
     PyBuffer_Release(&view);
+    return NULL;
+}
+
+/* ---- byte-level spellings ---------------------------------------------------------------------------------- */
+
+static PyObject *
+spelt_bytes(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *texts, *alphabet;
+    if (!PyArg_ParseTuple(args, "O!U:spelt_bytes", &PyList_Type, &texts, &alphabet))
+        return NULL;
+    if (PyUnicode_GET_LENGTH(alphabet) != 256) {
+        PyErr_SetString(PyExc_ValueError, "spelt_bytes: the alphabet spells the 256 bytes");
+        return NULL;
+    }
+    /* byte_of[code point] = byte + 1, 0 for a character outside the alphabet. */
+    Py_UCS4 top = 0;
+    for (Py_ssize_t i = 0; i < 256; i++) {
+        Py_UCS4 c = PyUnicode_READ_CHAR(alphabet, i);
+        top = c > top ? c : top;
+    }
+    uint16_t *byte_of = PyMem_Calloc((size_t)top + 1, sizeof(uint16_t));
+    if (byte_of == NULL)
+        return PyErr_NoMemory();
+    for (Py_ssize_t i = 0; i < 256; i++)
+        byte_of[PyUnicode_READ_CHAR(alphabet, i)] = (uint16_t)(i + 1);
+    Py_ssize_t count = PyList_GET_SIZE(texts);
+    PyObject *found = PyList_New(count);
+    if (found == NULL)
+        goto fail;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        PyObject *text = PyList_GET_ITEM(texts, k);
+        if (!PyUnicode_Check(text)) {
+            PyErr_SetString(PyExc_TypeError, "spelt_bytes takes a list of str");
+            goto fail;
+        }
+        int kind = PyUnicode_KIND(text);
+        const void *data = PyUnicode_DATA(text);
+        Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+        PyObject *item = PyBytes_FromStringAndSize(NULL, n);
+        if (item == NULL)
+            goto fail;
+        char *out = PyBytes_AS_STRING(item);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            Py_UCS4 c = PyUnicode_READ(kind, data, i);
+            uint16_t byte = c <= top ? byte_of[c] : 0;
+            if (byte == 0) {
+                Py_SETREF(item, Py_NewRef(Py_None));
+                break;
+            }
+            out[i] = (char)(byte - 1);
+        }
+        PyList_SET_ITEM(found, k, item);
+    }
+    PyMem_Free(byte_of);
+    return found;
+fail:
+    PyMem_Free(byte_of);
+    Py_XDECREF(found);
     return NULL;
 }
 
@@ -932,6 +997,8 @@ static PyMethodDef module_methods[] = {
     {"rank_file", rank_file, METH_O, "rank_file(data): a well-formed tiktoken rank file's table, or None."},
     {"length_prefixed", length_prefixed, METH_VARARGS,
      "length_prefixed(buffer, offset, count, keep): a GGUF array of strings, (strings, end, failed)."},
+    {"spelt_bytes", spelt_bytes, METH_VARARGS,
+     "spelt_bytes(texts, alphabet): the bytes each text spells, one character a byte, None where it cannot."},
     {"merge_ids", merge_ids, METH_VARARGS,
      "merge_ids(texts, excluded, merges): the (left, right, joined) ids of a GGUF file's merges, or None."},
     {"merge_columns", merge_columns, METH_VARARGS,

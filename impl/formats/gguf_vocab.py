@@ -28,7 +28,7 @@ from bpeproof.impl.formats.gguf_tokenizer import (
     GGUFTokenizer,
     read_gguf_tokenizer,
 )
-from bpeproof.impl.formats.vocab import Vocab, byte_level_codec, bytes_to_unicode
+from bpeproof.impl.formats.vocab import Vocab, byte_level_alphabet, byte_level_codec, bytes_to_unicode
 from bpeproof.impl.io.c_readers import c_readers, cut_at
 from bpeproof.impl.io.errors import FormatError
 
@@ -81,9 +81,13 @@ def _outside_table() -> re.Pattern[str]:
 
 
 def _all_byte_level(texts: list[str]) -> list[bytes | None]:
-    """``byte_level_bytes`` of every string, in whole-list passes: the strings joined are encoded at once (a
-    character outside the table as one ``?`` byte, so that every string keeps its length) and cut where each
-    starts; the few strings that hold such a character are then None."""
+    """``byte_level_bytes`` of every string, in one pass in C, or in whole-list passes: the strings joined are
+    encoded at once (a character outside the table as one ``?`` byte, so that every string keeps its length) and
+    cut where each starts; the few strings that hold such a character are then None."""
+    fast = c_readers()
+    if fast is not None:
+        spelt: list[bytes | None] = fast.spelt_bytes(texts, byte_level_alphabet())
+        return spelt
     joined = "".join(texts)
     data: bytes = codecs.charmap_encode(joined, "replace", byte_level_codec())[0]
     if len(data) != len(joined):  # pragma: no cover - the replacement is one byte per character

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
 
-from bpeproof.impl.io.c_readers import cut_at
+from bpeproof.impl.io.c_readers import c_readers, cut_at
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.spec.types import ALPHABET_SIZE, Rule
 
@@ -91,10 +91,16 @@ def bytes_to_token_string(data: bytes) -> str:
 
 
 @functools.cache
+def byte_level_alphabet() -> str:
+    """GPT-2's byte-to-character table as one string: the character of each byte, in byte order."""
+    return "".join(bytes_to_unicode()[byte] for byte in range(ALPHABET_SIZE))
+
+
+@functools.cache
 def byte_level_codec() -> Any:
     """The charmap encoding table of GPT-2's byte-to-character table (``codecs.charmap_encode``): each character
     of the table to its byte, every other character unencodable."""
-    return codecs.charmap_build("".join(bytes_to_unicode()[byte] for byte in range(ALPHABET_SIZE)))
+    return codecs.charmap_build(byte_level_alphabet())
 
 
 def token_string_to_bytes(text: str) -> bytes | None:
@@ -108,7 +114,11 @@ def token_string_to_bytes(text: str) -> bytes | None:
 
 def token_strings_to_bytes(texts: Sequence[str]) -> list[bytes] | None:
     """``token_string_to_bytes`` of every string at once (one encoding of them all, then cut: each character
-    is one byte), or None when a character of one of them is not in the table."""
+    is one byte; or one pass in C), or None when a character of one of them is not in the table."""
+    fast = c_readers()
+    if fast is not None:
+        found: list[bytes | None] = fast.spelt_bytes(list(texts), byte_level_alphabet())
+        return None if None in found else found  # type: ignore[return-value]
     joined = token_string_to_bytes("".join(texts))
     if joined is None:
         return None

@@ -21,7 +21,13 @@ from bpeproof.impl.formats.gguf_tokenizer import GGUFTokenizer, read_gguf_tokeni
 from bpeproof.impl.formats.hf_json import parse_hf_json
 from bpeproof.impl.formats.sentencepiece_model import parse_model_proto
 from bpeproof.impl.formats.tiktoken_file import parse_tiktoken
-from bpeproof.impl.formats.vocab import AddedToken, bytes_to_unicode
+from bpeproof.impl.formats.vocab import (
+    AddedToken,
+    byte_level_alphabet,
+    bytes_to_unicode,
+    token_string_to_bytes,
+    token_strings_to_bytes,
+)
 from bpeproof.impl.io import c_readers
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.io.packed_state import pack, unpack
@@ -326,7 +332,8 @@ _LISTS = st.one_of(
     st.lists(st.integers(-(2**40), 2**40), max_size=12), st.lists(st.integers(0, 5), max_size=12).map(sorted),
     st.builds(lambda n: list(range(n)), st.integers(0, 9)), st.lists(st.binary(max_size=3), max_size=9),
     st.lists(st.text(max_size=3), max_size=9), st.lists(st.booleans(), max_size=9),
-    st.lists(st.one_of(st.none(), st.integers(0, 9)), max_size=9), st.lists(st.one_of(st.none(), st.text()), max_size=9),
+    st.lists(st.one_of(st.none(), st.integers(0, 9)), max_size=9),
+    st.lists(st.one_of(st.none(), st.text()), max_size=9),
     st.lists(_SCALARS, max_size=6), st.lists(_ADDED_TOKENS, max_size=5),
     st.lists(st.tuples(st.integers(0, 9), st.text(max_size=2)), max_size=5))
 VALUES = st.recursive(st.one_of(_SCALARS, _LISTS), lambda inner: st.one_of(
@@ -347,3 +354,14 @@ def test_packing_alike(value: Any) -> None:
             monkeypatch.setattr(c_readers, "USE_C_READERS", use)
             for description, sections in packed:
                 assert unpack(description, sections, {_ADDED}) == value
+
+
+@FUZZ
+@given(st.lists(st.text(alphabet=st.sampled_from([*GPT2.values(), "a", " ", "\u00a0", "\u0143", "\u0144", "é",
+                                                  "\U0001f600", "\udcff"]), max_size=5), max_size=8))
+def test_byte_level_spellings_alike(texts: list[str]) -> None:
+    """GPT-2's spelling undone in one C pass gives what the charmap gives, text by text."""
+    assert FAST.spelt_bytes(texts, byte_level_alphabet()) == [token_string_to_bytes(text) for text in texts]
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        fast, slow = both(monkeypatch, lambda: token_strings_to_bytes(texts))
+    assert fast == slow
