@@ -9,7 +9,7 @@ import struct
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import accumulate, compress
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from bpeproof.impl.formats.derive import last_split
 from bpeproof.impl.io.c_readers import cut_at
@@ -34,6 +34,9 @@ _SPECIAL_TYPES = frozenset({PIECE_CONTROL, PIECE_UNKNOWN})
 PIECE_LIMIT = 8000
 #: How deep the library splits unused pieces again before it keeps one as it is.
 RESEGMENT_DEPTH = 100
+#: Texts of this many characters or more are cut where no piece holds two adjacent characters, and the parts
+#: merged (and cached) on their own; shorter ones are merged whole.
+SEGMENTED_FROM = 256
 
 
 def _join_text(x: str, y: str, code: int) -> str:
@@ -141,11 +144,20 @@ def _bits_order(bits: int) -> int:
 
 def _score_codes(texts: list[str], scores: list[float]) -> dict[str, int]:
     """Each piece's rank among the distinct float32 scores, highest first, as ``score_key`` orders them: the
-    scores as float32 bits in one pass, then one step per distinct score."""
+    scores as float32 in one pass, ranked as floats (``score_key``'s order but for -0.0, which ranks below +0.0:
+    with both among the scores, by their bits, one step per distinct score)."""
+    single = array("f", scores)
     bits = array("i")
-    bits.frombytes(array("f", scores).tobytes())
-    ranked = {key: code for code, key in enumerate(sorted(set(bits), key=_bits_order, reverse=True))}
-    return dict(zip(texts, map(ranked.__getitem__, bits), strict=True))
+    bits.frombytes(single.tobytes())
+    keys: list[Any]
+    if 0 in bits and -(2**31) in bits:  # +0.0 and -0.0: told apart by their bits
+        keys = bits.tolist()
+        order = sorted(set(keys), key=_bits_order, reverse=True)
+    else:
+        keys = single.tolist()
+        order = sorted(set(keys), reverse=True)
+    ranked = dict(zip(order, range(len(order)), strict=True))
+    return dict(zip(texts, map(ranked.__getitem__, keys), strict=True))
 
 
 class SentencePieceModel(DeferredState):
@@ -175,8 +187,10 @@ class SentencePieceModel(DeferredState):
 
     semantics = "sentencepiece-bpe"
     #: What the compiled-vocabulary cache unpacks only when read: the texts by id (the token table's, made on
-    #: decoding) and the scores (the labels of merge_steps); encoding needs neither.
+    #: decoding) and the scores (the labels of merge_steps); encoding needs neither.  And what it does not store:
+    #: the pairs of adjacent characters, made again from the pieces when a long text is first encoded.
     DEFERRED = ("_texts", "_scores")
+    DERIVED: ClassVar[dict[str, str]] = {"_bigrams": "_pair_set"}
 
     def __init__(
         self,
@@ -209,7 +223,7 @@ class SentencePieceModel(DeferredState):
         self._scores = dict(zip(mergeable, mergeable_scores, strict=True))  # for merge_steps' labels
         self._longest: int | None = None  # the longest piece, for article_steps (found on first use)
         self._has_unused = PIECE_UNUSED in map(types.__getitem__, ids.values())
-        self._bigrams = {text[i : i + 2] for text in mergeable for i in range(len(text) - 1)}
+        self.defer("_bigrams", self._pair_set)  # made when a long text is first encoded
         user_defined = [text for text, token in ids.items() if types[token] == PIECE_USER_DEFINED]
         self.normalizer = SentencePieceNormalizer(
             units=charsmap_units,
@@ -298,8 +312,16 @@ class SentencePieceModel(DeferredState):
         if start < len(text):
             yield text[start:], False
 
+    def _pair_set(self) -> set[str]:
+        """The pairs of adjacent characters in the normal, user-defined and unused pieces (``_segments``)."""
+        return {text[i : i + 2] for text in self._codes for i in range(len(text) - 1)}
+
     def _segments(self, chunk: str) -> Iterator[str]:
-        """``chunk`` cut between every two adjacent characters that no piece holds side by side."""
+        """``chunk`` cut between every two adjacent characters that no piece holds side by side; a chunk shorter
+        than ``SEGMENTED_FROM`` characters is left whole (the same parts: no merge crosses such a place)."""
+        if len(chunk) < SEGMENTED_FROM:
+            yield chunk
+            return
         bigrams = self._bigrams
         start = 0
         for i in range(1, len(chunk)):

@@ -261,7 +261,7 @@ def _model_state(pieces: list[Any], byte_fallback: bool) -> Any:
         model = SentencePieceModel(pieces, byte_fallback=byte_fallback)
     except (BPEValueError, BPETypeError, OverflowError) as error:
         return type(error).__name__, str(error)
-    state = {key: value for key, value in vars(model).items() if key not in ("normalizer", "_user_start")}
+    state = {key: value for key, value in model.__getstate__().items() if key not in ("normalizer", "_user_start")}
     return state, model.token_table(), list(state["_codes"].items())
 
 
