@@ -150,13 +150,14 @@ def _score_codes(texts: list[str], scores: list[float]) -> dict[str, int]:
     bits = array("i")
     bits.frombytes(single.tobytes())
     keys: list[Any]
+    order: list[Any]
     if 0 in bits and -(2**31) in bits:  # +0.0 and -0.0: told apart by their bits
         keys = bits.tolist()
         order = sorted(set(keys), key=_bits_order, reverse=True)
     else:
         keys = single.tolist()
         order = sorted(set(keys), reverse=True)
-    ranked = dict(zip(order, range(len(order)), strict=True))
+    ranked: dict[Any, int] = dict(zip(order, range(len(order)), strict=True))
     return dict(zip(texts, map(ranked.__getitem__, keys), strict=True))
 
 
