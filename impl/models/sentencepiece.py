@@ -3,7 +3,6 @@ score of the piece they spell, highest first, unknown characters as byte pieces 
 
 from __future__ import annotations
 
-import math
 import re
 import struct
 from array import array
@@ -28,6 +27,8 @@ __all__ = ["SentencePieceModel", "score_key"]
 PIECE_NORMAL, PIECE_UNKNOWN, PIECE_CONTROL, PIECE_USER_DEFINED, PIECE_UNUSED, PIECE_BYTE = 1, 2, 3, 4, 5, 6
 _PIECE_TYPES = frozenset({PIECE_NORMAL, PIECE_UNKNOWN, PIECE_CONTROL, PIECE_USER_DEFINED, PIECE_UNUSED, PIECE_BYTE})
 _MERGEABLE = frozenset({PIECE_NORMAL, PIECE_USER_DEFINED, PIECE_UNUSED})
+#: (``float("inf")``, without importing ``math`` for it.)
+_INFINITY = float("inf")
 #: The pieces whose bytes are not their text's (``token_table``).
 _SPECIAL_TYPES = frozenset({PIECE_CONTROL, PIECE_UNKNOWN})
 #: The library refuses pieces of this many bytes or more.
@@ -117,10 +118,10 @@ def _plain_tables(pieces: Sequence[tuple[str, float, int]], byte_fallback: bool)
     if not set(map(type, raw_scores)) <= {float, int} or set(map(type, types)) != {int}:
         return None
     scores = list(map(float, raw_scores))
-    if any(map(math.isnan, scores)) or not set(types) <= _PIECE_TYPES or "\0" in "".join(texts):
+    if any(map(float.__ne__, scores, scores)) or not set(types) <= _PIECE_TYPES or "\0" in "".join(texts):
         return None
     single = array("f", scores)  # (a score that float32 cannot hold, which score_key refuses, becomes infinite)
-    if math.inf in single or -math.inf in single:
+    if _INFINITY in single or -_INFINITY in single:
         return None
     ids = dict(zip(texts, range(len(texts)), strict=True))
     unknown = types.count(PIECE_UNKNOWN)
