@@ -31,7 +31,8 @@
  *   at its one space as a tokenizer.json's usual line (bpeproof.impl.formats.hf_json), its two sides and their
  *   join looked up among the texts not ``excluded`` (one flag byte per text), by their code points.  None unless
  *   every side and join is such a text and, for llama.cpp, no pair is listed twice (the Python path then reads
- *   the merges one by one).  With ``ids`` (one int per text), the merges are (left, right, join) tuples of those.
+ *   the merges one by one).  With ``ids`` (one int per text), the merges are (left, right, join) tuples of those;
+ *   with ``ids`` True, tuples of the positions.
  *
  * merge_columns(merges: list[tuple[int, int, int]], vocabulary: list[int]) -> (a, b, c, distinct) | None
  *
@@ -489,7 +490,7 @@ merge_ids(PyObject *Py_UNUSED(module), PyObject *args)
     uint64_t *pairs = NULL;
     PyObject *columns[3] = {NULL, NULL, NULL}, *triples = NULL, *result = NULL;
     if (excluded.len != count || count >= INT32_MAX ||
-        (ids != Py_None && (!PyList_Check(ids) || PyList_GET_SIZE(ids) != count))) {
+        (ids != Py_None && ids != Py_True && (!PyList_Check(ids) || PyList_GET_SIZE(ids) != count))) {
         PyErr_SetString(PyExc_ValueError, "merge_ids: one excluded flag per text, and one id if ids are given");
         goto done;
     }
@@ -568,7 +569,9 @@ merge_ids(PyObject *Py_UNUSED(module), PyObject *args)
         shift = c - line;
         pairs[line] = (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
         if (triples != NULL) {
-            PyObject *triple = PyTuple_Pack(3, PyList_GET_ITEM(ids, a), PyList_GET_ITEM(ids, b), PyList_GET_ITEM(ids, c));
+            /* Fresh ints for the positions themselves (made in order, where the ids' own objects lie anywhere). */
+            PyObject *triple = ids == Py_True ? Py_BuildValue("(iii)", a, b, c)
+                : PyTuple_Pack(3, PyList_GET_ITEM(ids, a), PyList_GET_ITEM(ids, b), PyList_GET_ITEM(ids, c));
             if (triple == NULL)
                 goto done;
             PyList_SET_ITEM(triples, line, triple);

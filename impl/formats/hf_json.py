@@ -225,8 +225,10 @@ def _plain_merges(items: list[object], ids: dict[str, int]) -> list[tuple[int, i
     fast = c_readers()
     if fast is not None and kinds == {str}:
         texts = list(ids)
-        found: list[tuple[int, int, int]] | None = fast.merge_ids(texts, bytes(len(texts)), items, True,
-                                                                  list(ids.values()))
+        numbers = list(ids.values())
+        counted = fast.int_array(numbers)  # (the ids 0, 1, 2, … in order: the positions are the ids)
+        found: list[tuple[int, int, int]] | None = fast.merge_ids(
+            texts, bytes(len(texts)), items, True, True if counted is not None and counted[2] else numbers)
         if found is not None:
             return found
     if kinds == {str}:
@@ -310,6 +312,10 @@ def _parse_hf_json(path: str | os.PathLike[str], data: bytes) -> Vocab:
     # The usual file: distinct integer ids >= 0 (checked at once here, one by one below otherwise).
     plain = (set(map(type, numbers)) <= {int} and min(numbers, default=0) >= 0
              and len(set(numbers)) == len(numbers))
+    merge_items = reader.lst(model.get("merges", []), "model.merges")
+    # The merges of a vocabulary of distinct ids, read while the JSON reader's strings are fresh in the caches
+    # (the table of ids below is then the vocabulary itself).
+    plain_merges = _plain_merges(merge_items, cast("dict[str, int]", vocab_obj)) if plain and prefix is None else None
     spelt = None
     if plain and byte_level and "" not in vocab_obj:  # the usual byte-level file: every string read at once
         # An added token in the vocabulary is its own text (read as UTF-8), every other string byte-level.
@@ -333,8 +339,8 @@ def _parse_hf_json(path: str | os.PathLike[str], data: bytes) -> Vocab:
             spelled = token_string_to_bytes(text) if byte_level and text else None
             tokens[token_id] = spelled if spelled is not None else _token_bytes(reader, text, byte_level, byte_fallback)
         ids[text] = token_id
-    merge_items = reader.lst(model.get("merges", []), "model.merges")
-    plain_merges = _plain_merges(merge_items, ids) if prefix is None else None
+    if plain_merges is None and prefix is None and not plain:
+        plain_merges = _plain_merges(merge_items, ids)
     if plain_merges is not None:
         merges = plain_merges
     else:
