@@ -28,7 +28,6 @@ __all__ = [
     "GGUF_MAGIC",
     "TYPE_NAMES",
     "GGUFMetadata",
-    "is_gguf",
     "parse_gguf_metadata",
     "read_gguf_metadata",
 ]
@@ -256,17 +255,3 @@ def read_gguf_metadata(path: str | os.PathLike[str], keep: Callable[[str], bool]
     """``parse_gguf_metadata`` of the file at ``path`` (plain or gzip-compressed)."""
     with _open_buffer(path) as buffer:
         return parse_gguf_metadata(path, buffer, keep)
-
-
-def is_gguf(path: str | os.PathLike[str], head: bytes | None = None) -> bool:
-    """True when the file is named ``*.gguf`` (``.gguf.gz``) or starts with the magic ``GGUF``."""
-    name = os.fspath(path).lower()
-    if name.endswith((".gguf", ".gguf.gz")):
-        return True
-    if head is None:
-        try:
-            with open(path, "rb") as handle:
-                head = handle.read(4)
-        except OSError:
-            return False
-    return head[:4] == GGUF_MAGIC

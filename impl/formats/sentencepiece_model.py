@@ -38,13 +38,17 @@ from __future__ import annotations
 import os
 import re
 import struct
-from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple
 
-from bpeproof.impl.formats.derive import derive_merges
-from bpeproof.impl.formats.vocab import Vocab
 from bpeproof.impl.io.c_readers import c_readers
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.io.files import read_bytes
+
+if TYPE_CHECKING:
+    from bpeproof.impl.formats.vocab import Vocab
+
+# The ``Vocab`` and the merge recovery are imported where a ``Vocab`` is made: a tokenizer loaded from a model
+# needs neither (nor ``dataclasses``, which their modules import).
 
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 _PIECE_TYPES = {NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE}
@@ -57,8 +61,7 @@ _SPACE = "\u2581"
 _VARINT, _I64, _LEN, _I32 = 0, 1, 2, 5
 
 
-@dataclass(frozen=True)
-class Piece:
+class Piece(NamedTuple):
     """One ``SentencePiece`` entry of the model."""
 
     text: str
@@ -212,8 +215,7 @@ def _flags(
     return found
 
 
-@dataclass(frozen=True)
-class ModelProto:
+class ModelProto(NamedTuple):
     """The parts of a sentencepiece ``ModelProto`` that ``read_sentencepiece`` and the engine use; the pieces as
     three lists in id order (``texts``, ``scores``, ``types``), and as ``Piece`` objects (``pieces``)."""
 
@@ -289,8 +291,7 @@ _CHARSMAP = "normalizer_spec.precompiled_charsmap"
 _LABEL = (1 << 31) | 0xFF
 
 
-@dataclass(frozen=True)
-class CharsMap:
+class CharsMap(NamedTuple):
     """A decoded precompiled charsmap: the double-array trie's units and the replacement text of each value.
 
     The trie is darts-clone's: a unit holds a label (its low byte; bit 31 set on value units), a leaf flag
@@ -353,6 +354,9 @@ def parse_charsmap(path: str | os.PathLike[str], blob: bytes) -> CharsMap:
 
 def vocab_from_proto(model: ModelProto, *, source: str = "") -> Vocab:
     """The ``Vocab`` of a parsed BPE ``ModelProto``, with merges derived from the scores."""
+    from bpeproof.impl.formats.derive import derive_merges
+    from bpeproof.impl.formats.vocab import Vocab
+
     if model.model_type != 2:
         raise FormatError(
             source or "<in memory>",

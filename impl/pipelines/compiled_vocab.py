@@ -78,7 +78,8 @@ def _content_digest(file: Path) -> str:
     """The digest a file's entry is keyed by: of its bytes, or of a large GGUF file's key-value pairs only."""
     if file.stat().st_size <= GGUF_WHOLE_LIMIT:
         return file_digest(file)
-    from bpeproof.impl.formats.gguf_container import is_gguf, read_gguf_metadata
+    from bpeproof.impl.formats.gguf_container import read_gguf_metadata
+    from bpeproof.impl.formats.loader import is_gguf
 
     if not is_gguf(file):
         return file_digest(file)

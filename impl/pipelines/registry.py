@@ -118,7 +118,7 @@ def _from_cache(entry: CacheEntry, path: str) -> Tokenizer | None:
 
 def _load(path: str, file: Path, pattern: str | None, decode_only: bool) -> tuple[Tokenizer, dict[str, Any] | None]:
     """The tokenizer of the file, read and built, and its record for the cache (None: not to be cached)."""
-    from bpeproof.impl.formats.gguf_container import is_gguf
+    from bpeproof.impl.formats.loader import is_gguf
 
     if file.is_file() and is_gguf(file):
         # A GGUF file (llama.cpp): the tokenizer its model names, with the file's own pre-tokenizer and flags
