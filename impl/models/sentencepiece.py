@@ -8,6 +8,7 @@ import struct
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import accumulate, compress
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from bpeproof.impl.formats.derive import last_split
@@ -112,7 +113,7 @@ def _plain_tables(pieces: Sequence[tuple[str, float, int]], byte_fallback: bool)
     for any other model, which ``_checked_tables`` then reads piece by piece."""
     if not pieces or set(map(type, pieces)) != {tuple} or set(map(len, pieces)) != {3}:
         return None
-    texts, raw_scores, types = (list(column) for column in zip(*pieces, strict=True))
+    texts, raw_scores, types = (list(map(itemgetter(column), pieces)) for column in range(3))
     if set(map(type, texts)) != {str} or "" in texts or max(map(len, texts)) * 4 >= PIECE_LIMIT:
         return None
     if not set(map(type, raw_scores)) <= {float, int} or set(map(type, types)) != {int}:
