@@ -14,10 +14,8 @@ import codecs
 import functools
 import operator
 import os
-import re
-from bisect import bisect_right
 from dataclasses import dataclass
-from itertools import accumulate, compress, repeat
+from itertools import compress, repeat
 
 from bpeproof.impl.formats.gguf_tokenizer import (
     BYTE,
@@ -28,8 +26,8 @@ from bpeproof.impl.formats.gguf_tokenizer import (
     GGUFTokenizer,
     read_gguf_tokenizer,
 )
-from bpeproof.impl.formats.vocab import Vocab, byte_level_alphabet, byte_level_codec, bytes_to_unicode
-from bpeproof.impl.io.c_readers import c_readers, cut_at
+from bpeproof.impl.formats.vocab import Vocab, byte_level_codec, bytes_to_unicode, token_strings_each_to_bytes
+from bpeproof.impl.io.c_readers import c_readers
 from bpeproof.impl.io.errors import FormatError
 
 __all__ = [
@@ -75,31 +73,6 @@ def byte_level_bytes(text: str) -> bytes | None:
 
 
 @functools.cache
-def _outside_table() -> re.Pattern[str]:
-    """A character that GPT-2's byte-to-character table does not hold."""
-    return re.compile("[^" + "".join(map(re.escape, bytes_to_unicode().values())) + "]")
-
-
-def _all_byte_level(texts: list[str]) -> list[bytes | None]:
-    """``byte_level_bytes`` of every string, in one pass in C, or in whole-list passes: the strings joined are
-    encoded at once (a character outside the table as one ``?`` byte, so that every string keeps its length) and
-    cut where each starts; the few strings that hold such a character are then None."""
-    fast = c_readers()
-    if fast is not None:
-        spelt: list[bytes | None] = fast.spelt_bytes(texts, byte_level_alphabet())
-        return spelt
-    joined = "".join(texts)
-    data: bytes = codecs.charmap_encode(joined, "replace", byte_level_codec())[0]
-    if len(data) != len(joined):  # pragma: no cover - the replacement is one byte per character
-        return [byte_level_bytes(text) for text in texts]
-    offsets = list(accumulate(map(len, texts), initial=0))
-    found: list[bytes | None] = cut_at(data, offsets)  # type: ignore[assignment]
-    for match in _outside_table().finditer(joined):
-        found[bisect_right(offsets, match.start()) - 1] = None
-    return found
-
-
-@functools.cache
 def _character_bytes() -> dict[str, int]:
     """GPT-2's byte-to-character table, character → byte."""
     return {char: byte for byte, char in bytes_to_unicode().items()}
@@ -137,7 +110,7 @@ def byte_level_tables(tokenizer: GGUFTokenizer) -> ByteLevelTables:
     """The ``ByteLevelTables`` of a GGUF tokenizer."""
     texts = tokenizer.texts
     count = len(texts)
-    token_bytes = _all_byte_level(texts)
+    token_bytes = token_strings_each_to_bytes(texts)
     # Spelt outside the table (found at C speed: the list holds few None).
     outside = list(compress(range(count), map(operator.is_, token_bytes, repeat(None))))
     lookup: dict[bytes, int] = dict(zip(token_bytes, range(count), strict=True))  # type: ignore[arg-type]

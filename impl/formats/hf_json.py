@@ -39,7 +39,7 @@ from bpeproof.impl.formats.vocab import (
     bytes_to_token_string,
     refuse_ids_above,
     token_string_to_bytes,
-    token_strings_to_bytes,
+    token_strings_each_to_bytes,
 )
 from bpeproof.impl.io.atomic import atomic_write_bytes
 from bpeproof.impl.io.c_readers import c_readers
@@ -319,13 +319,15 @@ def _parse_hf_json(path: str | os.PathLike[str], data: bytes) -> Vocab:
     spelt = None
     if plain and byte_level and "" not in vocab_obj:  # the usual byte-level file: every string read at once
         # An added token in the vocabulary is its own text (read as UTF-8), every other string byte-level.
+        texts = list(vocab_obj)
+        each = token_strings_each_to_bytes(texts)
         own = specials.keys() & vocab_obj.keys()
-        ordinary = [text for text in vocab_obj if text not in own] if own else list(vocab_obj)
-        spelt = token_strings_to_bytes(ordinary)
+        for position in compress(range(len(texts)), map(own.__contains__, texts)) if own else ():
+            each[position] = texts[position].encode("utf-8")
+        spelt = each if None not in each else None
     if spelt is not None:
         ids = cast("dict[str, int]", vocab_obj)  # (the file's own table, text → id: the JSON reader's, for this call)
-        tokens = dict(zip(map(ids.__getitem__, ordinary) if own else numbers, spelt, strict=True))
-        tokens.update((ids[text], text.encode("utf-8")) for text in own)  # (put in id order below)
+        tokens = dict(zip(numbers, cast("list[bytes]", spelt), strict=True))
     for text, value in vocab_obj.items() if spelt is None else ():
         if plain and isinstance(value, int):
             token_id = value
@@ -407,7 +409,7 @@ def _library_ids(tokens: Sequence[AddedToken], ids: dict[str, int]) -> tuple[Add
             token_id = next_id
             next_id += 1
         by_content[token.content] = token_id
-        by_id[token_id] = dataclasses.replace(token, id=token_id)
+        by_id[token_id] = token if token.id == token_id else dataclasses.replace(token, id=token_id)
     return tuple(by_id[token_id] for token_id in sorted(by_id))
 
 

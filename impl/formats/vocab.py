@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import codecs
 import functools
+import re
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
@@ -110,6 +112,31 @@ def token_string_to_bytes(text: str) -> bytes | None:
     except UnicodeEncodeError:
         return None
     return data
+
+
+@functools.cache
+def _outside_table() -> re.Pattern[str]:
+    """A character that GPT-2's byte-to-character table does not hold."""
+    return re.compile("[^" + "".join(map(re.escape, bytes_to_unicode().values())) + "]")
+
+
+def token_strings_each_to_bytes(texts: list[str]) -> list[bytes | None]:
+    """``token_string_to_bytes`` of every string, in one pass in C, or in whole-list passes: the strings joined
+    are encoded at once (a character outside the table as one ``?`` byte, so that every string keeps its length)
+    and cut where each starts; the few strings that hold such a character are then None."""
+    fast = c_readers()
+    if fast is not None:
+        spelt: list[bytes | None] = fast.spelt_bytes(texts, byte_level_alphabet())
+        return spelt
+    joined = "".join(texts)
+    data: bytes = codecs.charmap_encode(joined, "replace", byte_level_codec())[0]
+    if len(data) != len(joined):  # pragma: no cover - the replacement is one byte per character
+        return [token_string_to_bytes(text) for text in texts]
+    offsets = list(accumulate(map(len, texts), initial=0))
+    found: list[bytes | None] = cut_at(data, offsets)  # type: ignore[assignment]
+    for match in _outside_table().finditer(joined):
+        found[bisect_right(offsets, match.start()) - 1] = None
+    return found
 
 
 def token_strings_to_bytes(texts: Sequence[str]) -> list[bytes] | None:
