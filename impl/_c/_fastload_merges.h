@@ -17,6 +17,13 @@
 #include <stdint.h>
 #include <string.h>
 
+/* Asking for memory before it is read: a hint only, nothing where the compiler has no such builtin. */
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(address) __builtin_prefetch(address)
+#else
+#define PREFETCH(address) ((void)(address))
+#endif
+
 /* ---- byte-level spellings ---------------------------------------------------------------------------------- */
 
 static PyObject *
@@ -189,9 +196,9 @@ prefetch_slot(const TextIndex *index, uint64_t h, int deep)
 {
     const TextSlot *slot = &index->slots[h & index->mask];
     if (!deep)
-        __builtin_prefetch(slot);
+        PREFETCH(slot);
     else if (slot->id >= 0 && slot->tag == (uint32_t)(h >> 32))
-        __builtin_prefetch(slot->text);
+        PREFETCH(slot->text);
 }
 
 /* Whether two of keys[0:n] are equal, found by sorting them (a radix sort over their 16-bit digits, in the
