@@ -53,6 +53,11 @@
  *   0, 1, 2, … (bpeproof.impl.io.packed_state); None when an item is not an int (a bool neither) or needs more than
  *   64 bits.
  *
+ * tokenizer_json_model(data: bytes) -> (vocab: dict, merges: list, (vocab start, end, merges start, end)) | None
+ *
+ *   A tokenizer.json's model vocabulary and merge strings read from its bytes, and where they are (the JSON
+ *   reader reads the rest of the document): the usual form only, None for any other (_fastload_json.h).
+ *
  * joined(items: list[bytes] | list[str]) -> (bytes | str, offsets: bytes, width: int)
  * cut(blob: bytes-like | str, offsets: bytes-like, width: int) -> list
  *
@@ -71,6 +76,7 @@
 #include "_fastload_files.h"  /* rank files, GGUF strings, sentencepiece pieces */
 #include "_fastload_merges.h" /* byte spellings, merge look-ups, merge columns */
 #include "_fastload_blobs.h"  /* the cache's blobs and arrays */
+#include "_fastload_json.h"   /* a tokenizer.json's vocabulary and merges */
 
 static PyMethodDef module_methods[] = {
     {"rank_file", rank_file, METH_O, "rank_file(data): a well-formed tiktoken rank file's table, or None."},
@@ -84,6 +90,8 @@ static PyMethodDef module_methods[] = {
      "merge_columns(merges, vocabulary): (a, b, c, distinct) of id triples of the vocabulary, or None."},
     {"sentencepiece_pieces", sentencepiece_pieces, METH_O,
      "sentencepiece_pieces(data): (texts, scores, types, other fields) of a ModelProto, or None."},
+    {"tokenizer_json_model", tokenizer_json_model, METH_O,
+     "tokenizer_json_model(data): (vocab, merges, their places) of a tokenizer.json's usual model, or None."},
     {"joined", joined, METH_O, "joined(items): (blob, offsets, their width) of a list of bytes or of str."},
     {"int_array", int_array, METH_O,
      "int_array(items): (int32 or int64 array, width, whether they count 0, 1, ...) of a list of ints, or None."},

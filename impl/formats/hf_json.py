@@ -269,9 +269,33 @@ def parse_hf_json(path: str | os.PathLike[str], data: bytes) -> Vocab:
         raise FormatError(path, "pre_tokenizer", "nested too deeply") from exc
 
 
+def _read_document(path: str | os.PathLike[str], data: bytes) -> object:
+    """The JSON document in ``data``, as ``parse_json`` reads it.  The model's vocabulary and merges, nearly all of
+    a file, are read by the C reader when they have the usual form (``bpeproof.impl.io.c_readers``), and the JSON
+    reader reads the rest with them left empty; a document it refuses is read again whole, for its message."""
+    fast = c_readers()
+    found = fast.tokenizer_json_model(data) if fast is not None else None
+    if found is None:
+        return parse_json(path, data)
+    vocabulary, merges, (vocab_start, vocab_end, merges_start, merges_end) = found
+    if vocab_start < merges_start:
+        rest = data[:vocab_start] + b"{}" + data[vocab_end:merges_start] + b"[]" + data[merges_end:]
+    else:
+        rest = data[:merges_start] + b"[]" + data[merges_end:vocab_start] + b"{}" + data[vocab_end:]
+    try:
+        root = parse_json(path, rest)
+    except FormatError:
+        return parse_json(path, data)
+    model = root.get("model") if type(root) is dict else None
+    if type(model) is not dict or model.get("vocab") != {} or model.get("merges") != []:  # pragma: no cover
+        return parse_json(path, data)
+    model["vocab"], model["merges"] = vocabulary, merges
+    return root
+
+
 def _parse_hf_json(path: str | os.PathLike[str], data: bytes) -> Vocab:
     reader = JsonReader(path)
-    root = reader.obj(parse_json(path, data), "(top level)")
+    root = reader.obj(_read_document(path, data), "(top level)")
     model = reader.obj(reader.member(root, "model", ""), "model")
     model_type = model.get("type", "BPE")
     if model_type != "BPE":

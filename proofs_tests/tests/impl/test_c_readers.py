@@ -365,3 +365,73 @@ def test_byte_level_spellings_alike(texts: list[str]) -> None:
     with pytest.MonkeyPatch.context() as monkeypatch:
         fast, slow = both(monkeypatch, lambda: token_strings_to_bytes(texts))
     assert fast == slow
+
+
+@st.composite
+def tokenizer_json_texts(draw: st.DrawFn) -> bytes:
+    """A tokenizer.json written in one of several ways (escaped or raw UTF-8, indented or not, members in any
+    order), now and then with something the JSON reader must judge: a repeated key, an id that is no plain
+    integer, a string escape of every kind, a stray byte, a cut."""
+    texts = [GPT2[byte] for byte in range(256)] + draw(st.lists(
+        st.text(st.sampled_from(['a', '"', "\\", "\n", "\t", "é", "\U0001f600", "/", "\x01", "Ġ"]), min_size=2,
+                max_size=3), unique=True, max_size=6))
+    texts = list(dict.fromkeys(texts))
+    vocab = {text: index for index, text in enumerate(texts)}
+    merges = [f"{a} {b}" for a, b in draw(st.lists(st.tuples(st.sampled_from(texts[:260]),
+                                                              st.sampled_from(texts[:260])), max_size=5))]
+    model: dict[str, Any] = {"type": "BPE", "vocab": vocab, "merges": merges, "dropout": None}
+    document: dict[str, Any] = {"version": "1.0", "model": model, "added_tokens": [],
+                                "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False}}
+    if draw(st.booleans()):
+        document = dict(reversed(list(document.items())))
+        model = dict(reversed(list(model.items())))
+        document["model"] = model
+    data = json.dumps(document, ensure_ascii=draw(st.booleans()), indent=draw(st.sampled_from([None, 1, 2]))).encode()
+    change = draw(st.sampled_from(["none", "none", "repeat", "float id", "negative id", "big id", "leading zero",
+                                   "stray", "cut", "model twice", "vocab twice", "surrogate", "bom"]))
+    if change == "repeat":
+        data = data.replace(b'"vocab": {', b'"vocab": {"a": 1, "a": 2, ', 1)
+    elif change == "float id":
+        data = data.replace(b'": 5,', b'": 5.0,', 1)
+    elif change == "negative id":
+        data = data.replace(b'": 5,', b'": -5,', 1)
+    elif change == "big id":
+        data = data.replace(b'": 5,', b'": 99999999999,', 1)
+    elif change == "leading zero":
+        data = data.replace(b'": 5,', b'": 05,', 1)
+    elif change == "stray":
+        at = draw(st.integers(0, len(data)))
+        data = data[:at] + draw(st.sampled_from([b"}", b",", b'"', b"\\", b"\xff", b"x"])) + data[at:]
+    elif change == "cut":
+        data = data[: draw(st.integers(0, len(data)))]
+    elif change == "model twice":
+        data = data[:-1] + b', "model": {}}'
+    elif change == "vocab twice":
+        data = data.replace(b'"merges"', b'"vocab": {}, "merges"', 1)
+    elif change == "surrogate":
+        data = data.replace(b'"vocab": {', b'"vocab": {"\\ud800x": 900, ', 1)
+    elif change == "bom":
+        data = b"\xef\xbb\xbf" + data
+    return data
+
+
+@FUZZ
+@given(tokenizer_json_texts())
+def test_tokenizer_json_documents_read_alike(data: bytes) -> None:
+    """The model's vocabulary and merges read in C and the rest by the JSON reader make the whole reader's
+    document (or the same error)."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        fast, slow = both(monkeypatch, lambda: parse_hf_json("tokenizer.json", data))
+    assert fast == slow
+
+
+def test_tokenizer_json_model_read_in_c() -> None:
+    vocab = {"a": 0, 'b"': 1, "é\n": 2, "ab": 3}
+    document = {"model": {"vocab": vocab, "merges": ['a b"']}, "x": [1, {"y": 2}]}
+    data = json.dumps(document, ensure_ascii=False).encode()
+    found = FAST.tokenizer_json_model(data)
+    assert found is not None and found[0] == vocab and found[1] == ['a b"']
+    vocab_start, vocab_end, merges_start, merges_end = found[2]
+    assert json.loads(data[vocab_start:vocab_end]) == vocab
+    assert json.loads(data[merges_start:merges_end]) == ['a b"']
+    assert FAST.tokenizer_json_model(data.replace(b": 3", b": 3.5")) is None
