@@ -7,6 +7,7 @@ import base64
 import json
 import random
 import struct
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 
 from bpeproof.impl.formats import gguf_tokenizer, gguf_vocab
 from bpeproof.impl.formats.gguf_container import parse_gguf_metadata
+from bpeproof.impl.formats.gpt2 import load_gpt2
 from bpeproof.impl.formats.gguf_tokenizer import GGUFTokenizer, read_gguf_tokenizer
 from bpeproof.impl.formats.hf_json import parse_hf_json
 from bpeproof.impl.formats.sentencepiece_model import parse_model_proto
@@ -435,3 +437,53 @@ def test_tokenizer_json_model_read_in_c() -> None:
     assert json.loads(data[vocab_start:vocab_end]) == vocab
     assert json.loads(data[merges_start:merges_end]) == ['a b"']
     assert FAST.tokenizer_json_model(data.replace(b": 3", b": 3.5")) is None
+
+
+# -- GPT-2's encoder.json and vocab.bpe ------------------------------------------------------------------------
+
+
+@st.composite
+def gpt2_pairs(draw: st.DrawFn) -> tuple[bytes, bytes]:
+    """GPT-2's pair of files: the encoder (ids in order or not, now and then one repeated or a string outside the
+    byte table) and the merges (a #version line or not, CR LF line ends, a blank line, an odd line)."""
+    texts = [GPT2[byte] for byte in range(256)]
+    lines = []
+    for _ in range(draw(st.integers(0, 12))):
+        left, right = draw(st.sampled_from(texts)), draw(st.sampled_from(texts))
+        if left + right not in texts:
+            texts.append(left + right)
+        lines.append(f"{left} {right}")
+    texts.append("<|endoftext|>")
+    ids = list(range(len(texts)))
+    if draw(st.booleans()):
+        random.Random(draw(st.integers(0, 9))).shuffle(ids)
+    encoder: dict[str, Any] = dict(zip(texts, ids, strict=True))
+    change = draw(st.sampled_from(["none", "none", "none", "repeat id", "outside", "empty", "version", "crlf",
+                                   "blank", "odd", "unknown side"]))
+    if change == "repeat id":
+        encoder[texts[3]] = ids[4]
+    elif change == "outside":
+        encoder["x y"] = len(texts)
+    elif change == "empty":
+        encoder[""] = len(texts)
+    elif change == "odd":
+        lines.insert(0, "a  b")
+    elif change == "unknown side":
+        lines.append("Ġ Ċ\u0143")
+    ending = "\r\n" if change == "crlf" else "\n"
+    head = ["#version: 0.2"] if change != "version" else []
+    body = ending.join([*head, *lines]) + ending + ("\n" if change == "blank" else "")
+    return json.dumps(encoder).encode(), body.encode()
+
+
+@FUZZ
+@given(gpt2_pairs())
+def test_gpt2_pairs_read_alike(files: tuple[bytes, bytes]) -> None:
+    """GPT-2's files read in whole-list passes and in C give what they give line by line, or the same error."""
+    with tempfile.TemporaryDirectory() as name:
+        encoder, merges = Path(name) / "encoder.json", Path(name) / "vocab.bpe"
+        encoder.write_bytes(files[0])
+        merges.write_bytes(files[1])
+        with pytest.MonkeyPatch.context() as monkeypatch:
+            fast, slow = both(monkeypatch, lambda: load_gpt2(encoder, merges))
+    assert fast == slow
