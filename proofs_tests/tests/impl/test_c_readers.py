@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from bpeproof.impl.formats import gguf_tokenizer, gguf_vocab
 from bpeproof.impl.formats.gguf_container import parse_gguf_metadata
-from bpeproof.impl.formats.gpt2 import load_gpt2
 from bpeproof.impl.formats.gguf_tokenizer import GGUFTokenizer, read_gguf_tokenizer
+from bpeproof.impl.formats.gpt2 import load_gpt2
 from bpeproof.impl.formats.hf_json import parse_hf_json
 from bpeproof.impl.formats.sentencepiece_model import parse_model_proto
 from bpeproof.impl.formats.tiktoken_file import parse_tiktoken
