@@ -206,8 +206,9 @@ def _merges_tokenizer(path: str, vocab: formats.Vocab, pattern: str | None, deco
             raise FormatError(path, None, f"it states no pre-tokenization pattern; pass --pattern"
                              f" ({', '.join(PATTERNS)} or a regex)")
     specials = dict(vocab.specials)
-    special_ids = set(specials.values())
-    tokens = {token: data for token, data in vocab.tokens.items() if token not in special_ids}
+    tokens = dict(vocab.tokens)
+    for token in specials.values():
+        tokens.pop(token, None)
     model = HuggingFaceModel(tokens, vocab.merges, ignore_merges=vocab.ignore_merges, unk=vocab.unk,
                              fuse_unk=vocab.fuse_unk)
     return Tokenizer.from_model(model, chosen or "words", specials, pretokenizer=pretokenizer)
