@@ -370,7 +370,12 @@ def read_gguf_tokenizer(path: str | os.PathLike[str]) -> GGUFTokenizer:
     types = _typed(metadata, "tokenizer.ggml.token_type", ("array[i32]",))
     if types is not None and len(types) < count:
         raise FormatError(name, "key 'tokenizer.ggml.token_type'", f"{len(types)} token types for {count} tokens")
-    if _ESCAPED.search("\0".join(texts)):
+    try:  # (encoding them all at once is the quick way to know that none holds such a code point)
+        "".join(texts).encode("utf-8")
+        not_utf8 = False
+    except UnicodeEncodeError:
+        not_utf8 = _ESCAPED.search("\0".join(texts)) is not None
+    if not_utf8:
         index = next(i for i, text in enumerate(texts) if _ESCAPED.search(text))
         raise FormatError(name, f"key 'tokenizer.ggml.tokens', token {index}", "the string is not UTF-8")
     if "" in texts:

@@ -15,7 +15,7 @@ import functools
 import operator
 import os
 from dataclasses import dataclass
-from itertools import compress, repeat
+from itertools import accumulate, compress, repeat
 
 from bpeproof.impl.formats.gguf_tokenizer import (
     BYTE,
@@ -27,7 +27,7 @@ from bpeproof.impl.formats.gguf_tokenizer import (
     read_gguf_tokenizer,
 )
 from bpeproof.impl.formats.vocab import Vocab, byte_level_codec, bytes_to_unicode, token_strings_each_to_bytes
-from bpeproof.impl.io.c_readers import c_readers
+from bpeproof.impl.io.c_readers import c_readers, cut_at
 from bpeproof.impl.io.errors import FormatError
 
 __all__ = [
@@ -214,21 +214,44 @@ def text_pieces(tokenizer: GGUFTokenizer) -> dict[int, bytes]:
     text (SPM, or BPE with ``escape_whitespaces``): a normal token's text with U+2581 as the space, a byte
     token's byte, nothing for any other (unused, undefined).  ``FormatError`` for a byte token of fewer than
     three bytes, on which llama.cpp's loader fails (it builds these pieces when it loads the file)."""
-    pieces: dict[int, bytes] = {}
+    texts, attrs = tokenizer.texts, tokenizer.attrs
     special = CONTROL | USER_DEFINED | UNKNOWN
-    for token, (text, attr) in enumerate(zip(tokenizer.texts, tokenizer.attrs, strict=True)):
+    spaced = cut_at("".join(texts).replace("\u2581", " "), accumulate(map(len, texts), initial=0))
+    try:  # every text as a normal token's, in whole-list passes; then the few others, one by one
+        pieces = dict(zip(range(len(texts)), map(str.encode, spaced), strict=True))
+    except UnicodeEncodeError:  # (a text that is not Unicode: read one by one, below)
+        pieces = {}
+    else:
+        for token in compress(range(len(texts)), map(operator.not_, map(NORMAL.__and__, attrs))):
+            attr = attrs[token]
+            if attr & special:
+                del pieces[token]
+            elif attr & BYTE:
+                pieces[token] = _byte_piece(tokenizer, token)
+            else:
+                pieces[token] = b""
+        for token in compress(range(len(texts)), map(special.__and__, attrs)):
+            pieces.pop(token, None)  # (a normal token that is also special)
+        return pieces
+    for token, (text, attr) in enumerate(zip(texts, attrs, strict=True)):
         if attr & special:
             continue
         if attr & NORMAL:
             pieces[token] = text.replace("\u2581", " ").encode("utf-8")
         elif attr & BYTE:
-            if len(text.encode("utf-8")) < 3:
-                raise FormatError(tokenizer.path, f"key 'tokenizer.ggml.tokens', token {token}",
-                                  f"the byte token {text!r} is shorter than '<0xXX>': llama.cpp fails to load it")
-            pieces[token] = bytes([byte_token_value(text)])
+            pieces[token] = _byte_piece(tokenizer, token)
         else:
             pieces[token] = b""
     return pieces
+
+
+def _byte_piece(tokenizer: GGUFTokenizer, token: int) -> bytes:
+    """The byte of a byte token (``text_pieces``)."""
+    text = tokenizer.texts[token]
+    if len(text.encode("utf-8")) < 3:
+        raise FormatError(tokenizer.path, f"key 'tokenizer.ggml.tokens', token {token}",
+                          f"the byte token {text!r} is shorter than '<0xXX>': llama.cpp fails to load it")
+    return bytes([byte_token_value(text)])
 
 
 def vocab_from_gguf(path: str | os.PathLike[str]) -> Vocab:

@@ -307,9 +307,9 @@ class LlamaCppTextModel:
                  table: Mapping[int, bytes], *, newline_runs: bool = False, ignore_merges: bool = False) -> None:
         self._lookup = dict(lookup)
         self._table = dict(table)
-        self._ranks: dict[tuple[bytes, bytes], int] = {}
-        for rank, pair in enumerate(merges):
-            self._ranks.setdefault(pair, rank)
+        # Each pair's first line: the lines from the last, each written over by the earlier ones of its pair.
+        lines = range(len(merges) - 1, -1, -1)
+        self._ranks: dict[tuple[bytes, bytes], int] = dict(zip(reversed(merges), lines, strict=True))
         self._byte_tokens = [self._lookup.get(f"<0x{byte:02X}>".encode("ascii")) for byte in range(ALPHABET_SIZE)]
         self._newline_runs = newline_runs
         self._ignore_merges = ignore_merges

@@ -487,3 +487,42 @@ def test_gpt2_pairs_read_alike(files: tuple[bytes, bytes]) -> None:
         with pytest.MonkeyPatch.context() as monkeypatch:
             fast, slow = both(monkeypatch, lambda: load_gpt2(encoder, merges))
     assert fast == slow
+
+
+def _pieces_one_by_one(tokenizer: GGUFTokenizer) -> dict[int, bytes]:
+    """``text_pieces`` as llama.cpp's loader makes them, token by token (the reference of the whole-list one)."""
+    pieces: dict[int, bytes] = {}
+    special = gguf_tokenizer.CONTROL | gguf_tokenizer.USER_DEFINED | gguf_tokenizer.UNKNOWN
+    for token, (text, attr) in enumerate(zip(tokenizer.texts, tokenizer.attrs, strict=True)):
+        if attr & special:
+            continue
+        if attr & gguf_tokenizer.NORMAL:
+            pieces[token] = text.replace("\u2581", " ").encode("utf-8")
+        elif attr & gguf_tokenizer.BYTE:
+            if len(text.encode("utf-8")) < 3:
+                raise FormatError(tokenizer.path, f"key 'tokenizer.ggml.tokens', token {token}",
+                                  f"the byte token {text!r} is shorter than '<0xXX>': llama.cpp fails to load it")
+            pieces[token] = bytes([gguf_vocab.byte_token_value(text)])
+        else:
+            pieces[token] = b""
+    return pieces
+
+
+@FUZZ
+@given(st.lists(st.tuples(st.sampled_from(["▁a", "b▁▁", "<0x41>", "<0xFF>", "é", "▁", "<s>", "x\U0001f600"]),
+                          st.sampled_from([gguf_tokenizer.NORMAL, gguf_tokenizer.BYTE, gguf_tokenizer.CONTROL,
+                                           gguf_tokenizer.UNUSED, gguf_tokenizer.NORMAL | gguf_tokenizer.CONTROL,
+                                           gguf_tokenizer.USER_DEFINED, 0])), max_size=12))
+def test_text_pieces_alike(tokens: list[tuple[str, int]]) -> None:
+    """A text-spelt GGUF vocabulary's pieces made in whole-list passes are those made token by token."""
+    texts = [text for text, _ in tokens]
+    attrs = [attr for _, attr in tokens]
+    tokenizer = GGUFTokenizer("x.gguf", "llama", "", None, texts, attrs, [])
+    outcomes = []
+    for read in (gguf_vocab.text_pieces, _pieces_one_by_one):
+        try:
+            pieces = read(tokenizer)
+            outcomes.append((pieces, list(pieces)))
+        except FormatError as error:
+            outcomes.append(("FormatError", str(error)))
+    assert outcomes[0] == outcomes[1]
