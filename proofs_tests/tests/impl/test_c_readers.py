@@ -518,7 +518,7 @@ def test_text_pieces_alike(tokens: list[tuple[str, int]]) -> None:
     texts = [text for text, _ in tokens]
     attrs = [attr for _, attr in tokens]
     tokenizer = GGUFTokenizer("x.gguf", "llama", "", None, texts, attrs, [])
-    outcomes = []
+    outcomes: list[tuple[object, object]] = []
     for read in (gguf_vocab.text_pieces, _pieces_one_by_one):
         try:
             pieces = read(tokenizer)
