@@ -4,11 +4,10 @@ score of the piece they spell, highest first, unknown characters as byte pieces 
 from __future__ import annotations
 
 import re
-import struct
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
-from itertools import accumulate, compress
-from operator import itemgetter
+from itertools import accumulate, compress, repeat
+from operator import is_not, itemgetter
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from bpeproof.impl.formats.derive import last_split
@@ -48,6 +47,8 @@ def _join_text(x: str, y: str, code: int) -> str:
 def score_key(score: float) -> int:
     """The order in which sentencepiece ranks a piece's float32 score: its bits as a signed int, negative
     floats reversed, so that -0.0 ranks below +0.0 (the library's ``SymbolPairComparator``)."""
+    import struct  # (here: only a model read piece by piece ranks one score at a time)
+
     bits = int(struct.unpack("<i", struct.pack("<f", score))[0])
     return bits if bits >= 0 else -(bits & 0x7FFFFFFF) - 1
 
@@ -144,8 +145,8 @@ def _bits_order(bits: int) -> int:
     return bits if bits >= 0 else -(bits & 0x7FFFFFFF) - 1
 
 
-def _score_codes(texts: list[str], scores: list[float]) -> dict[str, int]:
-    """Each piece's rank among the distinct float32 scores, highest first, as ``score_key`` orders them: the
+def _score_codes(scores: list[float]) -> list[int]:
+    """Each score's rank among the distinct float32 scores, highest first, as ``score_key`` orders them: the
     scores as float32 in one pass, ranked as floats (``score_key``'s order but for -0.0, which ranks below +0.0:
     with both among the scores, by their bits, one step per distinct score)."""
     single = array("f", scores)
@@ -160,7 +161,15 @@ def _score_codes(texts: list[str], scores: list[float]) -> dict[str, int]:
         keys = single.tolist()
         order = sorted(set(keys), reverse=True)
     ranked: dict[Any, int] = dict(zip(order, range(len(order)), strict=True))
-    return dict(zip(texts, map(ranked.__getitem__, keys), strict=True))
+    return list(map(ranked.__getitem__, keys))
+
+
+def _by_id(size: int, tokens: list[int], values: list[Any], missing: Any) -> list[Any]:
+    """A list of ``size`` items: ``values[i]`` at ``tokens[i]``, ``missing`` elsewhere."""
+    found = [missing] * size
+    for token, value in zip(tokens, values, strict=True):
+        found[token] = value
+    return found
 
 
 class SentencePieceModel(DeferredState):
@@ -190,10 +199,12 @@ class SentencePieceModel(DeferredState):
 
     semantics = "sentencepiece-bpe"
     #: What the compiled-vocabulary cache unpacks only when read: the texts by id (the token table's, made on
-    #: decoding) and the scores (the labels of merge_steps); encoding needs neither.  And what it does not store:
-    #: the pairs of adjacent characters, made again from the pieces when a long text is first encoded.
-    DEFERRED = ("_texts", "_scores")
-    DERIVED: ClassVar[dict[str, str]] = {"_bigrams": "_pair_set"}
+    #: decoding) and the scores by id (the labels of merge_steps); encoding needs neither.  And what it does not
+    #: store: the pairs of adjacent characters, made again from the pieces when a long text is first encoded, and
+    #: the codes and scores by text, made from the ids' dict (its texts, already hashed) and the lists by id.
+    DEFERRED = ("_texts", "_score_of")
+    DERIVED: ClassVar[dict[str, str]] = {"_bigrams": "_pair_set", "_codes": "_codes_by_text",
+                                         "_scores": "_scores_by_text"}
 
     def __init__(
         self,
@@ -222,8 +233,12 @@ class SentencePieceModel(DeferredState):
         self._byte_fallback = byte_fallback
         self._byte_ids = [token for token in byte_ids if token is not None]
         self._byte_pieces = [f"<0x{byte:02X}>" for byte in range(ALPHABET_SIZE)]
-        self._codes = _score_codes(mergeable, mergeable_scores)
+        codes = _score_codes(mergeable_scores)
+        self._codes = dict(zip(mergeable, codes, strict=True))
         self._scores = dict(zip(mergeable, mergeable_scores, strict=True))  # for merge_steps' labels
+        tokens = list(map(ids.__getitem__, mergeable))
+        self._code_of: list[int | None] = _by_id(len(texts), tokens, codes, None)  # (what the cache stores)
+        self._score_of: list[float] = _by_id(len(texts), tokens, mergeable_scores, 0.0)
         self._longest: int | None = None  # the longest piece, for article_steps (found on first use)
         self._has_unused = PIECE_UNUSED in map(types.__getitem__, ids.values())
         self.defer("_bigrams", self._pair_set)  # made when a long text is first encoded
@@ -314,6 +329,19 @@ class SentencePieceModel(DeferredState):
             start = pos = at + len(symbol[0])
         if start < len(text):
             yield text[start:], False
+
+    def _mergeable_by_text(self, by_id: list[Any]) -> dict[str, Any]:
+        """``by_id``'s item of each normal, user-defined or unused piece, by its text."""
+        texts = list(self._ids)
+        found = list(map(by_id.__getitem__, self._ids.values()))
+        kept = list(map(is_not, map(self._code_of.__getitem__, self._ids.values()), repeat(None)))
+        return dict(zip(compress(texts, kept), compress(found, kept), strict=True))
+
+    def _codes_by_text(self) -> dict[str, int]:
+        return self._mergeable_by_text(self._code_of)
+
+    def _scores_by_text(self) -> dict[str, float]:
+        return self._mergeable_by_text(self._score_of)
 
     def _pair_set(self) -> set[str]:
         """The pairs of adjacent characters in the normal, user-defined and unused pieces (``_segments``)."""

@@ -292,6 +292,25 @@ def test_crafted_models_load_and_encode_as_the_library(workdir: Path, data: byte
         assert tokenizer.encode(text) == library.encode(text)
 
 
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(crafted_models(), st.lists(crafted_texts, min_size=1, max_size=6))
+def test_a_cached_model_encodes_and_explains_as_the_model_read(workdir: Path, data: bytes, texts: list[str]) -> None:
+    """The model made from its cache entry (its codes and scores by text made again from the ids' dict and the
+    lists by id) gives the ids and the merge steps of the model read from the file."""
+    path = workdir / "cached.model"
+    path.write_bytes(data)
+    try:
+        fresh = load_tokenizer(str(path), cache=False)
+    except FormatError:
+        return
+    load_tokenizer(str(path))  # (the entry written)
+    cached = load_tokenizer(str(path))
+    for text in texts:
+        assert cached.encode(text) == fresh.encode(text)
+        word = text.encode("utf-8")
+        assert cached.model.merge_steps(word) == fresh.model.merge_steps(word)
+
+
 @needs_current
 def test_unused_piece_split_again(workdir: Path) -> None:
     """'ab' unused: split back into a and b; 'abc' built on it stays whole."""
