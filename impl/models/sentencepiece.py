@@ -7,7 +7,7 @@ import re
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import accumulate, compress, repeat
-from operator import is_not, itemgetter
+from operator import eq, is_not, itemgetter
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from bpeproof.impl.formats.derive import last_split
@@ -109,18 +109,29 @@ def _checked_tables(pieces: Sequence[tuple[str, float, int]], byte_fallback: boo
 
 def _plain_tables(pieces: Sequence[tuple[str, float, int]], byte_fallback: bool) -> _Tables | None:
     """``_checked_tables`` of the usual model, in whole-list passes (no Python step per piece): every piece a
-    triple of a distinct non-empty text of fewer than 2000 characters without NUL, a float or int score that a
-    float32 holds, a known type (an int), at most one unknown piece, byte pieces only with ``byte_fallback``; None
-    for any other model, which ``_checked_tables`` then reads piece by piece."""
+    triple (``_plain_columns`` on their three columns); None for any other model."""
     if not pieces or set(map(type, pieces)) != {tuple} or set(map(len, pieces)) != {3}:
         return None
     texts, raw_scores, types = (list(map(itemgetter(column), pieces)) for column in range(3))
+    return _plain_columns(texts, raw_scores, types, byte_fallback)
+
+
+def _plain_columns(texts: Sequence[str], raw_scores: Sequence[float], types: Sequence[int],
+                   byte_fallback: bool) -> _Tables | None:
+    """``_checked_tables`` of the usual model given as three columns, in whole-list passes: every piece a
+    distinct non-empty text of fewer than 2000 characters without NUL, a float or int score that a float32 holds,
+    a known type (an int), at most one unknown piece, byte pieces only with ``byte_fallback``; None for any other
+    model, which ``_checked_tables`` then reads piece by piece."""
+    texts, types = list(texts), list(types)
+    if not texts or not len(texts) == len(raw_scores) == len(types):
+        return None
     if set(map(type, texts)) != {str} or "" in texts or max(map(len, texts)) * 4 >= PIECE_LIMIT:
         return None
     if not set(map(type, raw_scores)) <= {float, int} or set(map(type, types)) != {int}:
         return None
     scores = list(map(float, raw_scores))
-    if any(map(float.__ne__, scores, scores)) or not set(types) <= _PIECE_TYPES or "\0" in "".join(texts):
+    total = sum(scores)  # (NaN when a score is: NaN or, refused below too, infinities of both signs)
+    if total != total or not set(types) <= _PIECE_TYPES or "\0" in "".join(texts):
         return None
     single = array("f", scores)  # (a score that float32 cannot hold, which score_key refuses, becomes infinite)
     if _INFINITY in single or -_INFINITY in single:
@@ -175,8 +186,9 @@ def _by_id(size: int, tokens: list[int], values: list[Any], missing: Any) -> lis
 class SentencePieceModel(DeferredState):
     """sentencepiece's BPE model on the whole normalized text, with the model's own ids (its pieces' positions).
 
-    ``pieces``: ``(text, score, type)`` in id order; the keyword arguments are the model's ``normalizer_spec``
-    and ``trainer_spec`` (the charsmap as ``bpeproof.impl.formats.sentencepiece_model.parse_charsmap`` decodes it).
+    ``pieces``: ``(text, score, type)`` in id order, or ``columns``: their texts, scores and types as three
+    lists (what the parser gives, without a tuple per piece); the other keyword arguments are the model's
+    ``normalizer_spec`` and ``trainer_spec`` (the charsmap as ``bpeproof.impl.formats.sentencepiece_model.parse_charsmap`` decodes it).
     ``encode_word`` takes a whole text, as ``SentencePieceProcessor.encode`` does (sentencepiece 0.2.3), and:
 
     1. normalizes it (``bpeproof.impl.normalizers.sentencepiece``: rules, white space, the dummy prefix, ``▁``);
@@ -208,8 +220,9 @@ class SentencePieceModel(DeferredState):
 
     def __init__(
         self,
-        pieces: Sequence[tuple[str, float, int]],
+        pieces: Sequence[tuple[str, float, int]] = (),
         *,
+        columns: tuple[Sequence[str], Sequence[float], Sequence[int]] | None = None,
         byte_fallback: bool = False,
         add_dummy_prefix: bool = True,
         remove_extra_whitespaces: bool = True,
@@ -220,7 +233,11 @@ class SentencePieceModel(DeferredState):
         unk_surface: str = " \u2047 ",
         cache_size: int = 1 << 16,
     ) -> None:
-        tables = _plain_tables(pieces, byte_fallback) or _checked_tables(pieces, byte_fallback)
+        if columns is not None:  # (the pieces' texts, scores and types as three lists, as a parser gives them)
+            tables = _plain_columns(*columns, byte_fallback) or _checked_tables(list(zip(*columns, strict=True)),
+                                                                                 byte_fallback)
+        else:
+            tables = _plain_tables(pieces, byte_fallback) or _checked_tables(pieces, byte_fallback)
         texts, types, ids, mergeable, mergeable_scores, unk, byte_ids = tables
         if unk is None and not byte_fallback:
             raise BPEValueError("the model has no unknown piece and no byte_fallback (sentencepiece requires one)")
@@ -242,7 +259,7 @@ class SentencePieceModel(DeferredState):
         self._longest: int | None = None  # the longest piece, for article_steps (found on first use)
         self._has_unused = PIECE_UNUSED in map(types.__getitem__, ids.values())
         self.defer("_bigrams", self._pair_set)  # made when a long text is first encoded
-        user_defined = [text for text, token in ids.items() if types[token] == PIECE_USER_DEFINED]
+        user_defined = list(compress(ids, map(eq, map(types.__getitem__, ids.values()), repeat(PIECE_USER_DEFINED))))
         self.normalizer = SentencePieceNormalizer(
             units=charsmap_units,
             replacements=charsmap_replacements,

@@ -229,7 +229,7 @@ def _sentencepiece(path: str, file: Path, data: bytes, pattern: str | None) -> T
                           " sentencepiece's BPE models only")
     charsmap = parse_charsmap(file, proto.precompiled_charsmap) if proto.precompiled_charsmap else None
     model = SentencePieceModel(
-        list(zip(proto.texts, proto.scores, proto.types, strict=True)),
+        columns=(proto.texts, proto.scores, proto.types),
         byte_fallback=proto.byte_fallback,
         add_dummy_prefix=proto.add_dummy_prefix,
         remove_extra_whitespaces=proto.remove_extra_whitespaces,

@@ -258,9 +258,13 @@ def piece_lists(draw: st.DrawFn) -> list[Any]:
     return pieces
 
 
-def _model_state(pieces: list[Any], byte_fallback: bool) -> Any:
+def _model_state(pieces: list[Any], byte_fallback: bool, columns: bool = False) -> Any:
     try:
-        model = SentencePieceModel(pieces, byte_fallback=byte_fallback)
+        if columns:
+            texts, scores, types = (list(column) for column in zip(*pieces, strict=True))
+            model = SentencePieceModel(columns=(texts, scores, types), byte_fallback=byte_fallback)
+        else:
+            model = SentencePieceModel(pieces, byte_fallback=byte_fallback)
     except (BPEValueError, BPETypeError, OverflowError) as error:
         return type(error).__name__, str(error)
     state = {key: value for key, value in model.__getstate__().items() if key not in ("normalizer", "_user_start")}
@@ -274,9 +278,13 @@ class _Piece(tuple):  # type: ignore[type-arg]
 @FUZZ
 @given(piece_lists(), st.booleans())
 def test_sentencepiece_model_tables_alike(pieces: list[Any], byte_fallback: bool) -> None:
-    """The model's tables read in whole-list passes are those read piece by piece."""
+    """The model's tables read in whole-list passes, from the pieces or from their three columns, are those read
+    piece by piece."""
     one_by_one = [_Piece(piece) if type(piece) is tuple else piece for piece in pieces]
-    assert _model_state(pieces, byte_fallback) == _model_state(one_by_one, byte_fallback)
+    expected = _model_state(one_by_one, byte_fallback)
+    assert _model_state(pieces, byte_fallback) == expected
+    triples = [_Piece(piece) for piece in pieces]  # (columns hold only triples: a list piece becomes one)
+    assert _model_state(pieces, byte_fallback, columns=True) == _model_state(triples, byte_fallback)
 
 
 # -- tokenizer.json merges ---------------------------------------------------------------------------------------
