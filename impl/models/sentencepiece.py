@@ -188,7 +188,8 @@ class SentencePieceModel(DeferredState):
 
     ``pieces``: ``(text, score, type)`` in id order, or ``columns``: their texts, scores and types as three
     lists (what the parser gives, without a tuple per piece); the other keyword arguments are the model's
-    ``normalizer_spec`` and ``trainer_spec`` (the charsmap as ``bpeproof.impl.formats.sentencepiece_model.parse_charsmap`` decodes it).
+    ``normalizer_spec`` and ``trainer_spec`` (the charsmap as
+    ``bpeproof.impl.formats.sentencepiece_model.parse_charsmap`` decodes it).
     ``encode_word`` takes a whole text, as ``SentencePieceProcessor.encode`` does (sentencepiece 0.2.3), and:
 
     1. normalizes it (``bpeproof.impl.normalizers.sentencepiece``: rules, white space, the dummy prefix, ``▁``);
