@@ -226,19 +226,34 @@ sorted_has_repeat(uint64_t *keys, Py_ssize_t n, Py_ssize_t *counts)
     return 0;
 }
 
-/* Whether the text holds "#version" (a line of the legacy form, which the library skips). */
-static int
-has_version_mark(PyObject *text, Py_ssize_t n)
+/* Where the one space of a merge line of the library's usual form is: a side on each side of it, no line break,
+ * no "#version" (a line of the legacy form, which the library skips); -1 for any other line.  One pass over the
+ * code points. */
+static Py_ssize_t
+usual_merge_cut(PyObject *text, Py_ssize_t n)
 {
     static const char mark[] = "#version";
-    for (Py_ssize_t at = 0; (at = PyUnicode_FindChar(text, '#', at, n, 1)) >= 0 && at + 8 <= n; at++) {
-        int same = 1;
-        for (int i = 1; i < 8 && same; i++)
-            same = PyUnicode_READ_CHAR(text, at + i) == (Py_UCS4)mark[i];
-        if (same)
-            return 1;
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t cut = -1;
+    for (Py_ssize_t at = 0; at < n; at++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, at);
+        if (c == ' ') {
+            if (cut >= 0)
+                return -1;
+            cut = at;
+        }
+        else if (c == '\n')
+            return -1;
+        else if (c == '#' && at + 8 <= n) {
+            int same = 1;
+            for (int i = 1; i < 8 && same; i++)
+                same = PyUnicode_READ(kind, data, at + i) == (Py_UCS4)mark[i];
+            if (same)
+                return -1;
+        }
     }
-    return 0;
+    return cut > 0 && cut < n - 1 ? cut : -1;
 }
 
 static PyObject *
@@ -319,10 +334,8 @@ merge_ids(PyObject *Py_UNUSED(module), PyObject *args)
                 goto none;
             Py_ssize_t n = PyUnicode_GET_LENGTH(merge), cut;
             if (hugging_face) {
-                /* The library's usual line: one space, a side on each side of it, no line break, no "#version". */
-                cut = PyUnicode_FindChar(merge, ' ', 0, n, 1);
-                if (cut <= 0 || cut == n - 1 || PyUnicode_FindChar(merge, ' ', cut + 1, n, 1) != -1 ||
-                    PyUnicode_FindChar(merge, '\n', 0, n, 1) != -1 || has_version_mark(merge, n))
+                cut = usual_merge_cut(merge, n);
+                if (cut < 0)
                     goto none;
             }
             else {
