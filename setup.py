@@ -13,5 +13,11 @@ setup(
                            "impl/_c/_fastenc_scan.h", "impl/_c/_fastenc_count.h", "impl/_c/_fastenc_encode.h",
                            "impl/_c/_fastenc_batch.h", "impl/_c/_fastenc_merger.h", "impl/_c/_fastenc_shared.h"],
                   optional=True),
+        # The loaders' bulk readers (rank files, GGUF strings, sentencepiece pieces, merge lists, the cache's blobs):
+        # _fastload.c includes its parts, one translation unit like _fastenc.
+        Extension("bpeproof.impl._c._fastload", ["impl/_c/_fastload.c"],
+                  depends=["impl/_c/_fastload_files.h", "impl/_c/_fastload_merges.h", "impl/_c/_fastload_blobs.h",
+                           "impl/_c/_fastload_json.h"],
+                  optional=True),
     ]
 )

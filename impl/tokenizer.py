@@ -57,7 +57,7 @@ from bpeproof.impl.models.tiktoken import TiktokenModel
 from bpeproof.impl.pre_tokenizers import splitter
 from bpeproof.impl.pre_tokenizers.char_table import HAND_WRITTEN, char_table
 from bpeproof.impl.pre_tokenizers.hf_splits import PreTokenizer, SplitStep
-from bpeproof.impl.pre_tokenizers.patterns import compile_pattern, pattern_name, resolve_pattern
+from bpeproof.impl.pre_tokenizers.patterns import PATTERNS, compile_pattern, pattern_name, resolve_pattern
 from bpeproof.impl.pre_tokenizers.unicode_classes import stand_ins
 from bpeproof.impl.special_tokens import AllowedSpecial, allowed_names, names_finder
 from bpeproof.impl.stream import StreamDecoder
@@ -74,6 +74,9 @@ from bpeproof.spec.types import (
 )
 
 __all__ = ["TextPipeline", "Tokenizer"]
+
+#: The expressions of the named patterns, which are known to compile.
+_NAMED_SOURCES = frozenset(PATTERNS.values())
 
 class TextPipeline(Protocol):
     """What turns a text into a model's words: the words and the ids of the (allowed) special tokens, in order."""
@@ -158,13 +161,18 @@ class Tokenizer:
         self._pipeline: TextPipeline | None = None
         self._model = model
         self._pattern_source = resolve_pattern(pattern)
-        self._regex = compile_pattern(self._pattern_source)
+        # A named pattern compiles: it is compiled when first used (most tokenizers cut their words in C, by
+        # split steps or by a pipeline, and never use it).  Any other is compiled now, to be refused now.
+        self._compiled: Any = None if self._pattern_source in _NAMED_SOURCES else compile_pattern(self._pattern_source)
         self._pretokenizer = self._check_pretokenizer(pretokenizer)
-        table = model.token_table()
-        self._specials = check_special_tokens(special_tokens, table)
+        # The table of every id's bytes is made when first read (decoding), unless special tokens are to be checked
+        # against the model's ids now: most loads only encode.
+        table = model.token_table() if special_tokens else None
+        self._specials = check_special_tokens(special_tokens, table or ())
         self._special_bytes: dict[int, bytes] = {token: name.encode("utf-8") for name, token in self._specials.items()}
-        table.update(self._special_bytes)
-        self._table = table
+        if table is not None:
+            table.update(self._special_bytes)
+        self._bytes_of: dict[int, bytes] | None = table
         self._cache = WordCache(self._encode_piece, cache_size)
         self._cache_size = cache_size
         # The C word loop (impl/_c/_fastenc.c) reports the model's ids itself and fills the same cache.
@@ -257,6 +265,22 @@ class Tokenizer:
         if self._pretokenizer is not None:
             return self._pretokenizer.split(text)
         return self._regex_pieces(text)
+
+    @property
+    def _table(self) -> dict[int, bytes]:
+        """Every id's bytes: the model's tokens and the special tokens' names (made on first use)."""
+        if self._bytes_of is None:
+            table = self._model.token_table()
+            table.update(self._special_bytes)
+            self._bytes_of = table
+        return self._bytes_of
+
+    @property
+    def _regex(self) -> Any:
+        """The compiled pattern (compiled on first use)."""
+        if self._compiled is None:
+            self._compiled = compile_pattern(self._pattern_source)
+        return self._compiled
 
     def _regex_pieces(self, text: str) -> list[str]:
         """The pattern's matches in ``text`` (``splitter.regex_pieces``)."""

@@ -4,20 +4,23 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bpeproof.commands import EXIT_OK, UsageError
 from bpeproof.commands._engine import add_engine_options, engine_phrase, open_engine
 from bpeproof.commands._vocab import load_tokenizer, parse_ids
 from bpeproof.commands.count import workers_option
-from bpeproof.impl.explain import Explanation, explain, render_svg, render_text
-from bpeproof.impl.io.atomic import atomic_write_text
-from bpeproof.impl.io.corpus import read_text
-from bpeproof.impl.io.token_arrays import INDEX_NAME
 from bpeproof.impl.io.wording import count
-from bpeproof.impl.parallel import default_workers, encode_files
+
+if TYPE_CHECKING:
+    from bpeproof.impl.explain import Explanation
+
+# The explanations, the worker pool and the readers of files are imported by the commands that use them: a short
+# ``bpeproof encode TEXT`` spends its time on imports, and needs none of them.
 
 #: What ``encode`` says when it is about to read a terminal.
 STDIN_HINT = "bpeproof encode: reading text from standard input; end with Ctrl-D (Ctrl-Z Enter on Windows)"
@@ -34,6 +37,8 @@ def _input_texts(args: argparse.Namespace) -> list[str]:
     if args.text is not None and args.file is not None:
         raise UsageError("give TEXT or --file, not both")
     if args.file is not None:
+        from bpeproof.impl.io.corpus import read_text
+
         return [_read_stdin() if name == "-" else read_text(name) for name in args.file]
     if args.text is not None:
         return [str(args.text)]
@@ -76,6 +81,9 @@ def run_encode(args: argparse.Namespace) -> int:
 
 
 def _encode_to_array(args: argparse.Namespace) -> int:
+    from bpeproof.impl.io.token_arrays import INDEX_NAME
+    from bpeproof.impl.parallel import default_workers, encode_files
+
     if args.file is None:
         raise UsageError("-o FILE.npy encodes files: give them with --file FILE...")
     if "-" in args.file and args.file.count("-") > 1:
@@ -133,6 +141,9 @@ def run_decode(args: argparse.Namespace) -> int:
 
 
 def run_explain(args: argparse.Namespace) -> int:
+    from bpeproof.impl.explain import explain, render_svg, render_text
+    from bpeproof.impl.io.atomic import atomic_write_text
+
     tokenizer = load_tokenizer(args.vocab, args.pattern)
     explanation: Explanation = explain(tokenizer, args.text)
     if args.json:
@@ -174,7 +185,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     encode.add_argument("--shard-tokens", type=shard_option, default=None, metavar="N",
                         help="with -o DIRECTORY: write shards of N ids each and index.json (e.g. 100000000)")
     encode.add_argument("--workers", type=workers_option, default=None, metavar="N",
-                        help=f"with -o: encode in N processes (default: all cores, here {default_workers()})")
+                        help=f"with -o: encode in N processes (default: all cores, here {os.cpu_count() or 1})")
     add_engine_options(encode)
     encode.add_argument("--json", action="store_true", help="print {ids, tokens, bytes} (with -o: a summary) as JSON")
     encode.set_defaults(handler=run_encode)

@@ -16,8 +16,7 @@ import os
 from bpeproof.impl.formats.vocab import AddedToken, TextModel, Vocab, token_string_to_bytes
 from bpeproof.impl.io.errors import FormatError
 
-__all__ = ["CLIP_MERGES", "CLIP_PATTERN", "CLIP_SPECIALS", "CLIP_SUFFIX", "clip_byte_chars", "looks_like_clip",
-           "parse_clip"]
+__all__ = ["CLIP_MERGES", "CLIP_PATTERN", "CLIP_SPECIALS", "CLIP_SUFFIX", "clip_byte_chars", "parse_clip"]
 
 #: How many merge lines CLIP uses: ``49152 - 256 - 2`` (lines 1 to 48 894 of the file).
 CLIP_MERGES = 49152 - 256 - 2
@@ -36,15 +35,6 @@ def clip_byte_chars() -> list[tuple[int, str]]:
     others = [byte for byte in range(256) if byte not in set(printable)]
     table += [(byte, chr(256 + index)) for index, byte in enumerate(others)]
     return table
-
-
-def looks_like_clip(name: str, data: bytes) -> bool:
-    """A CLIP merges file by its name, or by its first line (``"bpe_simple_vocab…#version``) and ``</w>`` merges."""
-    if "bpe_simple_vocab" in name.lower():
-        return True
-    head = data[:4096]
-    first, _, rest = head.partition(b"\n")
-    return b"#version" in first and not first.startswith(b"#version") and b"</w>" in rest
 
 
 def parse_clip(path: str | os.PathLike[str], data: bytes) -> Vocab:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from bpeproof.impl.io.c_readers import c_readers
 from bpeproof.impl.io.errors import FormatError, os_problem
 from bpeproof.impl.io.files import GZIP_MAGIC, gunzip, is_gzip_name
 
@@ -27,7 +28,6 @@ __all__ = [
     "GGUF_MAGIC",
     "TYPE_NAMES",
     "GGUFMetadata",
-    "is_gguf",
     "parse_gguf_metadata",
     "read_gguf_metadata",
 ]
@@ -114,6 +114,13 @@ def _read_value(reader: _Reader, kind: int, keep: bool) -> tuple[str, Any]:
     if item == _STRING:
         if count > (reader.size - reader.offset) // 8:
             raise reader.fail(f"an array of {count} strings does not fit in the rest of the file (truncated)")
+        fast = c_readers()
+        if fast is not None:
+            texts, offset, number = fast.length_prefixed(reader.buffer, reader.offset, count, keep)
+            if offset > reader.size:
+                raise reader.fail(f"the file ends inside string {number} of an array of {count} (truncated)")
+            reader.offset = offset
+            return "array[string]", texts
         buffer = reader.buffer
         unpack = struct.Struct("<Q").unpack_from
         offset = reader.offset
@@ -248,17 +255,3 @@ def read_gguf_metadata(path: str | os.PathLike[str], keep: Callable[[str], bool]
     """``parse_gguf_metadata`` of the file at ``path`` (plain or gzip-compressed)."""
     with _open_buffer(path) as buffer:
         return parse_gguf_metadata(path, buffer, keep)
-
-
-def is_gguf(path: str | os.PathLike[str], head: bytes | None = None) -> bool:
-    """True when the file is named ``*.gguf`` (``.gguf.gz``) or starts with the magic ``GGUF``."""
-    name = os.fspath(path).lower()
-    if name.endswith((".gguf", ".gguf.gz")):
-        return True
-    if head is None:
-        try:
-            with open(path, "rb") as handle:
-                head = handle.read(4)
-        except OSError:
-            return False
-    return head[:4] == GGUF_MAGIC

@@ -30,7 +30,7 @@ import os
 import re
 import struct
 from dataclasses import dataclass, field
-from itertools import compress
+from itertools import compress, repeat
 from typing import Any, ClassVar
 
 from bpeproof.impl.formats.gguf_container import GGUFMetadata, read_gguf_metadata
@@ -240,8 +240,23 @@ class GGUFTokenizer(DeferredState):
     escape_whitespaces: bool = False
 
     #: What the compiled-vocabulary cache unpacks only when read: the texts, merges and scores go into the model,
-    #: which the cache keeps built (the special tokens, read from the texts, are kept found).
+    #: which the cache keeps built (the special tokens, read from the texts, are kept found); and what it does not
+    #: store: the index of the texts, made again from them.
     DEFERRED: ClassVar[tuple[str, ...]] = ("texts", "merges", "scores")
+    DERIVED: ClassVar[dict[str, str]] = {"_index_of": "_texts_index"}
+
+    def _texts_index(self) -> dict[str, int]:
+        return dict(zip(self.texts, range(len(self.texts)), strict=True))
+
+    @property
+    def index_of(self) -> dict[str, int]:
+        """text → id of every token (the texts are distinct), made once: not to be changed."""
+        try:
+            found: dict[str, int] = self._index_of
+        except AttributeError:  # a tokenizer made by hand, not by read_gguf_tokenizer or the cache
+            found = self._texts_index()
+            object.__setattr__(self, "_index_of", found)
+        return found
 
     @property
     def special_tokens(self) -> dict[str, int]:
@@ -355,12 +370,18 @@ def read_gguf_tokenizer(path: str | os.PathLike[str]) -> GGUFTokenizer:
     types = _typed(metadata, "tokenizer.ggml.token_type", ("array[i32]",))
     if types is not None and len(types) < count:
         raise FormatError(name, "key 'tokenizer.ggml.token_type'", f"{len(types)} token types for {count} tokens")
-    if _ESCAPED.search("\0".join(texts)):
+    try:  # (encoding them all at once is the quick way to know that none holds such a code point)
+        "".join(texts).encode("utf-8")
+        not_utf8 = False
+    except UnicodeEncodeError:
+        not_utf8 = _ESCAPED.search("\0".join(texts)) is not None
+    if not_utf8:
         index = next(i for i, text in enumerate(texts) if _ESCAPED.search(text))
         raise FormatError(name, f"key 'tokenizer.ggml.tokens', token {index}", "the string is not UTF-8")
-    for index, text in enumerate(texts):
-        if not text:
-            texts[index] = f"[EMPTY_{index}]"
+    if "" in texts:
+        for index, text in enumerate(texts):
+            if not text:
+                texts[index] = f"[EMPTY_{index}]"
     index_of = dict(zip(texts, range(count), strict=True))
     if len(index_of) != count:
         first: dict[str, int] = {}
@@ -369,17 +390,19 @@ def read_gguf_tokenizer(path: str | os.PathLike[str]) -> GGUFTokenizer:
                 raise FormatError(name, f"key 'tokenizer.ggml.tokens', token {index}",
                                   f"the string {text!r} is also token {first[text]} (llama.cpp stops on this)")
             first[text] = index
-    attrs = [_ATTR_OF_TYPE.get(kind, _UNDEFINED_ATTR) for kind in types] if types is not None else [NORMAL] * count
+    attrs = list(map(_ATTR_OF_TYPE.get, types, repeat(_UNDEFINED_ATTR))) if types is not None else [NORMAL] * count
     del attrs[count:]
     special_ids = _special_ids(metadata, model, count)
     general_name = metadata.values.get("general.name") or ""
     architecture = metadata.values.get("general.architecture") or ""
     eog = _adjust_attributes(name, texts, index_of, attrs, special_ids)
     _strip_attributes(name, pre or "default", general_name, architecture, index_of, attrs)
-    return GGUFTokenizer(name, model, pre or "", pre_type, texts, attrs, merges, ignore_merges,
-                         {role: token for role, token in special_ids.items() if token >= 0}, frozenset(eog),
-                         add_bos, add_eos, general_name, architecture, scores, add_space_prefix,
-                         remove_extra_whitespaces, pre_type in RAW_UTF8_PRE_TYPES)
+    tokenizer = GGUFTokenizer(name, model, pre or "", pre_type, texts, attrs, merges, ignore_merges,
+                              {role: token for role, token in special_ids.items() if token >= 0}, frozenset(eog),
+                              add_bos, add_eos, general_name, architecture, scores, add_space_prefix,
+                              remove_extra_whitespaces, pre_type in RAW_UTF8_PRE_TYPES)
+    object.__setattr__(tokenizer, "_index_of", index_of)  # made here anyway: ``index_of`` need not make it again
+    return tokenizer
 
 
 def _special_ids(metadata: GGUFMetadata, model: str, count: int) -> dict[str, int]:
@@ -427,8 +450,8 @@ def _adjust_attributes(path: str, texts: list[str], index_of: dict[str, int], at
         if found:
             ids[role] = found[0]
             mark_control(found[0])
-    for token, attr in enumerate(attrs):
-        if attr & CONTROL and not attr & UNUSED and "unused" in texts[token]:
+    for token in compress(range(len(attrs)), map(CONTROL.__and__, attrs)):  # the few control tokens
+        if not attrs[token] & UNUSED and "unused" in texts[token]:
             attrs[token] |= UNUSED
     eog: set[int] = {ids[role] for role in ("fim_pad", "fim_rep", "fim_sep") if ids[role] >= 0}
     for text in _EOG_TEXTS:

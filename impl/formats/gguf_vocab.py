@@ -15,8 +15,7 @@ import functools
 import operator
 import os
 from dataclasses import dataclass
-from itertools import accumulate, repeat
-from typing import Any
+from itertools import accumulate, compress, repeat
 
 from bpeproof.impl.formats.gguf_tokenizer import (
     BYTE,
@@ -27,7 +26,8 @@ from bpeproof.impl.formats.gguf_tokenizer import (
     GGUFTokenizer,
     read_gguf_tokenizer,
 )
-from bpeproof.impl.formats.vocab import Vocab, bytes_to_unicode
+from bpeproof.impl.formats.vocab import Vocab, byte_level_codec, bytes_to_unicode, token_strings_each_to_bytes
+from bpeproof.impl.io.c_readers import c_readers, cut_at
 from bpeproof.impl.io.errors import FormatError
 
 __all__ = [
@@ -63,34 +63,24 @@ class ByteLevelTables:
     merge_ids: tuple[list[int], list[int], list[int]] | None
 
 
-@functools.cache
-def _byte_level_codec() -> Any:
-    """The charmap encoding table of GPT-2's byte-to-character table (``codecs.charmap_encode``)."""
-    return codecs.charmap_build("".join(bytes_to_unicode()[byte] for byte in range(256)))
-
-
 def byte_level_bytes(text: str) -> bytes | None:
     """The bytes a GPT-2-spelt string stands for, or None when a character is not in the table."""
     try:
-        data: bytes = codecs.charmap_encode(text, "strict", _byte_level_codec())[0]
+        data: bytes = codecs.charmap_encode(text, "strict", byte_level_codec())[0]
     except UnicodeEncodeError:
         return None
     return data
 
 
-def _all_byte_level(texts: list[str]) -> list[bytes | None]:
-    """``byte_level_bytes`` of every string: one call for all when every one is in the table."""
-    try:
-        joined: bytes = codecs.charmap_encode("".join(texts), "strict", _byte_level_codec())[0]
-    except UnicodeEncodeError:
-        return [byte_level_bytes(text) for text in texts]
-    ends = list(accumulate(map(len, texts)))
-    return [joined[start:end] for start, end in zip([0, *ends], ends, strict=False)]
+@functools.cache
+def _character_bytes() -> dict[str, int]:
+    """GPT-2's byte-to-character table, character → byte."""
+    return {char: byte for byte, char in bytes_to_unicode().items()}
 
 
 def _llama_decode_text(text: str) -> bytes:
     """llama.cpp's ``llama_decode_text``: each character's byte, or ``[UNK_BYTE_0x<hex>`` text ``]``."""
-    table = {char: byte for byte, char in bytes_to_unicode().items()}
+    table = _character_bytes()
     out = bytearray()
     for char in text:
         byte = table.get(char)
@@ -120,20 +110,31 @@ def byte_level_tables(tokenizer: GGUFTokenizer) -> ByteLevelTables:
     """The ``ByteLevelTables`` of a GGUF tokenizer."""
     texts = tokenizer.texts
     count = len(texts)
-    token_bytes = _all_byte_level(texts)
-    outside = [token for token, data in enumerate(token_bytes) if data is None]  # spelt outside the table
+    token_bytes = token_strings_each_to_bytes(texts)
+    # Spelt outside the table (found at C speed: the list holds few None).
+    outside = list(compress(range(count), map(operator.is_, token_bytes, repeat(None))))
     lookup: dict[bytes, int] = dict(zip(token_bytes, range(count), strict=True))  # type: ignore[arg-type]
     lookup.pop(None, None)  # type: ignore[call-overload]
     decoded: dict[int, bytes] = dict(zip(range(count), token_bytes, strict=True))  # type: ignore[arg-type]
     for token in outside:
         decoded[token] = _llama_decode_text(texts[token])
     special = CONTROL | USER_DEFINED | UNKNOWN
-    for token in [token for token, attr in enumerate(tokenizer.attrs) if attr & special]:
+    for token in list(compress(range(count), map(special.__and__, tokenizer.attrs))):
         del decoded[token]
+    fast = c_readers()
+    if fast is not None:  # the usual file: every merge joins two tokens into one, each pair once
+        excluded = bytearray(count)
+        for token in outside:
+            excluded[token] = 1
+        found = fast.merge_ids(texts, excluded, tokenizer.merges)
+        if found is not None:
+            return ByteLevelTables(token_bytes, lookup, decoded, found)
     # Ids of the strings BPE can build (tokens spelt in the table); the others are never a piece.
-    buildable = dict(zip(texts, range(count), strict=True))
-    for token in outside:
-        del buildable[texts[token]]
+    buildable = tokenizer.index_of
+    if outside:
+        buildable = dict(buildable)
+        for token in outside:
+            del buildable[texts[token]]
     sides = merge_sides(tokenizer.merges)
     lefts, rights = sides[0::2], sides[1::2]
     a_ids = list(map(buildable.get, lefts))
@@ -213,21 +214,44 @@ def text_pieces(tokenizer: GGUFTokenizer) -> dict[int, bytes]:
     text (SPM, or BPE with ``escape_whitespaces``): a normal token's text with U+2581 as the space, a byte
     token's byte, nothing for any other (unused, undefined).  ``FormatError`` for a byte token of fewer than
     three bytes, on which llama.cpp's loader fails (it builds these pieces when it loads the file)."""
-    pieces: dict[int, bytes] = {}
+    texts, attrs = tokenizer.texts, tokenizer.attrs
     special = CONTROL | USER_DEFINED | UNKNOWN
-    for token, (text, attr) in enumerate(zip(tokenizer.texts, tokenizer.attrs, strict=True)):
+    spaced = cut_at("".join(texts).replace("\u2581", " "), accumulate(map(len, texts), initial=0))
+    try:  # every text as a normal token's, in whole-list passes; then the few others, one by one
+        pieces = dict(zip(range(len(texts)), map(str.encode, spaced), strict=True))
+    except UnicodeEncodeError:  # (a text that is not Unicode: read one by one, below)
+        pieces = {}
+    else:
+        for token in compress(range(len(texts)), map(operator.not_, map(NORMAL.__and__, attrs))):
+            attr = attrs[token]
+            if attr & special:
+                del pieces[token]
+            elif attr & BYTE:
+                pieces[token] = _byte_piece(tokenizer, token)
+            else:
+                pieces[token] = b""
+        for token in compress(range(len(texts)), map(special.__and__, attrs)):
+            pieces.pop(token, None)  # (a normal token that is also special)
+        return pieces
+    for token, (text, attr) in enumerate(zip(texts, attrs, strict=True)):
         if attr & special:
             continue
         if attr & NORMAL:
             pieces[token] = text.replace("\u2581", " ").encode("utf-8")
         elif attr & BYTE:
-            if len(text.encode("utf-8")) < 3:
-                raise FormatError(tokenizer.path, f"key 'tokenizer.ggml.tokens', token {token}",
-                                  f"the byte token {text!r} is shorter than '<0xXX>': llama.cpp fails to load it")
-            pieces[token] = bytes([byte_token_value(text)])
+            pieces[token] = _byte_piece(tokenizer, token)
         else:
             pieces[token] = b""
     return pieces
+
+
+def _byte_piece(tokenizer: GGUFTokenizer, token: int) -> bytes:
+    """The byte of a byte token (``text_pieces``)."""
+    text = tokenizer.texts[token]
+    if len(text.encode("utf-8")) < 3:
+        raise FormatError(tokenizer.path, f"key 'tokenizer.ggml.tokens', token {token}",
+                          f"the byte token {text!r} is shorter than '<0xXX>': llama.cpp fails to load it")
+    return bytes([byte_token_value(text)])
 
 
 def vocab_from_gguf(path: str | os.PathLike[str]) -> Vocab:

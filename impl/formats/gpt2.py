@@ -11,7 +11,10 @@ from __future__ import annotations
 import json
 import os
 import re
+from itertools import compress
+from operator import itemgetter
 from pathlib import Path
+from typing import cast
 
 from bpeproof.impl.formats._json_access import JsonReader
 from bpeproof.impl.formats.hf_json import resolve_merges, unmerged_tokens
@@ -22,8 +25,10 @@ from bpeproof.impl.formats.vocab import (
     bytes_to_token_string,
     refuse_ids_above,
     token_string_to_bytes,
+    token_strings_each_to_bytes,
 )
 from bpeproof.impl.io.atomic import atomic_write_files
+from bpeproof.impl.io.c_readers import c_readers
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.io.files import compress_if_gz, decode_utf8, parse_json, read_bytes
 
@@ -36,6 +41,14 @@ def parse_encoder(path: str | os.PathLike[str], data: bytes) -> tuple[dict[str, 
     encoder = reader.obj(parse_json(path, data), "(top level)")
     ids: dict[str, int] = {}
     tokens: dict[int, bytes] = {}
+    numbers = cast("list[int]", list(encoder.values()))  # (ints when the first test holds)
+    if set(map(type, numbers)) == {int} and len(set(numbers)) == len(numbers) and "" not in encoder:
+        # The usual file, in whole-list passes: distinct int ids, every string spelt in GPT-2's table.
+        spelt = token_strings_each_to_bytes(list(encoder))
+        if None not in spelt:
+            tokens = dict(zip(numbers, cast("list[bytes]", spelt), strict=True))
+            listed = list(tokens)
+            return cast("dict[str, int]", encoder), tokens if listed == sorted(listed) else dict(sorted(tokens.items()))
     for text, value in encoder.items():
         key = f"[{text[:40]!r}]"
         token_id = reader.integer(value, key)
@@ -68,6 +81,28 @@ def parse_merges(path: str | os.PathLike[str], data: bytes) -> list[tuple[str, s
     return pairs
 
 
+def _plain_merges(data: bytes, ids: dict[str, int]) -> list[tuple[int, int, int]] | None:
+    """The merges of the usual ``vocab.bpe``, read by the C reader (``bpeproof.impl.io.c_readers``): UTF-8 lines of
+    "left right" (one space, a side on each side), the first one ``#version…``, no carriage return and no blank
+    line but the last, every side and join a token; None for any other file (``parse_merges`` and
+    ``resolve_merges`` then read it line by line, naming the first problem)."""
+    fast = c_readers()
+    if fast is None or b"\r" in data:
+        return None
+    try:
+        lines = data.decode("utf-8").split("\n")
+    except UnicodeDecodeError:
+        return None
+    if lines and lines[0].startswith("#version"):
+        del lines[0]
+    if lines and lines[-1] == "":
+        del lines[-1]
+    texts = list(ids)
+    found: list[tuple[int, int, int]] | None = fast.merge_ids(texts, bytes(len(texts)), lines, True,
+                                                              list(ids.values()))
+    return found
+
+
 def load_gpt2(
     encoder_path: str | os.PathLike[str], merges_path: str | os.PathLike[str], *, pattern: str | None = GPT2_PATTERN
 ) -> Vocab:
@@ -77,12 +112,16 @@ def load_gpt2(
     files do not hold.
     """
     ids, tokens = parse_encoder(encoder_path, read_bytes(encoder_path))
-    merges = resolve_merges(merges_path, parse_merges(merges_path, read_bytes(merges_path)), ids, encoder_path)
-    made = {merge[2] for merge in merges}
+    merges_data = read_bytes(merges_path)
+    merges = _plain_merges(merges_data, ids)
+    if merges is None:
+        merges = resolve_merges(merges_path, parse_merges(merges_path, merges_data), ids, encoder_path)
+    made = set(map(itemgetter(2), merges))
+    unmade = set(ids.values()).difference(made)
     specials = {
         text: token_id
-        for text, token_id in ids.items()
-        if token_id not in made and len(tokens[token_id]) >= 2 and _SPECIAL.fullmatch(text)
+        for text, token_id in compress(ids.items(), map(unmade.__contains__, ids.values()))
+        if len(tokens[token_id]) >= 2 and _SPECIAL.fullmatch(text)
     }
     return Vocab(
         tokens=tokens,

@@ -25,7 +25,7 @@ import operator
 import os
 import re
 from collections.abc import Sequence
-from itertools import chain
+from itertools import chain, compress, repeat
 from typing import cast
 
 from bpeproof.impl.formats._json_access import JsonReader
@@ -39,9 +39,10 @@ from bpeproof.impl.formats.vocab import (
     bytes_to_token_string,
     refuse_ids_above,
     token_string_to_bytes,
-    token_strings_to_bytes,
+    token_strings_each_to_bytes,
 )
 from bpeproof.impl.io.atomic import atomic_write_bytes
+from bpeproof.impl.io.c_readers import c_readers
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.io.files import compress_if_gz, parse_json, read_bytes
 from bpeproof.impl.pre_tokenizers.hf_splits import to_oniguruma
@@ -95,13 +96,11 @@ def resolve_merges(
 
 
 def unmerged_tokens(tokens: dict[int, bytes], merges: Sequence[tuple[int, int, int]], exclude: set[int]) -> list[int]:
-    """Ids of tokens of two or more bytes that no merge makes, other than those in ``exclude``."""
-    made = {merge[2] for merge in merges}
-    return [
-        token_id
-        for token_id in sorted(tokens)
-        if len(tokens[token_id]) >= 2 and token_id not in made and token_id not in exclude
-    ]
+    """Ids of tokens of two or more bytes that no merge makes, other than those in ``exclude`` (in whole-list
+    passes)."""
+    made = set(map(operator.itemgetter(2), merges))
+    longer = compress(tokens, map(operator.le, repeat(2), map(len, tokens.values())))
+    return sorted(set(longer) - made - exclude)
 
 
 # ---------------------------------------------------------------------------
@@ -223,6 +222,15 @@ def _plain_merges(items: list[object], ids: dict[str, int]) -> list[tuple[int, i
     whose parts and joins are tokens, read in whole-list passes (no Python step per merge); None for any other
     list, which ``_merge_pairs`` and ``resolve_merges`` then read merge by merge, naming the first problem."""
     kinds = set(map(type, items))
+    fast = c_readers()
+    if fast is not None and kinds == {str}:
+        texts = list(ids)
+        numbers = list(ids.values())
+        counted = fast.int_array(numbers)  # (the ids 0, 1, 2, … in order: the positions are the ids)
+        found: list[tuple[int, int, int]] | None = fast.merge_ids(
+            texts, bytes(len(texts)), items, True, True if counted is not None and counted[2] else numbers)
+        if found is not None:
+            return found
     if kinds == {str}:
         # Joined by line breaks, which no merge holds: one match checks every line, one split cuts them all.
         joined = "\n".join(cast("list[str]", items))
@@ -261,9 +269,33 @@ def parse_hf_json(path: str | os.PathLike[str], data: bytes) -> Vocab:
         raise FormatError(path, "pre_tokenizer", "nested too deeply") from exc
 
 
+def _read_document(path: str | os.PathLike[str], data: bytes) -> object:
+    """The JSON document in ``data``, as ``parse_json`` reads it.  The model's vocabulary and merges, nearly all of
+    a file, are read by the C reader when they have the usual form (``bpeproof.impl.io.c_readers``), and the JSON
+    reader reads the rest with them left empty; a document it refuses is read again whole, for its message."""
+    fast = c_readers()
+    found = fast.tokenizer_json_model(data) if fast is not None else None
+    if found is None:
+        return parse_json(path, data)
+    vocabulary, merges, (vocab_start, vocab_end, merges_start, merges_end) = found
+    if vocab_start < merges_start:
+        rest = data[:vocab_start] + b"{}" + data[vocab_end:merges_start] + b"[]" + data[merges_end:]
+    else:
+        rest = data[:merges_start] + b"[]" + data[merges_end:vocab_start] + b"{}" + data[vocab_end:]
+    try:
+        root = parse_json(path, rest)
+    except FormatError:
+        return parse_json(path, data)
+    model = root.get("model") if type(root) is dict else None
+    if type(model) is not dict or model.get("vocab") != {} or model.get("merges") != []:  # pragma: no cover
+        return parse_json(path, data)
+    model["vocab"], model["merges"] = vocabulary, merges
+    return root
+
+
 def _parse_hf_json(path: str | os.PathLike[str], data: bytes) -> Vocab:
     reader = JsonReader(path)
-    root = reader.obj(parse_json(path, data), "(top level)")
+    root = reader.obj(_read_document(path, data), "(top level)")
     model = reader.obj(reader.member(root, "model", ""), "model")
     model_type = model.get("type", "BPE")
     if model_type != "BPE":
@@ -300,19 +332,26 @@ def _parse_hf_json(path: str | os.PathLike[str], data: bytes) -> Vocab:
     vocab_obj = reader.obj(reader.member(model, "vocab", "model"), "model.vocab")
     ids: dict[str, int] = {}
     tokens: dict[int, bytes] = {}
-    numbers = [value for value in vocab_obj.values() if type(value) is int]
+    numbers = cast("list[int]", list(vocab_obj.values()))  # (ints when ``plain``)
     # The usual file: distinct integer ids >= 0 (checked at once here, one by one below otherwise).
-    plain = len(numbers) == len(vocab_obj) and min(numbers, default=0) >= 0 and len(set(numbers)) == len(numbers)
+    plain = (set(map(type, numbers)) <= {int} and min(numbers, default=0) >= 0
+             and len(set(numbers)) == len(numbers))
+    merge_items = reader.lst(model.get("merges", []), "model.merges")
+    # The merges of a vocabulary of distinct ids, read while the JSON reader's strings are fresh in the caches
+    # (the table of ids below is then the vocabulary itself).
+    plain_merges = _plain_merges(merge_items, cast("dict[str, int]", vocab_obj)) if plain and prefix is None else None
     spelt = None
     if plain and byte_level and "" not in vocab_obj:  # the usual byte-level file: every string read at once
         # An added token in the vocabulary is its own text (read as UTF-8), every other string byte-level.
+        texts = list(vocab_obj)
+        each = token_strings_each_to_bytes(texts)
         own = specials.keys() & vocab_obj.keys()
-        ordinary = [text for text in vocab_obj if text not in own] if own else list(vocab_obj)
-        spelt = token_strings_to_bytes(ordinary)
+        for position in compress(range(len(texts)), map(own.__contains__, texts)) if own else ():
+            each[position] = texts[position].encode("utf-8")
+        spelt = each if None not in each else None
     if spelt is not None:
-        ids = dict(zip(vocab_obj, numbers, strict=True))
-        tokens = dict(zip(map(ids.__getitem__, ordinary), spelt, strict=True))
-        tokens.update((ids[text], text.encode("utf-8")) for text in own)  # (put in id order below)
+        ids = cast("dict[str, int]", vocab_obj)  # (the file's own table, text → id: the JSON reader's, for this call)
+        tokens = dict(zip(numbers, cast("list[bytes]", spelt), strict=True))
     for text, value in vocab_obj.items() if spelt is None else ():
         if plain and isinstance(value, int):
             token_id = value
@@ -326,8 +365,8 @@ def _parse_hf_json(path: str | os.PathLike[str], data: bytes) -> Vocab:
             spelled = token_string_to_bytes(text) if byte_level and text else None
             tokens[token_id] = spelled if spelled is not None else _token_bytes(reader, text, byte_level, byte_fallback)
         ids[text] = token_id
-    merge_items = reader.lst(model.get("merges", []), "model.merges")
-    plain_merges = _plain_merges(merge_items, ids) if prefix is None else None
+    if plain_merges is None and prefix is None and not plain:
+        plain_merges = _plain_merges(merge_items, ids)
     if plain_merges is not None:
         merges = plain_merges
     else:
@@ -344,9 +383,12 @@ def _parse_hf_json(path: str | os.PathLike[str], data: bytes) -> Vocab:
         added_tokens=_library_ids(flagged, ids),
         vocabulary_size=len(ids),
         unk_token=unk_token if isinstance(unk_token, str) else None,
+        spelt=spelt is not None,
     )
 
-    tokens = dict(sorted(tokens.items()))
+    listed = list(tokens)
+    if any(map(operator.gt, listed, listed[1:])):  # (the ids are most often in order already)
+        tokens = dict(sorted(tokens.items()))
     return Vocab(
         tokens=tokens,
         merges=merges,
@@ -391,7 +433,7 @@ def _library_ids(tokens: Sequence[AddedToken], ids: dict[str, int]) -> tuple[Add
             token_id = next_id
             next_id += 1
         by_content[token.content] = token_id
-        by_id[token_id] = dataclasses.replace(token, id=token_id)
+        by_id[token_id] = token if token.id == token_id else dataclasses.replace(token, id=token_id)
     return tuple(by_id[token_id] for token_id in sorted(by_id))
 
 

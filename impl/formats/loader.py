@@ -7,7 +7,6 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bpeproof.impl.formats.gguf_container import is_gguf
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.io.files import GZIP_MAGIC, decompress, read_raw
 
@@ -15,7 +14,7 @@ if TYPE_CHECKING:
     from bpeproof.impl.formats.vocab import Vocab
 
 # Each reader is imported where its format is read: telling a file's format, or reading one format, does not
-# import the readers of the others.
+# import the readers of the others (each format's signature is here, with the names).
 
 #: Names of the files ``load`` looks for in a directory, in order.
 _DIRECTORY_FILES = (
@@ -27,25 +26,56 @@ _DIRECTORY_FILES = (
 )
 
 
+#: The first bytes of a GGUF file (``bpeproof.impl.formats.gguf_container``).
+_GGUF_MAGIC = b"GGUF"
+#: Recognises the project's own file by its content: the ``format`` member, anywhere in the object
+#: (``bpeproof.impl.formats.project_file``).
+PROJECT_MARKER = re.compile(rb'"format"\s*:\s*"bpeproof-tokenizer"')
+
+
+def is_gguf(path: str | os.PathLike[str], head: bytes | None = None) -> bool:
+    """True when the file is named ``*.gguf`` (``.gguf.gz``) or starts with the magic ``GGUF``."""
+    name = os.fspath(path).lower()
+    if name.endswith((".gguf", ".gguf.gz")):
+        return True
+    if head is None:
+        try:
+            with open(path, "rb") as handle:
+                head = handle.read(4)
+        except OSError:
+            return False
+    return head[:4] == _GGUF_MAGIC
+
+
+def looks_like_clip(name: str, data: bytes) -> bool:
+    """A CLIP merges file by its name, or by its first line (``"bpe_simple_vocab…#version``) and ``</w>`` merges."""
+    if "bpe_simple_vocab" in name.lower():
+        return True
+    head = data[:4096]
+    first, _, rest = head.partition(b"\n")
+    return b"#version" in first and not first.startswith(b"#version") and b"</w>" in rest
+
+
+def looks_like_tekken(data: bytes) -> bool:
+    """True for a JSON object that has tekken's config keys and base64 token entries."""
+    head = data[:4096].lstrip()
+    return head.startswith(b"{") and b'"default_num_special_tokens"' in data and b'"token_bytes"' in data[: 1 << 20]
+
+
 def _format_of(path: Path, data: bytes) -> str:
     """``tiktoken``, ``tekken``, ``hf-bpe``, ``gpt2``, ``sentencepiece-bpe``, ``bpeproof`` or ``clip`` for a file, by
     name first, then content; a JSON object whose ``format`` is "bpeproof-tokenizer" is the project's file whatever
     its name, one with tekken's config and token entries is a tekken file, and CLIP's merges file is known by its
     name (``bpe_simple_vocab…``) or its first line."""
     name = path.name.lower()
-    if data[:4] == b"GGUF":
+    if data[:4] == _GGUF_MAGIC:
         return "gguf"
     if ".tiktoken" in name:
         return "tiktoken"
-    from bpeproof.impl.formats.clip_merges import looks_like_clip
-
     if looks_like_clip(name, data):
         return "clip"
     if re.search(r"\.model(\.|$)", name):
         return "sentencepiece-bpe"
-    from bpeproof.impl.formats.project_file import PROJECT_MARKER
-    from bpeproof.impl.formats.tekken import looks_like_tekken
-
     if data[:4096].lstrip().startswith(b"{") and PROJECT_MARKER.search(data):
         return "bpeproof"
     if ("tekken" in name and ".json" in name) or looks_like_tekken(data):

@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 from dataclasses import dataclass
 from typing import Any, NoReturn
@@ -66,7 +65,6 @@ __all__ = [
     "FORMAT_NAME",
     "FORMAT_VERSION",
     "PRETOKENIZER_FORMAT_VERSION",
-    "PROJECT_MARKER",
     "ProjectDocument",
     "document_text",
     "parse_document",
@@ -85,8 +83,6 @@ PRETOKENIZER_FORMAT_VERSION = 2
 _KEYS = ("format", "version", "pattern", "pattern_name", "rules", "special_tokens", "byte_ids")
 _VERSION_KEYS = {FORMAT_VERSION: _KEYS, PRETOKENIZER_FORMAT_VERSION: (*_KEYS, "pretokenizer")}
 
-#: Recognises the file by its content: the ``format`` member (anywhere in the object).
-PROJECT_MARKER = re.compile(rb'"format"\s*:\s*"bpeproof-tokenizer"')
 
 
 @dataclass(frozen=True)

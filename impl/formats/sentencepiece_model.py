@@ -38,12 +38,17 @@ from __future__ import annotations
 import os
 import re
 import struct
-from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple
 
-from bpeproof.impl.formats.derive import derive_merges
-from bpeproof.impl.formats.vocab import Vocab
+from bpeproof.impl.io.c_readers import c_readers
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.io.files import read_bytes
+
+if TYPE_CHECKING:
+    from bpeproof.impl.formats.vocab import Vocab
+
+# The ``Vocab`` and the merge recovery are imported where a ``Vocab`` is made: a tokenizer loaded from a model
+# needs neither (nor ``dataclasses``, which their modules import).
 
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 _PIECE_TYPES = {NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE}
@@ -56,8 +61,7 @@ _SPACE = "\u2581"
 _VARINT, _I64, _LEN, _I32 = 0, 1, 2, 5
 
 
-@dataclass(frozen=True)
-class Piece:
+class Piece(NamedTuple):
     """One ``SentencePiece`` entry of the model."""
 
     text: str
@@ -211,11 +215,13 @@ def _flags(
     return found
 
 
-@dataclass(frozen=True)
-class ModelProto:
-    """The parts of a sentencepiece ``ModelProto`` that ``read_sentencepiece`` and the engine use."""
+class ModelProto(NamedTuple):
+    """The parts of a sentencepiece ``ModelProto`` that ``read_sentencepiece`` and the engine use; the pieces as
+    three lists in id order (``texts``, ``scores``, ``types``), and as ``Piece`` objects (``pieces``)."""
 
-    pieces: list[Piece]
+    texts: list[str]
+    scores: list[float]
+    types: list[int]
     model_type: int
     byte_fallback: bool
     add_dummy_prefix: bool
@@ -226,29 +232,49 @@ class ModelProto:
     precompiled_charsmap: bytes = b""
     unk_surface: str = " \u2047 "
 
+    @property
+    def pieces(self) -> list[Piece]:
+        """The pieces in id order."""
+        return list(map(Piece, self.texts, self.scores, self.types))
+
 
 def parse_model_proto(path: str | os.PathLike[str], data: bytes) -> ModelProto:
-    """Parse the serialized ``ModelProto`` in ``data``; any malformation raises ``FormatError``."""
+    """Parse the serialized ``ModelProto`` in ``data``; any malformation raises ``FormatError``.  The C reader
+    (``bpeproof.impl.io.c_readers``) reads a model whose pieces all have the usual layout in one pass; any other
+    is read here field by field."""
     wire = _Wire(path, data, 0, len(data), "ModelProto")
-    pieces: list[Piece] = []
+    texts: list[str] = []
+    scores: list[float] = []
+    types: list[int] = []
     trainer = {3: 1, 24: 0, 35: 0}
     trainer_strings = {44: " \u2047 ".encode()}
     normalizer = {3: 1, 4: 1, 5: 1}
     normalizer_strings = {1: b"", 2: b""}
-    for number, kind, value in wire.fields():
+    fast = c_readers()
+    found = fast.sentencepiece_pieces(data) if fast is not None else None
+    if found is not None:
+        texts, scores, types, fields = found
+    else:
+        fields = wire.fields()
+    for number, kind, value in fields:
         if number in (1, 2, 3):
             _expect(wire, number, kind, _LEN)
             assert isinstance(value, tuple)
             if number == 1:
-                pieces.append(_quick_piece(data, value) or _parse_piece(path, data, value, len(pieces)))
+                piece = _quick_piece(data, value) or _parse_piece(path, data, value, len(texts))
+                texts.append(piece.text)
+                scores.append(piece.score)
+                types.append(piece.type)
             elif number == 2:
                 trainer = _flags(path, data, value, "trainer_spec", trainer, trainer_strings)
             else:
                 normalizer = _flags(path, data, value, "normalizer_spec", normalizer, normalizer_strings)
-    if not pieces:
+    if not texts:
         raise FormatError(path, "pieces", "the model has no pieces (is this a sentencepiece model?)")
     return ModelProto(
-        pieces,
+        texts,
+        scores,
+        types,
         trainer[3],
         bool(trainer[35]),
         bool(normalizer[3]),
@@ -265,8 +291,7 @@ _CHARSMAP = "normalizer_spec.precompiled_charsmap"
 _LABEL = (1 << 31) | 0xFF
 
 
-@dataclass(frozen=True)
-class CharsMap:
+class CharsMap(NamedTuple):
     """A decoded precompiled charsmap: the double-array trie's units and the replacement text of each value.
 
     The trie is darts-clone's: a unit holds a label (its low byte; bit 31 set on value units), a leaf flag
@@ -329,6 +354,9 @@ def parse_charsmap(path: str | os.PathLike[str], blob: bytes) -> CharsMap:
 
 def vocab_from_proto(model: ModelProto, *, source: str = "") -> Vocab:
     """The ``Vocab`` of a parsed BPE ``ModelProto``, with merges derived from the scores."""
+    from bpeproof.impl.formats.derive import derive_merges
+    from bpeproof.impl.formats.vocab import Vocab
+
     if model.model_type != 2:
         raise FormatError(
             source or "<in memory>",

@@ -28,7 +28,7 @@ from bpeproof.impl.formats.vocab import Vocab
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.io.files import parse_json, read_bytes
 
-__all__ = ["DEFAULT_SPECIAL_TOKENS", "TekkenFile", "looks_like_tekken", "parse_tekken", "read_tekken"]
+__all__ = ["DEFAULT_SPECIAL_TOKENS", "TekkenFile", "parse_tekken", "read_tekken"]
 
 #: mistral-common's special tokens of a file that lists none (``Tekkenizer.DEPRECATED_SPECIAL_TOKENS``).
 DEFAULT_SPECIAL_TOKENS = (
@@ -53,12 +53,6 @@ class TekkenFile:
     specials: dict[str, int]
     num_special_tokens: int
     version: str
-
-
-def looks_like_tekken(data: bytes) -> bool:
-    """True for a JSON object that has tekken's config keys and base64 token entries."""
-    head = data[:4096].lstrip()
-    return head.startswith(b"{") and b'"default_num_special_tokens"' in data and b'"token_bytes"' in data[: 1 << 20]
 
 
 def parse_tekken(path: str | os.PathLike[str], data: bytes) -> TekkenFile:

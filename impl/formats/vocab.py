@@ -9,11 +9,16 @@ every merge that does not fit that convention.
 
 from __future__ import annotations
 
+import codecs
 import functools
+import re
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate, pairwise
+from itertools import accumulate
+from typing import Any
 
+from bpeproof.impl.io.c_readers import c_readers, cut_at
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.spec.types import ALPHABET_SIZE, Rule
 
@@ -88,30 +93,63 @@ def bytes_to_token_string(data: bytes) -> str:
 
 
 @functools.cache
-def _string_to_latin1() -> dict[int, int]:
-    """``str.translate`` table: each character of GPT-2's table to the code point of its byte; every other code point
-    below 256 to U+0100, which Latin-1 cannot encode (so that ``token_string_to_bytes`` refuses it)."""
-    table = {ord(char): byte for char, byte in unicode_to_bytes().items()}
-    for code in range(256):
-        table.setdefault(code, 0x100)
-    return table
+def byte_level_alphabet() -> str:
+    """GPT-2's byte-to-character table as one string: the character of each byte, in byte order."""
+    return "".join(bytes_to_unicode()[byte] for byte in range(ALPHABET_SIZE))
+
+
+@functools.cache
+def byte_level_codec() -> Any:
+    """The charmap encoding table of GPT-2's byte-to-character table (``codecs.charmap_encode``): each character
+    of the table to its byte, every other character unencodable."""
+    return codecs.charmap_build(byte_level_alphabet())
 
 
 def token_string_to_bytes(text: str) -> bytes | None:
     """The bytes a byte-level token string stands for, or None when a character is not in the table."""
     try:
-        return text.translate(_string_to_latin1()).encode("latin-1")
+        data: bytes = codecs.charmap_encode(text, "strict", byte_level_codec())[0]
     except UnicodeEncodeError:
         return None
+    return data
+
+
+@functools.cache
+def _outside_table() -> re.Pattern[str]:
+    """A character that GPT-2's byte-to-character table does not hold."""
+    return re.compile("[^" + "".join(map(re.escape, bytes_to_unicode().values())) + "]")
+
+
+def token_strings_each_to_bytes(texts: list[str]) -> list[bytes | None]:
+    """``token_string_to_bytes`` of every string, in one pass in C, or in whole-list passes: the strings joined
+    are encoded at once (a character outside the table as one ``?`` byte, so that every string keeps its length)
+    and cut where each starts; the few strings that hold such a character are then None."""
+    fast = c_readers()
+    if fast is not None:
+        spelt: list[bytes | None] = fast.spelt_bytes(texts, byte_level_alphabet())
+        return spelt
+    joined = "".join(texts)
+    data: bytes = codecs.charmap_encode(joined, "replace", byte_level_codec())[0]
+    if len(data) != len(joined):  # pragma: no cover - the replacement is one byte per character
+        return [token_string_to_bytes(text) for text in texts]
+    offsets = list(accumulate(map(len, texts), initial=0))
+    found: list[bytes | None] = cut_at(data, offsets)  # type: ignore[assignment]
+    for match in _outside_table().finditer(joined):
+        found[bisect_right(offsets, match.start()) - 1] = None
+    return found
 
 
 def token_strings_to_bytes(texts: Sequence[str]) -> list[bytes] | None:
-    """``token_string_to_bytes`` of every string at once (one translation of them all, then cut: each character
-    is one byte), or None when a character of one of them is not in the table."""
+    """``token_string_to_bytes`` of every string at once (one encoding of them all, then cut: each character
+    is one byte; or one pass in C), or None when a character of one of them is not in the table."""
+    fast = c_readers()
+    if fast is not None:
+        found: list[bytes | None] = fast.spelt_bytes(list(texts), byte_level_alphabet())
+        return None if None in found else found  # type: ignore[return-value]
     joined = token_string_to_bytes("".join(texts))
     if joined is None:
         return None
-    return [joined[start:end] for start, end in pairwise(accumulate(map(len, texts), initial=0))]
+    return cut_at(joined, accumulate(map(len, texts), initial=0))
 
 
 @dataclass(frozen=True)
@@ -163,7 +201,9 @@ class TextModel:
     - ``normalizer``: the file's normalizer as canonical JSON (None: none);
     - ``added_tokens``: the added tokens, as the library keeps them (one per content, its last flags);
     - ``vocabulary_size``: the number of entries of the model's vocabulary (the library's first added id);
-    - ``unk_token``: the model's unknown token as the file names it (it need not be in the vocabulary).
+    - ``unk_token``: the model's unknown token as the file names it (it need not be in the vocabulary);
+    - ``spelt``: every string but the added tokens' is known to be spelt in GPT-2's table (the reader found it so;
+      False: not known).
     """
 
     strings: dict[int, str]
@@ -174,6 +214,7 @@ class TextModel:
     added_tokens: tuple[AddedToken, ...] = ()
     vocabulary_size: int = 0
     unk_token: str | None = None
+    spelt: bool = False
 
 
 @dataclass(frozen=True)

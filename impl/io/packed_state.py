@@ -4,10 +4,13 @@
 ``pack(value, classes)`` turns a value into a description (JSON: numbers, strings, lists and objects) and byte
 sections; ``unpack(description, sections, classes)`` makes an equal value from them.  Large containers become
 arrays (in the machine's byte order), so that a vocabulary of 200,000 tokens unpacks in a few passes at C speed
-rather than in one Python step per token: a list of ints is one int64 array, of floats one float64 array, of
-bytes or of strings one blob, cut at a separator none of them holds or else at stored offsets (a list with
-``None`` among them adds a mask), of equal-length tuples of ints one int64 array of rows; a dict is the list of
-its keys and the list of its values; a set or a tuple is its items.
+rather than in one Python step per token: a list of ints is one int32 array (int64 when one does not fit), of
+floats one float64 array, of bytes or of strings one blob and the offsets where its items start (a list with
+``None`` among them adds the places of the ``None``), of equal-length tuples one array per column; a list of
+ints that counts 0, 1, 2, … is only its length, of bools one byte each, of objects of one class (their
+``__dict__`` alone) one column per attribute; a dict is the list of its keys and the list of its values; a set
+or a tuple is its items.  The blobs are joined and cut in C when the loaders' C readers are built
+(``bpeproof.impl.io.c_readers``).
 
 Objects are stored as their attributes (``__dict__`` and ``__slots__``), as pickle stores them, but only
 objects of the classes named in ``classes`` (``"module:qualname"``).  Unpacking makes nothing else: those
@@ -29,13 +32,14 @@ from functools import partial
 from itertools import accumulate, compress, pairwise, repeat
 from typing import Any, ClassVar
 
+from bpeproof.impl.io.c_readers import c_readers
+
 __all__ = ["DeferredState", "UnpackableError", "pack", "unpack"]
 
 #: The C extension whose merge tables are packed by their ``tables()``.
 _FASTENC = "bpeproof.impl._c._fastenc"
-#: The separators tried between the items of a list of bytes or strings, in order (a string's is the same code
-#: points); the first that cuts the joined items back into exactly them is used.
-_SEPARATORS = (b"\n", b"\0", b"\x00\xff\xfe\x01", b"\xff\x00\x01\xfe\x7f\x80")
+#: The array codes of the widths of packed ints.
+_INT_CODES = {4: "i", 8: "q"}
 
 
 class UnpackableError(ValueError):
@@ -71,6 +75,11 @@ class DeferredState:
         state.pop(_PENDING, None)
         return state
 
+    def defer(self, name: str, make: Callable[[], Any]) -> None:
+        """Leave the attribute ``name`` unset, to be ``make()`` the first time it is read (a table that only
+        some uses need, such as one that a ``DERIVED`` method makes)."""
+        self.__dict__.setdefault(_PENDING, {})[name] = make
+
 
 #: The attribute that holds an object's still packed attributes (``DeferredState``).
 _PENDING = "_packed_state_pending"
@@ -91,6 +100,14 @@ def _attributes(value: object) -> dict[str, Any]:
     return found
 
 
+def _plain_objects(kind: type) -> bool:
+    """Whether the objects of a class are their ``__dict__`` alone (no slots, no deferred state), so that a list of
+    them packs as one column per attribute."""
+    if issubclass(kind, (DeferredState, tuple)) or not hasattr(kind, "__dict__"):
+        return False
+    return all(not base.__dict__.get("__slots__") for base in kind.__mro__[:-1])
+
+
 class _Packer:
     def __init__(self, classes: Collection[str]) -> None:
         self.classes = classes
@@ -105,59 +122,85 @@ class _Packer:
             self.sections.append(data)
         return index
 
-    def ints(self, values: Iterable[int]) -> int:
-        try:
-            return self.section(array("q", values).tobytes())
-        except OverflowError:
-            raise UnpackableError("an int beyond 64 bits in a packed list") from None
-
-    def joined(self, values: Sequence[Any], text: bool) -> dict[str, Any]:
-        """Bytes or strings as one blob (strings in UTF-8, lone surrogates kept): cut at a separator that none
-        of them holds where one is found (``split`` is several times faster than slicing), else at offsets."""
-        kind = "str" if text else "bytes"
-        plain: Any = ("" if text else b"").join(values)
-        for separator in _SEPARATORS if values else ():
-            glue: Any = separator.decode("latin-1") if text else separator
-            if glue in plain:
+    def ints(self, values: Iterable[int]) -> tuple[int, int]:
+        """The section of the ints as an int32 array, or int64 when one does not fit, and that width."""
+        for width, code in _INT_CODES.items():
+            try:
+                return self.section(array(code, values).tobytes()), width
+            except OverflowError:
                 continue
-            blob: Any = glue.join(values)
-            # A one-character separator absent from every item cuts exactly at the joins; a longer one could also
-            # match across a join, so the cut is checked.
-            if len(glue) == 1 or blob.split(glue) == values:
-                data: bytes = blob.encode("utf-8", "surrogatepass") if text else blob
-                return {"k": kind, "s": self.section(data), "sep": separator.hex()}
-        data = plain.encode("utf-8", "surrogatepass") if text else plain
-        return {"k": kind, "s": self.section(data), "o": self.ints(accumulate(map(len, values), initial=0))}
+        raise UnpackableError("an int beyond 64 bits in a packed list")
+
+    def joined(self, values: list[Any], text: bool) -> dict[str, Any]:
+        """Bytes or strings as one blob (strings in UTF-8, lone surrogates kept) and the offsets where they start
+        (of the strings: in code points)."""
+        fast = c_readers()
+        if fast is not None:
+            blob, offsets, width = fast.joined(values)
+        else:
+            blob = ("" if text else b"").join(values)
+            numbers = array("i" if len(blob) < 1 << 31 else "q", accumulate(map(len, values), initial=0))
+            offsets, width = numbers.tobytes(), numbers.itemsize
+        data: bytes = blob.encode("utf-8", "surrogatepass") if text else blob
+        return {"k": "str" if text else "bytes", "s": self.section(data), "o": self.section(offsets), "w": width}
 
     def items(self, values: Sequence[Any]) -> dict[str, Any]:
         """The description of a sequence's items, as one array where they are all of one kind."""
+        fast = c_readers()
+        if fast is not None and values and type(values) is list:  # one pass in C for a list of ints or of bytes
+            first = type(values[0])
+            if first is int:
+                found = fast.int_array(values)
+                if found is not None:
+                    data, width, counting = found
+                    return {"k": "count", "n": len(values)} if counting else {
+                        "k": "int", "s": self.section(data), "w": width}
+            elif first is bytes or first is str:
+                try:
+                    return self.joined(values, first is str)
+                except TypeError:  # items of other kinds among them
+                    pass
         kinds = set(map(type, values))
         none = type(None)
         if len(kinds) == 2 and none in kinds and values:
             (kind,) = kinds - {none}
             if kind in (int, bytes, str):
-                missing = list(map(operator.is_, values, repeat(None)))
+                missing = list(compress(range(len(values)), map(operator.is_, values, repeat(None))))
                 fill = {int: 0, bytes: b"", str: ""}[kind]
-                packed = self.items([fill if gone else value for value, gone in zip(values, missing, strict=True)])
-                return {**packed, "mask": self.section(bytes(missing))}
+                filled = list(values)
+                for index in missing:  # the few missing items, set one by one
+                    filled[index] = fill
+                section, width = self.ints(missing)
+                return {**self.items(filled), "none": section, "nw": width}
         if len(kinds) != 1:
             return {"k": "any", "v": [self.pack(value) for value in values]}
         (kind,) = kinds
         if kind is int:
+            if values[0] == 0 and values[-1] == len(values) - 1 and values == list(range(len(values))):
+                return {"k": "count", "n": len(values)}
             try:
-                return {"k": "int", "s": self.ints(values)}
+                section, width = self.ints(values)
             except UnpackableError:  # an int beyond 64 bits: the items one by one
                 return {"k": "any", "v": [self.pack(value) for value in values]}
+            return {"k": "int", "s": section, "w": width}
         if kind is float:
             return {"k": "float", "s": self.section(array("d", values).tobytes())}
+        if kind is bool:
+            return {"k": "bool", "s": self.section(bytes(values))}
         if kind is bytes or kind is str:
-            return self.joined(values, kind is str)
+            return self.joined(list(values), kind is str)
         if issubclass(kind, tuple) and (kind is tuple or _class_name(kind) in self.classes):
             widths = set(map(len, values))
             if len(widths) == 1 and widths != {0}:
                 row = None if kind is tuple else _class_name(kind)
                 columns = zip(*values, strict=True)
                 return {"k": "rows", "c": row, "cols": [self.items(list(column)) for column in columns]}
+        if _class_name(kind) in self.classes and _plain_objects(kind):
+            states = list(map(vars, values))
+            names = list(states[0])
+            if all(map(names.__eq__, map(list, states))):  # the same attributes, in the same order: by columns
+                return {"k": "objects", "c": _class_name(kind),
+                        "a": {name: self.items(list(map(operator.itemgetter(name), states))) for name in names}}
         return {"k": "any", "v": [self.pack(value) for value in values]}
 
     def pack(self, value: Any) -> Any:
@@ -190,9 +233,12 @@ class _Packer:
             return {"t": "tuple-of", "c": name, "e": self.items(list(value))}
         derived: dict[str, str] = {}
         if isinstance(value, DeferredState):
-            value.__getstate__()  # every attribute unpacked, should it come from an entry itself
             derived = value.DERIVED
-        attributes = {key: self.pack(item) for key, item in _attributes(value).items() if key not in derived}
+            for attribute in list(value.__dict__.get(_PENDING) or ()):  # unpacked, should it come from an entry
+                if attribute not in derived:  # (a derived one is left out: not made only to be dropped)
+                    getattr(value, attribute)
+        attributes = {key: self.pack(item) for key, item in _attributes(value).items()
+                      if key not in derived and key != _PENDING}
         return {"t": "object", "c": name, "a": attributes}
 
 
@@ -218,48 +264,73 @@ class _Unpacker:
         values.frombytes(self.sections[index])
         return values.tolist()
 
-    def offsets(self, index: int, count_from: int) -> list[int]:
-        offsets = self.array(index, "q")
-        if not offsets or offsets[0] != 0 or offsets[-1] != count_from:
+    def ints(self, index: int, width: int) -> list[int]:
+        if width not in _INT_CODES:
+            raise UnpackableError(f"ints of {width} bytes")
+        return self.array(index, _INT_CODES[width])
+
+    def cut(self, node: dict[str, Any]) -> list[Any]:
+        """The bytes or strings of a blob and its offsets (``_Packer.joined``)."""
+        data = self.sections[node["s"]]
+        blob: Any = str(data, "utf-8", "surrogatepass") if node["k"] == "str" else bytes(data)
+        fast = c_readers()
+        if fast is not None:
+            found: list[Any] = fast.cut(blob, self.sections[node["o"]], node["w"])
+            return found
+        offsets = self.ints(node["o"], node["w"])
+        if not offsets or offsets[0] != 0 or offsets[-1] != len(blob) or offsets != sorted(offsets):
             raise UnpackableError("offsets that do not fit their blob")
-        return offsets
+        return [blob[start:end] for start, end in pairwise(offsets)]
 
     def items(self, node: dict[str, Any]) -> list[Any]:
         """The items of a sequence described by ``items``; the list is shared: callers copy it into their own."""
-        key = (node["k"], node.get("s"), node.get("o"), node.get("c"), node.get("mask"))
-        if node["k"] not in ("any", "rows") and key in self.decoded:
+        key = (node["k"], node.get("s"), node.get("o"), node.get("c"), node.get("none"), node.get("n"))
+        if node["k"] not in ("any", "rows", "objects") and key in self.decoded:
             return self.decoded[key]
         kind = node["k"]
         values: list[Any]
         if kind == "any":
             return [self.unpack(value) for value in node["v"]]
         if kind == "int":
-            values = self.array(node["s"], "q")
+            values = self.ints(node["s"], node["w"])
+        elif kind == "count":
+            values = list(range(node["n"]))
         elif kind == "float":
             values = self.array(node["s"], "d")
+        elif kind == "bool":
+            values = list(map(bool, bytes(self.sections[node["s"]])))
         elif kind in ("bytes", "str"):
-            blob: Any = bytes(self.sections[node["s"]])
-            if kind == "str":
-                blob = blob.decode("utf-8", "surrogatepass")
-            if "sep" in node:
-                separator = bytes.fromhex(node["sep"])
-                values = blob.split(separator.decode("latin-1") if kind == "str" else separator)
-            else:
-                values = [blob[start:end] for start, end in pairwise(self.offsets(node["o"], len(blob)))]
+            values = self.cut(node)
         elif kind == "rows":
             rows = zip(*map(self.items, node["cols"]), strict=True)
             return list(rows) if node["c"] is None else [self.kind(node["c"])(*row) for row in rows]
+        elif kind == "objects":
+            return self.objects(node)
         else:
             raise UnpackableError(f"unknown items {kind!r}")
-        if "mask" in node:
-            mask = bytes(self.sections[node["mask"]])
-            if len(mask) != len(values):
-                raise UnpackableError("a mask that does not fit its items")
-            values = list(values)  # (a decoded list may be shared: this one is the mask's own)
-            for index in compress(range(len(mask)), mask):  # the few missing items, set one by one
+        if "none" in node:
+            values = list(values)  # (a decoded list may be shared: this one is its own)
+            for index in self.ints(node["none"], node["nw"]):  # the few missing items, set one by one
+                if not 0 <= index < len(values):
+                    raise UnpackableError("a missing item outside its list")
                 values[index] = None
         self.decoded[key] = values
         return values
+
+    def objects(self, node: dict[str, Any]) -> list[Any]:
+        """Objects of one class from one column per attribute (``_Packer.items``), made as ``unpack`` makes one."""
+        kind: Any = self.kind(node["c"])
+        if not _plain_objects(kind):
+            raise UnpackableError(f"{node['c']} objects cannot be unpacked by columns")
+        columns = {name: self.items(item) for name, item in node["a"].items()}
+        lengths = set(map(len, columns.values()))
+        if len(lengths) != 1:
+            raise UnpackableError("columns of objects of different lengths")
+        made = [kind.__new__(kind) for _ in range(lengths.pop())]
+        for name, column in columns.items():
+            for value, item in zip(made, column, strict=True):
+                object.__setattr__(value, name, item)
+        return made
 
     def kind(self, name: str) -> type:
         """An allowed class by its ``module:qualname`` (its module imported now)."""

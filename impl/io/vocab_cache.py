@@ -53,9 +53,9 @@ __all__ = [
 ]
 
 #: The cache format: changed whenever the layout of an entry or of its descriptions changes.
-FORMAT = 2
+FORMAT = 3
 #: The first bytes of every entry.
-MAGIC = b"BPEPVOC\x02"
+MAGIC = b"BPEPVOC\x03"
 #: The environment variables: the cache's directory, and any value but "" or "0" to turn it off.
 DIRECTORY_VARIABLE = "BPEPROOF_CACHE_DIR"
 OFF_VARIABLE = "BPEPROOF_NO_CACHE"
@@ -88,18 +88,22 @@ def file_digest(path: str | os.PathLike[str]) -> str:
 
 def _code_fingerprint() -> str:
     """The engine's code as the key sees it: the relative name, size and time of every module of
-    ``bpeproof.impl`` (Python and compiled), in order."""
+    ``bpeproof.impl`` (Python and compiled), folder by folder in order."""
     global _CODE
     if _CODE is None:
-        root = Path(__file__).resolve().parents[1]
         found: list[str] = []
-        for directory, folders, files in os.walk(root):
-            folders[:] = sorted(folder for folder in folders if folder != "__pycache__")
-            for name in sorted(files):
-                if name.endswith((".py", ".so", ".pyd")):
-                    path = os.path.join(directory, name)
-                    status = os.stat(path)
-                    found.append(f"{os.path.relpath(path, root)}:{status.st_size}:{status.st_mtime_ns}")
+        folders = [(str(Path(__file__).resolve().parents[1]), "")]
+        while folders:
+            folder, prefix = folders.pop()
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=lambda entry: entry.name)
+            for entry in entries:
+                if entry.is_dir():
+                    if entry.name != "__pycache__":
+                        folders.append((entry.path, f"{prefix}{entry.name}/"))
+                elif entry.name.endswith((".py", ".so", ".pyd")):
+                    status = entry.stat()
+                    found.append(f"{prefix}{entry.name}:{status.st_size}:{status.st_mtime_ns}")
         _CODE = hashlib.sha256("\n".join(found).encode()).hexdigest()
     return _CODE
 

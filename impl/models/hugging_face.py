@@ -4,10 +4,10 @@ string's id as result, on the bytes of a byte-level vocabulary (``HuggingFaceMod
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Mapping, Sequence
-from itertools import chain, repeat
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+from itertools import chain, compress, repeat
 from operator import add, floordiv, mod, mul
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from bpeproof.impl import encoder as _encoder_module
 
@@ -15,10 +15,13 @@ try:
     from bpeproof.impl._c import _fastenc  # type: ignore[attr-defined]
 except ImportError:  # the C extension is optional: the Python loops give the same ids
     _fastenc = None
+from bpeproof.impl.io.c_readers import c_readers
 from bpeproof.impl.io.packed_state import DeferredState
 from bpeproof.impl.merge_loop import merge
-from bpeproof.impl.models.steps import Part, PieceSteps, replay_steps, show, traced_steps
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTextError, is_int
+
+if TYPE_CHECKING:
+    from bpeproof.impl.models.steps import Part, PieceSteps
 
 __all__ = ["HuggingFaceModel", "HuggingFaceTextModel"]
 
@@ -50,16 +53,36 @@ def _plain_pair_table(merges: Sequence[tuple[int, int, int]], vocabulary: Contai
                       stride: int) -> dict[int, int] | None:
     """``_pair_table`` of the usual list, distinct pairs of ids all in the vocabulary, made in whole-list passes
     (no Python step per merge); None for any other list, which ``_pair_table`` then reads merge by merge."""
+    columns = _plain_columns(merges, vocabulary, stride)
+    return None if columns is None else _table_of_columns(columns, stride)
+
+
+def _plain_columns(merges: Sequence[tuple[int, int, int]], vocabulary: Container[int],
+                   stride: int) -> tuple[list[int], list[int], list[int]] | None:
+    """The (a, b, c) columns of the usual list, distinct pairs of ids all in the vocabulary, in whole-list passes;
+    None for any other list."""
     if not merges:
-        return {}
+        return [], [], []
+    fast = c_readers()
+    if fast is not None and type(merges) is list and isinstance(vocabulary, dict):
+        found = fast.merge_columns(merges, list(vocabulary))
+        if found is not None:
+            a_ids, b_ids, c_ids, distinct = found
+            return (a_ids, b_ids, c_ids) if distinct else None
     if set(map(type, merges)) != {tuple} or set(map(len, merges)) != {3}:
         return None
     a_ids, b_ids, c_ids = (list(column) for column in zip(*merges, strict=True))
     if not all(map(vocabulary.__contains__, chain(a_ids, b_ids, c_ids))):
         return None
-    keys = list(map(add, map(mul, a_ids, repeat(stride)), b_ids))
-    table = dict(zip(keys, map(add, map(mul, range(len(keys)), repeat(stride)), c_ids), strict=True))
-    return table if len(table) == len(keys) else None  # a pair listed twice: its earlier lines are recorded
+    keys = set(map(add, map(mul, a_ids, repeat(stride)), b_ids))
+    return (a_ids, b_ids, c_ids) if len(keys) == len(a_ids) else None  # a pair listed twice: _pair_table's
+
+
+def _table_of_columns(columns: tuple[list[int], list[int], list[int]], stride: int) -> dict[int, int]:
+    """``a * stride + b`` → ``line * stride + c`` of distinct pairs given as columns."""
+    a_ids, b_ids, c_ids = columns
+    keys = map(add, map(mul, a_ids, repeat(stride)), b_ids)
+    return dict(zip(keys, map(add, map(mul, range(len(a_ids)), repeat(stride)), c_ids), strict=True))
 
 
 class HuggingFaceModel(DeferredState):
@@ -73,8 +96,10 @@ class HuggingFaceModel(DeferredState):
     """
 
     semantics = "hf-bpe"
-    #: What the compiled-vocabulary cache unpacks only when read (the C loop has its own tables).
-    DEFERRED = ("_by_bytes", "_merges")
+    #: What the compiled-vocabulary cache unpacks only when read (the C loop has its own tables), and what it does
+    #: not store: the index of the tokens' bytes and the Python loop's pair table, made again when first read.
+    DEFERRED = ("_bytes", "_columns")
+    DERIVED: ClassVar[dict[str, str]] = {"_by_bytes": "_bytes_index", "_merges": "_pair_table_again"}
 
     def __init__(
         self,
@@ -94,13 +119,15 @@ class HuggingFaceModel(DeferredState):
                     raise BPETypeError(f"token {token!r}: {data!r} must map a non-negative int to bytes")
         self._bytes = dict(tokens)
         ordered = sorted(self._bytes)
-        by_bytes = dict(zip(map(self._bytes.__getitem__, ordered), ordered, strict=True))
-        if len(by_bytes) != len(ordered):  # the same bytes under two ids: the smallest keeps them
-            by_bytes = {}
-            for token in ordered:
-                by_bytes.setdefault(self._bytes[token], token)
-        self._by_bytes = by_bytes
-        self._units = [by_bytes.get(bytes([byte])) for byte in range(ALPHABET_SIZE)]
+        # The token of each byte: the smallest id of the tokens of one byte (found among them at C speed).
+        units: list[int | None] = [None] * ALPHABET_SIZE
+        single = map((1).__eq__, map(len, map(self._bytes.__getitem__, ordered)))
+        for token in compress(ordered, single):
+            byte = self._bytes[token][0]
+            if units[byte] is None:
+                units[byte] = token
+        self._units = units
+        self.defer("_by_bytes", self._bytes_index)  # (made when first read: the C loop does without it)
         if unk is not None and unk not in self._bytes:
             raise BPEValueError(f"the unknown token {unk} is not in the vocabulary")
         self._unk = unk
@@ -109,10 +136,34 @@ class HuggingFaceModel(DeferredState):
         stride = max(self._bytes, default=0) + 1
         self._stride = stride
         self._repeated: list[tuple[int, int, int, int]] = []  # the lines the table does not keep, for article_steps
-        self._merges = _pair_table(merges, self._bytes, stride, self._repeated)
+        columns = _plain_columns(merges, self._bytes, stride)
+        self._plain = columns is not None  # distinct pairs: the columns are the C loop's pairs as they are
+        if columns is None:
+            self._merges = _pair_table(merges, self._bytes, stride, self._repeated)  # (checks each merge)
+            a_ids, b_ids, c_ids = (list(column) for column in zip(*merges, strict=True)) if merges else ([], [], [])
+            columns = (a_ids, b_ids, c_ids)
+        else:
+            self.defer("_merges", self._pair_table_again)  # made when first read: the C loop does without it
+        self._columns = columns  # (a, b, c) of every merge
         self._rules: dict[tuple[int, int], list[tuple[int, int]]] | None = None
         self._fast: Any = None
         self._use_c = _encoder_module.USE_C_LOOP and _fastenc is not None  # decided when the model is made
+
+    def _bytes_index(self) -> dict[bytes, int]:
+        """bytes → id of every token (the smallest id of the same bytes)."""
+        ordered = sorted(self._bytes)
+        by_bytes = dict(zip(map(self._bytes.__getitem__, ordered), ordered, strict=True))
+        if len(by_bytes) != len(ordered):  # the same bytes under two ids: the smallest keeps them
+            by_bytes = {}
+            for token in ordered:
+                by_bytes.setdefault(self._bytes[token], token)
+        return by_bytes
+
+    def _pair_table_again(self) -> dict[int, int]:
+        """The Python loop's pair table, made from the merges' columns."""
+        if self._plain:
+            return _table_of_columns(self._columns, self._stride)
+        return _pair_table(list(zip(*self._columns, strict=True)), self._bytes, self._stride, [])
 
     @property
     def vocabulary_size(self) -> int:
@@ -124,6 +175,8 @@ class HuggingFaceModel(DeferredState):
     def merge_steps(self, word: bytes) -> PieceSteps:
         """The library's BPE on ``word`` (``impl.models.steps``): the joins by merge line ("merge n", the
         library keeping a pair's last line), ``ignore_merges``' whole-word look-up, the bytes without a token."""
+        from bpeproof.impl.models.steps import PieceSteps, traced_steps
+
         get = self._merges.get
         stride = self._stride
         units, joins = traced_steps(self._initial(word), lambda x, y: get(x * stride + y),
@@ -140,11 +193,15 @@ class HuggingFaceModel(DeferredState):
 
     def article_steps(self, word: bytes) -> PieceSteps:
         """def-bpe with the file's merge list as the rule list, on the same starting units."""
+        from bpeproof.impl.models.steps import replay_steps
+
         if self._rules is None:
             self._rules = _grouped(self._merges, self._stride, self._repeated)
         return replay_steps(self._initial(word), self._rules, self._part, _line_label)
 
     def _part(self, token: int) -> Part:
+        from bpeproof.impl.models.steps import Part, show
+
         return Part(token, show(self._bytes[token]))
 
     def _initial(self, word: bytes) -> list[int]:
@@ -175,23 +232,34 @@ class HuggingFaceModel(DeferredState):
             return self._fast
         if not self._use_c:
             return None
-        # Dense ids: the vocabulary's ids in increasing order (most files' ids are already 0, 1, …); ranks are the
-        # merge lines.
+        # Dense ids: the vocabulary's ids themselves when they are 0, 1, … with few gaps (an id of a gap is never
+        # reached: no unit or pair makes it), else the ids in increasing order; ranks are the merge lines.
         ordered = sorted(self._bytes)
-        dense = {token: index for index, token in enumerate(ordered)}
         stride = self._stride
-        keys, codes = list(self._merges), list(self._merges.values())
-        ranks = list(map(floordiv, codes, repeat(stride)))
-        columns = (map(floordiv, keys, repeat(stride)), map(mod, keys, repeat(stride)), map(mod, codes, repeat(stride)))
-        if ordered == list(range(len(ordered))):
-            pairs_a, pairs_b, results = (list(column) for column in columns)
+        ranks: Sequence[int]
+        columns: tuple[Iterable[int], Iterable[int], Iterable[int]]
+        if self._plain:  # distinct pairs: the merges' own columns, ranked by their lines
+            columns = self._columns
+            ranks = range(len(self._columns[0]))
         else:
+            keys, codes = list(self._merges), list(self._merges.values())
+            ranks = list(map(floordiv, codes, repeat(stride)))
+            columns = (map(floordiv, keys, repeat(stride)), map(mod, keys, repeat(stride)),
+                       map(mod, codes, repeat(stride)))
+        whole: list[bytes | None]
+        if stride <= len(ordered) + len(ordered) // 8 + ALPHABET_SIZE:
+            pairs_a, pairs_b, results = (list(column) for column in columns)
+            units = [unit for unit in self._units if unit is not None]
+            ordered = list(range(stride))
+            whole = list(map(self._bytes.get, ordered)) if self._ignore_merges else [None] * stride
+        else:
+            dense = dict(zip(ordered, range(len(ordered)), strict=True))
             pairs_a, pairs_b, results = (list(map(dense.__getitem__, column)) for column in columns)
-        whole: list[bytes | None] = [None] * len(ordered)
-        if self._ignore_merges:
-            for data, token in self._by_bytes.items():
-                whole[dense[token]] = data
-        units = [dense[unit] for unit in self._units if unit is not None]
+            units = [dense[unit] for unit in self._units if unit is not None]
+            whole = [None] * len(ordered)
+            if self._ignore_merges:
+                for data, token in self._by_bytes.items():
+                    whole[dense[token]] = data
         self._fast = _fastenc.Merger.from_pairs(units, pairs_a, pairs_b, ranks, results, ordered, whole)
         return self._fast
 
@@ -328,6 +396,8 @@ class HuggingFaceTextModel:
         """The library's BPE on the word's string (``impl.models.steps``): the units as the library starts them
         (with the prefix, the suffix, byte fallback or the unknown token), the joins by merge line ("merge n"),
         ``ignore_merges``' whole-word look-up."""
+        from bpeproof.impl.models.steps import PieceSteps, traced_steps
+
         text = word.decode("utf-8", "surrogateescape")
         if not text:
             return PieceSteps((), (), ())
@@ -352,6 +422,8 @@ class HuggingFaceTextModel:
 
     def article_steps(self, word: bytes) -> PieceSteps | None:
         """def-bpe with the file's merge list as the rule list, on the same starting units."""
+        from bpeproof.impl.models.steps import PieceSteps, replay_steps
+
         text = word.decode("utf-8", "surrogateescape")
         if not text:
             return PieceSteps((), (), ())
@@ -360,6 +432,8 @@ class HuggingFaceTextModel:
         return replay_steps(self.initial_units(text), self._rules, self._part, _line_label)
 
     def _part(self, token: int) -> Part:
+        from bpeproof.impl.models.steps import Part
+
         if self._strings is None:
             self._strings = {token: text for text, token in self._ids.items()}
         return Part(token, self._strings[token])

@@ -8,7 +8,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import repeat
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from bpeproof.impl import encoder as _encoder_module
 
@@ -19,8 +19,10 @@ except ImportError:  # the C extension is optional: the Python loop gives the sa
 from bpeproof.impl.io.packed_state import DeferredState
 from bpeproof.impl.merge_loop import merge
 from bpeproof.impl.models.llama_cpp_spm import utf8_symbols
-from bpeproof.impl.models.steps import Part, PieceSteps, replay_steps, show, traced_steps
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError
+
+if TYPE_CHECKING:
+    from bpeproof.impl.models.steps import Part, PieceSteps
 
 __all__ = ["LlamaCppModel", "LlamaCppTextModel"]
 
@@ -62,8 +64,10 @@ class LlamaCppModel(DeferredState):
     """
 
     semantics = "llama.cpp"
-    #: What the compiled-vocabulary cache unpacks only when read (the C loop has its own tables).
-    DEFERRED = ("_lookup", "_ranks", "_pairs", "_triples", "_unit_of")
+    #: What the compiled-vocabulary cache unpacks only when read (the C loop has its own tables), and what it does
+    #: not store: the pair table of the Python loop, made again from the triples.
+    DEFERRED = ("_lookup", "_ranks", "_triples", "_unit_of")
+    DERIVED: ClassVar[dict[str, str]] = {"_pairs": "_pair_table"}
 
     #: The id the C loop reports for a byte without a token; ``LlamaCppTokenizer`` drops it.
     BARRIER = -1
@@ -78,17 +82,7 @@ class LlamaCppModel(DeferredState):
     ) -> None:
         if not isinstance(lookup, Mapping) or not isinstance(table, Mapping):
             raise BPETypeError("lookup and table must be mappings")
-        self._lookup = dict(lookup)
-        self._table = dict(table)
-        self._ignore_merges = ignore_merges
-        self._units: list[int | None] = [self._lookup.get(bytes([byte])) for byte in range(ALPHABET_SIZE)]
-        self._ranks: dict[tuple[bytes, bytes], int] = {}
-        self._pairs: dict[int, int] | None = None
-        self._triples: tuple[list[int], list[int], list[int]] | None = None
-        self._fast: Any = None
-        self._use_c = _encoder_module.USE_C_LOOP and _fastenc is not None
-        self._rules: dict[tuple[int, int], list[tuple[int, int]]] | None = None  # for article_steps
-        self._by_id: dict[int, bytes] | None = None  # for article_steps
+        self._start(dict(lookup), dict(table), ignore_merges)
         if merges and len(merges[0]) == 3:
             a_ids, b_ids, c_ids = (list(column) for column in zip(*merges, strict=True))
             self._setup_pairs(a_ids, b_ids, c_ids, checked=False)
@@ -98,15 +92,46 @@ class LlamaCppModel(DeferredState):
                     raise BPETypeError(f"merge {rank} must be a (left, right) pair of bytes, not {pair!r}")
                 self._ranks.setdefault(pair, rank)  # type: ignore[arg-type]
 
+    def _start(self, lookup: dict[bytes, int], table: dict[int, bytes], ignore_merges: bool) -> None:
+        """The tables every model has, ``lookup`` and ``table`` kept as they are (the model's own)."""
+        self._lookup = lookup
+        self._table = table
+        self._ignore_merges = ignore_merges
+        self._units: list[int | None] = [self._lookup.get(bytes([byte])) for byte in range(ALPHABET_SIZE)]
+        self._ranks: dict[tuple[bytes, bytes], int] = {}
+        self._pairs: dict[int, int] | None = None
+        self._triples: tuple[list[int], list[int], list[int]] | None = None
+        self._fast: Any = None
+        self._use_c = _encoder_module.USE_C_LOOP and _fastenc is not None
+        self._rules: dict[tuple[int, int], list[tuple[int, int]]] | None = None  # for article_steps
+        self._by_id: dict[int, bytes] | None = None  # for article_steps
+
     @classmethod
     def from_columns(cls, lookup: Mapping[bytes, int], a_ids: list[int], b_ids: list[int], c_ids: list[int],
-                     table: Mapping[int, bytes], *, ignore_merges: bool = False,
-                     checked: bool = False) -> LlamaCppModel:
+                     table: Mapping[int, bytes], *, ignore_merges: bool = False, checked: bool = False,
+                     owned: bool = False) -> LlamaCppModel:
         """The model of the id triples ``zip(a_ids, b_ids, c_ids)``; ``checked``: the caller has made sure that
-        they are distinct pairs of tokens whose bytes join into the result's (``byte_level_tables`` does)."""
-        model = cls(lookup, [], table, ignore_merges=ignore_merges)
+        they are distinct pairs of tokens whose bytes join into the result's (``byte_level_tables`` does), and
+        the pair table of the Python loop is then made when first used; ``owned``: ``lookup`` and ``table`` are
+        dicts the model may keep (the caller's own, not changed after), not copies."""
+        if not isinstance(lookup, Mapping) or not isinstance(table, Mapping):
+            raise BPETypeError("lookup and table must be mappings")
+        model = cls.__new__(cls)
+        keep = owned and type(lookup) is dict and type(table) is dict
+        model._start(lookup if keep else dict(lookup), table if keep else dict(table),  # type: ignore[arg-type]
+                     ignore_merges)
         model._setup_pairs(a_ids, b_ids, c_ids, checked=checked)
         return model
+
+    def _pair_table(self) -> dict[int, int] | None:
+        """The Python loop's pair table: ``a * stride + b`` → ``line * stride + c`` of each triple."""
+        if self._triples is None:
+            return None
+        a_ids, b_ids, c_ids = self._triples
+        stride = self._stride
+        keys = map(operator.add, map(operator.mul, a_ids, repeat(stride)), b_ids)
+        codes = map(operator.add, map(operator.mul, range(len(a_ids)), repeat(stride)), c_ids)
+        return dict(zip(keys, codes, strict=True))
 
     def _setup_pairs(self, a_ids: list[int], b_ids: list[int], c_ids: list[int], *, checked: bool) -> None:
         if not checked:
@@ -120,14 +145,16 @@ class LlamaCppModel(DeferredState):
                 raise BPEValueError("merge triples must be tokens whose bytes join into the result token's")
         # The units: ids of the tokens, and one more for a byte without a token (it joins nothing).
         self._barrier = max(self._lookup.values(), default=0) + 1
-        stride = self._stride = self._barrier + 1
+        self._stride = self._barrier + 1
         self._unit_of = [self._barrier if unit is None else unit for unit in self._units]
-        keys = map(operator.add, map(operator.mul, a_ids, repeat(stride)), b_ids)
-        codes = map(operator.add, map(operator.mul, range(len(a_ids)), repeat(stride)), c_ids)
-        self._pairs = dict(zip(keys, codes, strict=True))
-        if not checked and len(self._pairs) != len(a_ids):
-            raise BPEValueError("merge triples must be distinct pairs (one line per pair, the first one)")
         self._triples = (a_ids, b_ids, c_ids)
+        if checked:
+            del self._pairs  # (None from _start): made when first read
+            self.defer("_pairs", self._pair_table)
+            return
+        self._pairs = self._pair_table()
+        if len(self._pairs or ()) != len(a_ids):
+            raise BPEValueError("merge triples must be distinct pairs (one line per pair, the first one)")
 
     @property
     def vocabulary_size(self) -> int:
@@ -173,20 +200,28 @@ class LlamaCppModel(DeferredState):
         """The C loop over the pair table (``_fastenc.Merger.from_pairs``), None for the general semantics."""
         if self._fast is not None or self._triples is None or not self._use_c:
             return self._fast
-        ordered = sorted({token for token in self._lookup.values()} | {self._barrier})
-        dense_of = [-1] * (self._barrier + 1)
-        for index, token in enumerate(ordered):
-            dense_of[token] = index
+        # Dense ids: the tokens' ids themselves and the barrier (the largest id) when they are 0, 1, … with few
+        # gaps (an id of a gap is never reached: no unit or pair makes it), else the ids in increasing order then
+        # the barrier; in whole-list passes.
+        ordered = sorted(set(self._lookup.values()))
+        ordered.append(self._barrier)
         a_ids, b_ids, c_ids = self._triples
-        outputs: list[int] = [self.BARRIER if token == self._barrier else token for token in ordered]
+        units = self._unit_of
+        if self._barrier < len(ordered) + len(ordered) // 8 + ALPHABET_SIZE:
+            columns = (a_ids, b_ids, c_ids)
+            ordered = list(range(self._barrier + 1))
+        else:
+            dense = dict(zip(ordered, range(len(ordered)), strict=True)).__getitem__
+            columns = (list(map(dense, a_ids)), list(map(dense, b_ids)), list(map(dense, c_ids)))
+            units = list(map(dense, units))
+        outputs: list[int] = ordered[:-1]
+        outputs.append(self.BARRIER)
         whole: list[bytes | None] = [None] * len(ordered)
         if self._ignore_merges:
-            for data, token in self._lookup.items():
-                whole[dense_of[token]] = data
-        self._fast = _fastenc.Merger.from_pairs(
-            [dense_of[unit] for unit in self._unit_of], list(map(dense_of.__getitem__, a_ids)),
-            list(map(dense_of.__getitem__, b_ids)), range(len(a_ids)), list(map(dense_of.__getitem__, c_ids)),
-            outputs, whole)
+            by_id = dict(zip(self._lookup.values(), self._lookup.keys(), strict=True))
+            whole = list(map(by_id.get, ordered))
+        self._fast = _fastenc.Merger.from_pairs(units, columns[0], columns[1], range(len(a_ids)), columns[2], outputs,
+                                                whole)
         return self._fast
 
     # -- reports (impl.models.steps) ------------------------------------------------------------------------
@@ -194,6 +229,8 @@ class LlamaCppModel(DeferredState):
     def merge_steps(self, word: bytes) -> PieceSteps:
         """llama.cpp's BPE on ``word`` (``impl.models.steps``): the joins by merge line ("merge n"), each unit with
         its bytes; the parts without a token spelt as their bytes' tokens, the bytes without one left out."""
+        from bpeproof.impl.models.steps import Part, PieceSteps, show, traced_steps
+
         def label(code: int, unit: tuple[int | None, bytes]) -> tuple[int, str, str]:
             line = code // self._stride if self._pairs is not None else code
             return line, *_merge_label(line)
@@ -224,6 +261,8 @@ class LlamaCppModel(DeferredState):
     def article_steps(self, word: bytes) -> PieceSteps | None:
         """def-bpe with the file's merge list (as token ids) as the rule list, on the tokens of the word's bytes;
         None when a byte has no token."""
+        from bpeproof.impl.models.steps import Part, replay_steps, show
+
         units = [self._lookup.get(word[i : i + 1]) for i in range(len(word))]
         if None in units:
             return None
@@ -268,9 +307,9 @@ class LlamaCppTextModel:
                  table: Mapping[int, bytes], *, newline_runs: bool = False, ignore_merges: bool = False) -> None:
         self._lookup = dict(lookup)
         self._table = dict(table)
-        self._ranks: dict[tuple[bytes, bytes], int] = {}
-        for rank, pair in enumerate(merges):
-            self._ranks.setdefault(pair, rank)
+        # Each pair's first line: the lines from the last, each written over by the earlier ones of its pair.
+        lines = range(len(merges) - 1, -1, -1)
+        self._ranks: dict[tuple[bytes, bytes], int] = dict(zip(reversed(merges), lines, strict=True))
         self._byte_tokens = [self._lookup.get(f"<0x{byte:02X}>".encode("ascii")) for byte in range(ALPHABET_SIZE)]
         self._newline_runs = newline_runs
         self._ignore_merges = ignore_merges
@@ -313,6 +352,8 @@ class LlamaCppTextModel:
     def merge_steps(self, word: bytes) -> PieceSteps:
         """llama.cpp's BPE over text on ``word`` (``impl.models.steps``): its characters, the joins by merge line
         ("merge n"), the whole-word look-up where it decides, and the byte tokens of the parts that are no token."""
+        from bpeproof.impl.models.steps import Part, PieceSteps, show, traced_steps
+
         lookup = self._lookup
         ranks = self._ranks.get
         units, joins = traced_steps(
@@ -332,6 +373,8 @@ class LlamaCppTextModel:
     def article_steps(self, word: bytes) -> PieceSteps | None:
         """def-bpe with the file's merge list (as token ids) as the rule list, on the tokens of the word's
         characters; None when one has no token."""
+        from bpeproof.impl.models.steps import Part, replay_steps, show
+
         lookup = self._lookup
         units = [lookup.get(symbol) for symbol in utf8_symbols(word)]
         if None in units:

@@ -16,8 +16,8 @@ rank pairs by the score of the piece they spell:
   (``std::out_of_range``, uncaught), so it raises ``InvalidTextError``;
 - no normalization, no unknown token, no resegmentation of unused tokens.
 
-Merges never cross a place where two adjacent symbols occur side by side in no token, so the text is cut there
-and each part merged on its own (and cached): the same ids, as llama.cpp's queue orders merges of different
+Merges never cross a place where two adjacent symbols occur side by side in no token, so a long text is cut
+there and each part merged on its own (and cached): the same ids, as llama.cpp's queue orders merges of different
 parts independently.  The report of ``bpeproof explain`` (``merge_steps``) traces the same loop over the whole
 text, which is llama.cpp's one queue: the joins in the order llama.cpp makes them.
 """
@@ -25,13 +25,18 @@ text, which is llama.cpp's one queue: the joins in the order llama.cpp makes the
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from itertools import compress, repeat
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from bpeproof.impl.formats.derive import last_split
+from bpeproof.impl.io.packed_state import DeferredState
 from bpeproof.impl.merge_loop import merge
-from bpeproof.impl.models.steps import Part, PieceSteps, replay_steps, show, substrings, traced_steps
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTextError
+
+if TYPE_CHECKING:
+    from bpeproof.impl.models.steps import PieceSteps
 
 __all__ = ["LlamaCppSpmModel", "utf8_symbols"]
 
@@ -59,7 +64,12 @@ def utf8_symbols(data: bytes) -> list[bytes]:
     return symbols
 
 
-class LlamaCppSpmModel:
+#: Texts of this many symbols or more are cut where no token holds two adjacent symbols, and the parts merged
+#: (and cached) on their own; shorter ones are merged whole.
+SEGMENTED_FROM = 256
+
+
+class LlamaCppSpmModel(DeferredState):
     """llama.cpp's SPM session on the tokens of a GGUF file; ``semantics`` "llama.cpp-spm".
 
     ``texts``: every token's text, index = id; ``scores``: their float32 scores; ``table``: id → the bytes of
@@ -70,32 +80,35 @@ class LlamaCppSpmModel:
     """
 
     semantics = "llama.cpp-spm"
+    #: What the compiled-vocabulary cache unpacks only when read (the token table, for decoding), and what it does
+    #: not store: the pairs of adjacent characters, made again when a long text is first encoded.
+    DEFERRED = ("_table",)
+    DERIVED: ClassVar[dict[str, str]] = {"_adjacent": "_adjacent_pairs"}
 
     def __init__(self, texts: Sequence[str], scores: Sequence[float], table: Mapping[int, bytes], *,
                  cache_size: int = 1 << 16) -> None:
         if len(texts) != len(scores):
             raise BPETypeError(f"{len(texts)} token texts but {len(scores)} scores")
-        self._lookup = {text.encode("utf-8"): token for token, text in enumerate(texts)}
+        # In whole-list passes: the tokens of two characters or more (one character is one symbol, never spelt
+        # by two of them) and their scores.
+        encoded = list(map(str.encode, texts))
+        self._lookup = dict(zip(encoded, range(len(texts)), strict=True))
         self._table = dict(table)
-        keys: dict[bytes, float] = {}
-        adjacent: set[bytes] = set()
-        for token, text in enumerate(texts):
-            if len(text) < 2:
-                continue  # one character is one symbol: never spelt by two of them
-            score = float(scores[token])
-            if math.isnan(score):
-                raise BPEValueError(f"token {token} {text!r} has the score NaN: llama.cpp's order of merges is then"
-                                    " unspecified")
-            keys[text.encode("utf-8")] = score
-            adjacent.update(text[i : i + 2].encode("utf-8") for i in range(len(text) - 1))
+        longer = list(map(operator.le, repeat(2), map(len, texts)))
+        values = list(map(float, compress(scores, longer)))
+        if any(map(float.__ne__, values, values)):  # a NaN: named
+            token = next(token for token in compress(range(len(texts)), longer) if math.isnan(float(scores[token])))
+            raise BPEValueError(f"token {token} {texts[token]!r} has the score NaN: llama.cpp's order of merges is"
+                                " then unspecified")
+        keys = dict(zip(compress(encoded, longer), values, strict=True))
         #: The distinct scores, highest first: a pair's code is its score's place here.
         self._ranked_scores = sorted(set(keys.values()), reverse=True)
-        ranked = {score: rank for rank, score in enumerate(self._ranked_scores)}
-        self._codes = {data: ranked[score] for data, score in keys.items()}
+        ranked = dict(zip(self._ranked_scores, range(len(self._ranked_scores)), strict=True))
+        self._codes = dict(zip(keys, map(ranked.__getitem__, keys.values()), strict=True))
+        self.defer("_adjacent", self._adjacent_pairs)  # made when a long text is first encoded
         self._text_codes: dict[str, int] | None = None  # for article_steps
         self._longest = 1  # for article_steps: the most characters of a token two symbols can spell
         self._texts: dict[int, bytes] | None = None  # for article_steps: id → text
-        self._adjacent = adjacent
         self._byte_tokens: list[int | None] = []
         for byte in range(ALPHABET_SIZE):
             found = self._lookup.get(f"<0x{byte:02X}>".encode("ascii"))
@@ -135,8 +148,18 @@ class LlamaCppSpmModel:
             out += ids
         return tuple(out)
 
+    def _adjacent_pairs(self) -> set[bytes]:
+        """The pairs of adjacent characters (UTF-8) in the tokens two symbols can spell (``_parts``)."""
+        texts = [data.decode("utf-8") for data in self._codes]
+        return {text[i : i + 2].encode("utf-8") for text in texts for i in range(len(text) - 1)}
+
     def _parts(self, symbols: list[bytes]) -> Iterator[list[bytes]]:
-        """``symbols`` cut between every two adjacent ones that no token holds side by side."""
+        """``symbols`` cut between every two adjacent ones that no token holds side by side; fewer than
+        ``SEGMENTED_FROM`` symbols are left whole (the same ids: no merge crosses such a place)."""
+        if len(symbols) < SEGMENTED_FROM:
+            if symbols:
+                yield symbols
+            return
         adjacent = self._adjacent
         start = 0
         for i in range(1, len(symbols)):
@@ -169,6 +192,8 @@ class LlamaCppSpmModel:
         """llama.cpp's SPM session on one text (``impl.models.steps``): its symbols, the joins by the score of the
         token they spell ("score s", highest first, the leftmost among equal scores) in the order of llama.cpp's
         one queue over the whole text, and the byte tokens of the symbols left that are no token."""
+        from bpeproof.impl.models.steps import Part, PieceSteps, show, traced_steps
+
         get = self._codes.get
         lookup = self._lookup
 
@@ -191,6 +216,8 @@ class LlamaCppSpmModel:
         token of two symbols or more found in the text, made of the two parts its own merge with the
         higher-scoring tokens ends in, highest score first (the lower id first among equal scores); None when a
         symbol is no token (then the text is no valid UTF-8 or holds a character without a token)."""
+        from bpeproof.impl.models.steps import Part, replay_steps, show, substrings
+
         lookup = self._lookup
         symbols = utf8_symbols(word)
         tokens = [lookup.get(symbol) for symbol in symbols]

@@ -4,15 +4,21 @@ score of the piece they spell, highest first, unknown characters as byte pieces 
 from __future__ import annotations
 
 import re
-import struct
+from array import array
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from itertools import accumulate, compress, repeat
+from operator import eq, is_not, itemgetter
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from bpeproof.impl.formats.derive import last_split
+from bpeproof.impl.io.c_readers import cut_at
+from bpeproof.impl.io.packed_state import DeferredState
 from bpeproof.impl.merge_loop import merge
-from bpeproof.impl.models.steps import Part, PieceSteps, replay_steps, substrings, traced_steps
 from bpeproof.impl.normalizers.sentencepiece import SPACE_SYMBOL, SentencePieceNormalizer, longest_prefix
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError
+
+if TYPE_CHECKING:
+    from bpeproof.impl.models.steps import Part, PieceSteps
 
 __all__ = ["SentencePieceModel", "score_key"]
 
@@ -21,10 +27,17 @@ __all__ = ["SentencePieceModel", "score_key"]
 PIECE_NORMAL, PIECE_UNKNOWN, PIECE_CONTROL, PIECE_USER_DEFINED, PIECE_UNUSED, PIECE_BYTE = 1, 2, 3, 4, 5, 6
 _PIECE_TYPES = frozenset({PIECE_NORMAL, PIECE_UNKNOWN, PIECE_CONTROL, PIECE_USER_DEFINED, PIECE_UNUSED, PIECE_BYTE})
 _MERGEABLE = frozenset({PIECE_NORMAL, PIECE_USER_DEFINED, PIECE_UNUSED})
+#: (``float("inf")``, without importing ``math`` for it.)
+_INFINITY = float("inf")
+#: The pieces whose bytes are not their text's (``token_table``).
+_SPECIAL_TYPES = frozenset({PIECE_CONTROL, PIECE_UNKNOWN})
 #: The library refuses pieces of this many bytes or more.
 PIECE_LIMIT = 8000
 #: How deep the library splits unused pieces again before it keeps one as it is.
 RESEGMENT_DEPTH = 100
+#: Texts of this many characters or more are cut where no piece holds two adjacent characters, and the parts
+#: merged (and cached) on their own; shorter ones are merged whole.
+SEGMENTED_FROM = 256
 
 
 def _join_text(x: str, y: str, code: int) -> str:
@@ -34,15 +47,149 @@ def _join_text(x: str, y: str, code: int) -> str:
 def score_key(score: float) -> int:
     """The order in which sentencepiece ranks a piece's float32 score: its bits as a signed int, negative
     floats reversed, so that -0.0 ranks below +0.0 (the library's ``SymbolPairComparator``)."""
+    import struct  # (here: only a model read piece by piece ranks one score at a time)
+
     bits = int(struct.unpack("<i", struct.pack("<f", score))[0])
     return bits if bits >= 0 else -(bits & 0x7FFFFFFF) - 1
 
 
-class SentencePieceModel:
+#: A model's tables as its constructor reads them from the pieces: the texts and types in id order, text → id,
+#: the normal, user-defined and unused pieces (text, then score, in id order), the unknown piece, each byte's piece.
+_Tables = tuple[list[str], list[int], dict[str, int], list[str], list[float], int | None, list[int | None]]
+
+def _checked_tables(pieces: Sequence[tuple[str, float, int]], byte_fallback: bool) -> _Tables:
+    """The tables, each piece checked in turn: the first that the library refuses raises ``BPEValueError``."""
+    texts: list[str] = []
+    types: list[int] = []
+    ids: dict[str, int] = {}
+    mergeable: list[str] = []
+    scores: list[float] = []
+    unk: int | None = None
+    byte_ids: list[int | None] = [None] * ALPHABET_SIZE
+    for token, piece in enumerate(pieces):
+        if not (isinstance(piece, tuple) and len(piece) == 3):
+            raise BPETypeError(f"piece {token} must be a (text, score, type) triple, not {piece!r}")
+        text, score, kind = piece
+        if not isinstance(text, str) or not text:
+            raise BPEValueError(f"piece {token}: the text must be a non-empty str, not {text!r}")
+        if not isinstance(score, (int, float)) or score != score:
+            raise BPEValueError(f"piece {token} {text!r}: the score {score!r} is not a number")
+        if kind not in _PIECE_TYPES:
+            raise BPEValueError(f"piece {token} {text!r}: unknown piece type {kind!r}")
+        if text == "\0" and byte_fallback:
+            kind = PIECE_UNUSED  # the library's workaround for converted models that list the NUL byte twice
+        texts.append(text)
+        types.append(kind)
+        if len(text.encode("utf-8")) >= PIECE_LIMIT:
+            raise BPEValueError(f"piece {token} is {len(text.encode('utf-8'))} bytes long (the limit is 8000)")
+        if text == "\0" and kind == PIECE_UNUSED:
+            continue  # left out, as the library leaves it out
+        if "\0" in text:
+            raise BPEValueError(f"piece {token} {text!r} holds a NUL character")
+        if text in ids:
+            raise BPEValueError(f"piece {token} {text!r} is already defined as piece {ids[text]}")
+        ids[text] = token
+        if kind in _MERGEABLE:
+            score_key(float(score))  # (a score beyond float32's range is refused here)
+            mergeable.append(text)
+            scores.append(float(score))
+        if kind == PIECE_UNKNOWN:
+            if unk is not None:
+                raise BPEValueError(f"piece {token} {text!r}: the unknown piece is already piece {unk}")
+            unk = token
+        if kind == PIECE_BYTE:
+            if not byte_fallback:
+                raise BPEValueError(f"piece {token} is the byte piece {text!r} although byte_fallback is false")
+            value = _byte_piece_value(text)
+            if value is None:
+                raise BPEValueError(f"piece {token}: {text!r} is not a byte piece <0x00>..<0xFF>")
+            byte_ids[value] = token
+    return texts, types, ids, mergeable, scores, unk, byte_ids
+
+
+def _plain_tables(pieces: Sequence[tuple[str, float, int]], byte_fallback: bool) -> _Tables | None:
+    """``_checked_tables`` of the usual model, in whole-list passes (no Python step per piece): every piece a
+    triple (``_plain_columns`` on their three columns); None for any other model."""
+    if not pieces or set(map(type, pieces)) != {tuple} or set(map(len, pieces)) != {3}:
+        return None
+    texts, raw_scores, types = (list(map(itemgetter(column), pieces)) for column in range(3))
+    return _plain_columns(texts, raw_scores, types, byte_fallback)
+
+
+def _plain_columns(texts: Sequence[str], raw_scores: Sequence[float], types: Sequence[int],
+                   byte_fallback: bool) -> _Tables | None:
+    """``_checked_tables`` of the usual model given as three columns, in whole-list passes: every piece a
+    distinct non-empty text of fewer than 2000 characters without NUL, a float or int score that a float32 holds,
+    a known type (an int), at most one unknown piece, byte pieces only with ``byte_fallback``; None for any other
+    model, which ``_checked_tables`` then reads piece by piece."""
+    texts, types = list(texts), list(types)
+    if not texts or not len(texts) == len(raw_scores) == len(types):
+        return None
+    if set(map(type, texts)) != {str} or "" in texts or max(map(len, texts)) * 4 >= PIECE_LIMIT:
+        return None
+    if not set(map(type, raw_scores)) <= {float, int} or set(map(type, types)) != {int}:
+        return None
+    scores = list(map(float, raw_scores))
+    total = sum(scores)  # (NaN when a score is: NaN or, refused below too, infinities of both signs)
+    if total != total or not set(types) <= _PIECE_TYPES or "\0" in "".join(texts):
+        return None
+    single = array("f", scores)  # (a score that float32 cannot hold, which score_key refuses, becomes infinite)
+    if _INFINITY in single or -_INFINITY in single:
+        return None
+    ids = dict(zip(texts, range(len(texts)), strict=True))
+    unknown = types.count(PIECE_UNKNOWN)
+    if len(ids) != len(texts) or unknown > 1:
+        return None
+    byte_ids: list[int | None] = [None] * ALPHABET_SIZE
+    for token in compress(range(len(types)), map(PIECE_BYTE.__eq__, types)):
+        value = _byte_piece_value(texts[token])
+        if not byte_fallback or value is None:
+            return None
+        byte_ids[value] = token
+    flags = list(map(_MERGEABLE.__contains__, types))
+    unk = types.index(PIECE_UNKNOWN) if unknown else None
+    return texts, types, ids, list(compress(texts, flags)), list(compress(scores, flags)), unk, byte_ids
+
+
+def _bits_order(bits: int) -> int:
+    """``score_key`` of the float32 whose bits (as a signed int) these are."""
+    return bits if bits >= 0 else -(bits & 0x7FFFFFFF) - 1
+
+
+def _score_codes(scores: list[float]) -> list[int]:
+    """Each score's rank among the distinct float32 scores, highest first, as ``score_key`` orders them: the
+    scores as float32 in one pass, ranked as floats (``score_key``'s order but for -0.0, which ranks below +0.0:
+    with both among the scores, by their bits, one step per distinct score)."""
+    single = array("f", scores)
+    bits = array("i")
+    bits.frombytes(single.tobytes())
+    keys: list[Any]
+    order: list[Any]
+    if 0 in bits and -(2**31) in bits:  # +0.0 and -0.0: told apart by their bits
+        keys = bits.tolist()
+        order = sorted(set(keys), key=_bits_order, reverse=True)
+    else:
+        keys = single.tolist()
+        order = sorted(set(keys), reverse=True)
+    ranked: dict[Any, int] = dict(zip(order, range(len(order)), strict=True))
+    return list(map(ranked.__getitem__, keys))
+
+
+def _by_id(size: int, tokens: list[int], values: list[Any], missing: Any) -> list[Any]:
+    """A list of ``size`` items: ``values[i]`` at ``tokens[i]``, ``missing`` elsewhere."""
+    found = [missing] * size
+    for token, value in zip(tokens, values, strict=True):
+        found[token] = value
+    return found
+
+
+class SentencePieceModel(DeferredState):
     """sentencepiece's BPE model on the whole normalized text, with the model's own ids (its pieces' positions).
 
-    ``pieces``: ``(text, score, type)`` in id order; the keyword arguments are the model's ``normalizer_spec``
-    and ``trainer_spec`` (the charsmap as ``bpeproof.impl.formats.sentencepiece_model.parse_charsmap`` decodes it).
+    ``pieces``: ``(text, score, type)`` in id order, or ``columns``: their texts, scores and types as three
+    lists (what the parser gives, without a tuple per piece); the other keyword arguments are the model's
+    ``normalizer_spec`` and ``trainer_spec`` (the charsmap as
+    ``bpeproof.impl.formats.sentencepiece_model.parse_charsmap`` decodes it).
     ``encode_word`` takes a whole text, as ``SentencePieceProcessor.encode`` does (sentencepiece 0.2.3), and:
 
     1. normalizes it (``bpeproof.impl.normalizers.sentencepiece``: rules, white space, the dummy prefix, ``▁``);
@@ -64,11 +211,19 @@ class SentencePieceModel:
     """
 
     semantics = "sentencepiece-bpe"
+    #: What the compiled-vocabulary cache unpacks only when read: the texts by id (the token table's, made on
+    #: decoding) and the scores by id (the labels of merge_steps); encoding needs neither.  And what it does not
+    #: store: the pairs of adjacent characters, made again from the pieces when a long text is first encoded, and
+    #: the codes and scores by text, made from the ids' dict (its texts, already hashed) and the lists by id.
+    DEFERRED = ("_texts", "_score_of")
+    DERIVED: ClassVar[dict[str, str]] = {"_bigrams": "_pair_set", "_codes": "_codes_by_text",
+                                         "_scores": "_scores_by_text"}
 
     def __init__(
         self,
-        pieces: Sequence[tuple[str, float, int]],
+        pieces: Sequence[tuple[str, float, int]] = (),
         *,
+        columns: tuple[Sequence[str], Sequence[float], Sequence[int]] | None = None,
         byte_fallback: bool = False,
         add_dummy_prefix: bool = True,
         remove_extra_whitespaces: bool = True,
@@ -79,50 +234,12 @@ class SentencePieceModel:
         unk_surface: str = " \u2047 ",
         cache_size: int = 1 << 16,
     ) -> None:
-        texts: list[str] = []
-        types: list[int] = []
-        ids: dict[str, int] = {}
-        keys: dict[str, int] = {}
-        scores: dict[str, float] = {}
-        unk: int | None = None
-        byte_ids: list[int | None] = [None] * ALPHABET_SIZE
-        for token, piece in enumerate(pieces):
-            if not (isinstance(piece, tuple) and len(piece) == 3):
-                raise BPETypeError(f"piece {token} must be a (text, score, type) triple, not {piece!r}")
-            text, score, kind = piece
-            if not isinstance(text, str) or not text:
-                raise BPEValueError(f"piece {token}: the text must be a non-empty str, not {text!r}")
-            if not isinstance(score, (int, float)) or score != score:
-                raise BPEValueError(f"piece {token} {text!r}: the score {score!r} is not a number")
-            if kind not in _PIECE_TYPES:
-                raise BPEValueError(f"piece {token} {text!r}: unknown piece type {kind!r}")
-            if text == "\0" and byte_fallback:
-                kind = PIECE_UNUSED  # the library's workaround for converted models that list the NUL byte twice
-            texts.append(text)
-            types.append(kind)
-            if len(text.encode("utf-8")) >= PIECE_LIMIT:
-                raise BPEValueError(f"piece {token} is {len(text.encode('utf-8'))} bytes long (the limit is 8000)")
-            if text == "\0" and kind == PIECE_UNUSED:
-                continue  # left out, as the library leaves it out
-            if "\0" in text:
-                raise BPEValueError(f"piece {token} {text!r} holds a NUL character")
-            if text in ids:
-                raise BPEValueError(f"piece {token} {text!r} is already defined as piece {ids[text]}")
-            ids[text] = token
-            if kind in _MERGEABLE:
-                keys[text] = score_key(float(score))
-                scores[text] = float(score)
-            if kind == PIECE_UNKNOWN:
-                if unk is not None:
-                    raise BPEValueError(f"piece {token} {text!r}: the unknown piece is already piece {unk}")
-                unk = token
-            if kind == PIECE_BYTE:
-                if not byte_fallback:
-                    raise BPEValueError(f"piece {token} is the byte piece {text!r} although byte_fallback is false")
-                value = _byte_piece_value(text)
-                if value is None:
-                    raise BPEValueError(f"piece {token}: {text!r} is not a byte piece <0x00>..<0xFF>")
-                byte_ids[value] = token
+        if columns is not None:  # (the pieces' texts, scores and types as three lists, as a parser gives them)
+            tables = _plain_columns(*columns, byte_fallback) or _checked_tables(list(zip(*columns, strict=True)),
+                                                                                 byte_fallback)
+        else:
+            tables = _plain_tables(pieces, byte_fallback) or _checked_tables(pieces, byte_fallback)
+        texts, types, ids, mergeable, mergeable_scores, unk, byte_ids = tables
         if unk is None and not byte_fallback:
             raise BPEValueError("the model has no unknown piece and no byte_fallback (sentencepiece requires one)")
         if byte_fallback and None in byte_ids:
@@ -134,13 +251,16 @@ class SentencePieceModel:
         self._byte_fallback = byte_fallback
         self._byte_ids = [token for token in byte_ids if token is not None]
         self._byte_pieces = [f"<0x{byte:02X}>" for byte in range(ALPHABET_SIZE)]
-        ranked = {key: code for code, key in enumerate(sorted(set(keys.values()), reverse=True))}
-        self._codes = {text: ranked[key] for text, key in keys.items()}
-        self._scores = scores  # for merge_steps' labels
+        codes = _score_codes(mergeable_scores)
+        self._codes = dict(zip(mergeable, codes, strict=True))
+        self._scores = dict(zip(mergeable, mergeable_scores, strict=True))  # for merge_steps' labels
+        tokens = list(map(ids.__getitem__, mergeable))
+        self._code_of: list[int | None] = _by_id(len(texts), tokens, codes, None)  # (what the cache stores)
+        self._score_of: list[float] = _by_id(len(texts), tokens, mergeable_scores, 0.0)
         self._longest: int | None = None  # the longest piece, for article_steps (found on first use)
-        self._has_unused = any(types[token] == PIECE_UNUSED for token in ids.values())
-        self._bigrams = {text[i : i + 2] for text in keys for i in range(len(text) - 1)}
-        user_defined = [text for text, token in ids.items() if types[token] == PIECE_USER_DEFINED]
+        self._has_unused = PIECE_UNUSED in map(types.__getitem__, ids.values())
+        self.defer("_bigrams", self._pair_set)  # made when a long text is first encoded
+        user_defined = list(compress(ids, map(eq, map(types.__getitem__, ids.values()), repeat(PIECE_USER_DEFINED))))
         self.normalizer = SentencePieceNormalizer(
             units=charsmap_units,
             replacements=charsmap_replacements,
@@ -170,19 +290,21 @@ class SentencePieceModel:
 
     def token_table(self) -> dict[int, bytes]:
         """The bytes of every id: a piece's text with ``▁`` as the space, a byte piece's byte, nothing for a
-        control piece, the unknown piece as the model's ``unk_surface``."""
-        table: dict[int, bytes] = {}
+        control piece, the unknown piece as the model's ``unk_surface`` (the texts' bytes in whole-list passes,
+        then the few other pieces one by one)."""
+        texts = self._texts
+        joined = "".join(texts).replace(SPACE_SYMBOL, " ")  # (one character for one: the texts keep their places)
+        spaced = cut_at(joined, accumulate(map(len, texts), initial=0))
+        try:
+            table = dict(zip(range(len(texts)), map(str.encode, spaced), strict=True))
+        except UnicodeEncodeError:  # a lone surrogate: only the pieces spelt by their text may not hold one
+            table = {token: text.encode() for token, text in enumerate(spaced)
+                     if self._types[token] not in _SPECIAL_TYPES and token not in self._byte_ids}
         surface = self._unk_surface.encode("utf-8")
-        byte_of = {token: byte for byte, token in enumerate(self._byte_ids)}
-        for token, (text, kind) in enumerate(zip(self._texts, self._types, strict=True)):
-            if token in byte_of:
-                table[token] = bytes([byte_of[token]])
-            elif kind == PIECE_CONTROL:
-                table[token] = b""
-            elif kind == PIECE_UNKNOWN:
-                table[token] = surface
-            else:
-                table[token] = text.replace(SPACE_SYMBOL, " ").encode("utf-8")
+        for token in compress(range(len(texts)), map(_SPECIAL_TYPES.__contains__, self._types)):
+            table[token] = b"" if self._types[token] == PIECE_CONTROL else surface
+        for byte, token in enumerate(self._byte_ids):
+            table[token] = bytes([byte])
         return table
 
     def c_merger(self) -> Any:
@@ -226,8 +348,29 @@ class SentencePieceModel:
         if start < len(text):
             yield text[start:], False
 
+    def _mergeable_by_text(self, by_id: list[Any]) -> dict[str, Any]:
+        """``by_id``'s item of each normal, user-defined or unused piece, by its text."""
+        texts = list(self._ids)
+        found = list(map(by_id.__getitem__, self._ids.values()))
+        kept = list(map(is_not, map(self._code_of.__getitem__, self._ids.values()), repeat(None)))
+        return dict(zip(compress(texts, kept), compress(found, kept), strict=True))
+
+    def _codes_by_text(self) -> dict[str, int]:
+        return self._mergeable_by_text(self._code_of)
+
+    def _scores_by_text(self) -> dict[str, float]:
+        return self._mergeable_by_text(self._score_of)
+
+    def _pair_set(self) -> set[str]:
+        """The pairs of adjacent characters in the normal, user-defined and unused pieces (``_segments``)."""
+        return {text[i : i + 2] for text in self._codes for i in range(len(text) - 1)}
+
     def _segments(self, chunk: str) -> Iterator[str]:
-        """``chunk`` cut between every two adjacent characters that no piece holds side by side."""
+        """``chunk`` cut between every two adjacent characters that no piece holds side by side; a chunk shorter
+        than ``SEGMENTED_FROM`` characters is left whole (the same parts: no merge crosses such a place)."""
+        if len(chunk) < SEGMENTED_FROM:
+            yield chunk
+            return
         bigrams = self._bigrams
         start = 0
         for i in range(1, len(chunk)):
@@ -340,6 +483,8 @@ class SentencePieceModel:
         return units, frozen
 
     def _part(self, text: str) -> Part:
+        from bpeproof.impl.models.steps import Part
+
         token = self._ids.get(text)
         return Part(token if token is not None and self._types[token] in _MERGEABLE else None, text)
 
@@ -347,6 +492,8 @@ class SentencePieceModel:
         """sentencepiece on a whole text (``impl.models.steps``): the normalized text's characters (user-defined
         symbols whole), the joins by the score of the piece they spell ("score s", highest first), and what becomes
         of the parts that are no piece (byte pieces, ``unk``) or unused pieces (split again)."""
+        from bpeproof.impl.models.steps import PieceSteps, traced_steps
+
         text = self.normalizer.normalize(word)
         if not text:
             return PieceSteps((), (), ())
@@ -377,6 +524,8 @@ class SentencePieceModel:
         """def-bpe over the normalized text's units with the rules recovered from the scores
         (``impl.formats.derive``): each piece of two units or more found in the text, made of the two parts its own
         merge with the higher-scoring pieces ends in, highest score first; None when a unit is no piece."""
+        from bpeproof.impl.models.steps import replay_steps, substrings
+
         text = self.normalizer.normalize(word)
         units, _ = self._units(text)
         tokens = [self._part(unit).token for unit in units]

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bpeproof.impl.encoder import Encoder
-from bpeproof.impl.models.steps import Part, PieceSteps, replay_steps, show
 from bpeproof.spec.types import ALPHABET_SIZE, Rule, RuleTriple
+
+if TYPE_CHECKING:
+    from bpeproof.impl.models.steps import Part, PieceSteps
 
 __all__ = ["SequentialModel"]
 
@@ -49,6 +51,8 @@ class SequentialModel:
 
     def merge_steps(self, word: bytes) -> PieceSteps:
         """enc_R on ``word`` (``impl.models.steps``): each rule r_k that fires, in list order, labelled "rk"."""
+        from bpeproof.impl.models.steps import Part, replay_steps, show
+
         if self._pairs is None:
             self._pairs = {}
             for index, rule in enumerate(self.rules):

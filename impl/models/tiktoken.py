@@ -4,7 +4,7 @@ joined bytes have the lowest rank joined first, leftmost first (``bpeproof.spec.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from bpeproof.impl import encoder as _encoder_module
 
@@ -15,8 +15,10 @@ except ImportError:  # the C extension is optional: the Python loops give the sa
 from bpeproof.impl.formats.derive import last_split
 from bpeproof.impl.io.packed_state import DeferredState
 from bpeproof.impl.merge_loop import merge
-from bpeproof.impl.models.steps import Part, PieceSteps, replay_steps, show, substrings, traced_steps
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTextError, is_int
+
+if TYPE_CHECKING:
+    from bpeproof.impl.models.steps import PieceSteps
 
 __all__ = ["TIKTOKEN_RANK_LIMIT", "TiktokenModel"]
 
@@ -97,6 +99,8 @@ class TiktokenModel(DeferredState):
     def merge_steps(self, word: bytes) -> PieceSteps:
         """tiktoken on ``word`` (``impl.models.steps``): the joins by the rank of the joined bytes ("rank r"), and
         the whole-piece look-up, which decides when ``word`` is itself a token."""
+        from bpeproof.impl.models.steps import Part, PieceSteps, show, traced_steps
+
         get = self._ranks.get
         units, joins = traced_steps([word[i : i + 1] for i in range(len(word))], lambda x, y: get(x + y),
                                     _join_bytes, lambda data: Part(get(data), show(data)),
@@ -108,6 +112,8 @@ class TiktokenModel(DeferredState):
         """def-bpe on the rules recovered from the ranks (``impl.formats.derive``) that can apply to ``word``: each
         token of two bytes or more found in it, made of the two parts its own merge with the lower ranks ends in,
         in rank order; None when a byte of ``word`` has no rank."""
+        from bpeproof.impl.models.steps import Part, replay_steps, show, substrings
+
         ranks = self._ranks
         units = [ranks.get(word[i : i + 1]) for i in range(len(word))]
         if None in units:

@@ -8,7 +8,7 @@ few parts around it; an entry keeps them as records, packed as typed arrays (``b
 - ``gguf``: a GGUF file's tokenizer (``bpeproof.impl.pipelines.llama_cpp`` and ``llama_cpp_spm``): the file's
   tokenizer as read (``GGUFTokenizer``) and the model, given back to the tokenizer's class;
 - ``text``: a ``tokenizer.json`` run through its text pipeline: the model, the special tokens, and the parts of
-  the file the pipeline is built from (``bpeproof.impl.pipelines.registry.TextPipelineRecipe``; the pipeline
+  the file the pipeline is built from (``bpeproof.impl.pipelines.tokenizer_json.TextPipelineRecipe``; the pipeline
   itself holds functions, which are not stored), which the registry builds again.
 
 A record of GPT-2's pair of files keeps the name and digest of the other file (``vocab.bpe`` beside
@@ -60,7 +60,7 @@ CLASSES = frozenset({
     "bpeproof.impl.formats.gguf_tokenizer:GGUFTokenizer",
     "bpeproof.impl.formats.vocab:AddedToken",
     "bpeproof.impl.formats.vocab:PreTokenizerStep",
-    "bpeproof.impl.pipelines.registry:TextPipelineRecipe",
+    "bpeproof.impl.pipelines.tokenizer_json:TextPipelineRecipe",
 })
 
 #: The GGUF tokenizers, by the name an entry records.
@@ -78,7 +78,8 @@ def _content_digest(file: Path) -> str:
     """The digest a file's entry is keyed by: of its bytes, or of a large GGUF file's key-value pairs only."""
     if file.stat().st_size <= GGUF_WHOLE_LIMIT:
         return file_digest(file)
-    from bpeproof.impl.formats.gguf_container import is_gguf, read_gguf_metadata
+    from bpeproof.impl.formats.gguf_container import read_gguf_metadata
+    from bpeproof.impl.formats.loader import is_gguf
 
     if not is_gguf(file):
         return file_digest(file)
@@ -127,7 +128,7 @@ def gguf_record(tokenizer: Tokenizer) -> dict[str, Any]:
 
 def text_record(tokenizer: Tokenizer, recipe: Any) -> dict[str, Any]:
     """The record of a ``tokenizer.json`` with its text pipeline: the model, special tokens and the recipe the
-    pipeline is built from (``bpeproof.impl.pipelines.registry.TextPipelineRecipe``)."""
+    pipeline is built from (``bpeproof.impl.pipelines.tokenizer_json.TextPipelineRecipe``)."""
     return {"kind": "text", "model": tokenizer.model, "specials": tokenizer.special_tokens, "recipe": recipe}
 
 

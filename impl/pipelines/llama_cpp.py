@@ -77,7 +77,7 @@ class LlamaCppTokenizer(Tokenizer):
             tables = byte_level_tables(tokenizer)
             if tables.merge_ids is not None:
                 model = LlamaCppModel.from_columns(tables.lookup, *tables.merge_ids, tables.decoded,
-                                                   ignore_merges=tokenizer.ignore_merges, checked=True)
+                                                   ignore_merges=tokenizer.ignore_merges, checked=True, owned=True)
             else:
                 model = LlamaCppModel(tables.lookup, merge_bytes(tokenizer), tables.decoded,
                                       ignore_merges=tokenizer.ignore_merges)

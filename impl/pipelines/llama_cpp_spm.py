@@ -91,8 +91,8 @@ class LlamaCppTextBpeTokenizer(LlamaCppTokenizer):
         if not tokenizer.escape_whitespaces or tokenizer.model == "llama":
             raise FormatError(tokenizer.path, "key 'tokenizer.ggml.model'", "not a BPE tokenizer over raw UTF-8")
         if model is None:
-            lookup = {text.encode("utf-8"): token for token, text in enumerate(tokenizer.texts)}
-            sides = [side.encode("utf-8") for side in merge_sides(tokenizer.merges)]
+            lookup = dict(zip(map(str.encode, tokenizer.texts), range(len(tokenizer.texts)), strict=True))
+            sides = list(map(str.encode, merge_sides(tokenizer.merges)))
             model = LlamaCppTextModel(lookup, list(zip(sides[0::2], sides[1::2], strict=True)),
                                       text_pieces(tokenizer), newline_runs=tokenizer.pre_type == "gemma4",
                                       ignore_merges=tokenizer.ignore_merges)

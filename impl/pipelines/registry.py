@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,28 +15,12 @@ from bpeproof.impl.tokenizer import Tokenizer
 from bpeproof.spec.types import BPETypeError, BPEValueError
 
 if TYPE_CHECKING:
-    from bpeproof.impl.formats.vocab import AddedToken, PreTokenizerStep, TextModel
+    from bpeproof.impl.formats.vocab import PreTokenizerStep, TextModel
     from bpeproof.impl.normalizers.hf import Normalizer
-    from bpeproof.impl.pipelines.tokenizer_json import HFPipeline
+    from bpeproof.impl.pipelines.tokenizer_json import HFPipeline, TextPipelineRecipe
     from bpeproof.impl.pre_tokenizers.hf_splits import PreTokenizer
 
-__all__ = ["TextPipelineRecipe", "guess_pattern", "load_tokenizer"]
-
-
-@dataclass(frozen=True)
-class TextPipelineRecipe:
-    """What a ``tokenizer.json``'s text pipeline is built from: the file's normalizer (canonical JSON, None for
-    none), added tokens and pre-tokenizer steps, ``--pattern`` (replacing the steps), the file's pattern, whether
-    its vocabulary is byte-level and whether the model runs on the words' bytes (``HuggingFaceModel``).  The
-    compiled-vocabulary cache keeps this beside the model: the pipeline holds functions, which it does not store."""
-
-    normalizer: str | None
-    added_tokens: tuple[AddedToken, ...]
-    steps: tuple[PreTokenizerStep, ...]
-    pattern: str | None
-    file_pattern: str | None
-    byte_level: bool
-    byte_model: bool
+__all__ = ["guess_pattern", "load_tokenizer"]
 
 
 def _is_project_file(path: Path) -> bool:
@@ -135,7 +118,7 @@ def _from_cache(entry: CacheEntry, path: str) -> Tokenizer | None:
 
 def _load(path: str, file: Path, pattern: str | None, decode_only: bool) -> tuple[Tokenizer, dict[str, Any] | None]:
     """The tokenizer of the file, read and built, and its record for the cache (None: not to be cached)."""
-    from bpeproof.impl.formats.gguf_container import is_gguf
+    from bpeproof.impl.formats.loader import is_gguf
 
     if file.is_file() and is_gguf(file):
         # A GGUF file (llama.cpp): the tokenizer its model names, with the file's own pre-tokenizer and flags
@@ -223,8 +206,9 @@ def _merges_tokenizer(path: str, vocab: formats.Vocab, pattern: str | None, deco
             raise FormatError(path, None, f"it states no pre-tokenization pattern; pass --pattern"
                              f" ({', '.join(PATTERNS)} or a regex)")
     specials = dict(vocab.specials)
-    special_ids = set(specials.values())
-    tokens = {token: data for token, data in vocab.tokens.items() if token not in special_ids}
+    tokens = dict(vocab.tokens)
+    for token in specials.values():
+        tokens.pop(token, None)
     model = HuggingFaceModel(tokens, vocab.merges, ignore_merges=vocab.ignore_merges, unk=vocab.unk,
                              fuse_unk=vocab.fuse_unk)
     return Tokenizer.from_model(model, chosen or "words", specials, pretokenizer=pretokenizer)
@@ -245,7 +229,7 @@ def _sentencepiece(path: str, file: Path, data: bytes, pattern: str | None) -> T
                           " sentencepiece's BPE models only")
     charsmap = parse_charsmap(file, proto.precompiled_charsmap) if proto.precompiled_charsmap else None
     model = SentencePieceModel(
-        [(piece.text, piece.score, piece.type) for piece in proto.pieces],
+        columns=(proto.texts, proto.scores, proto.types),
         byte_fallback=proto.byte_fallback,
         add_dummy_prefix=proto.add_dummy_prefix,
         remove_extra_whitespaces=proto.remove_extra_whitespaces,
@@ -286,10 +270,12 @@ def _text_model_tokenizer(path: str, vocab: formats.Vocab, text_model: TextModel
     vocabulary whose last pre-tokenizer step is its only ``ByteLevel`` one, no word prefix, suffix or byte
     fallback, an unknown token that is in the vocabulary; to ``HuggingFaceTextModel`` otherwise."""
     import json
+    from itertools import filterfalse
 
     from bpeproof.impl.formats.vocab import token_string_to_bytes
     from bpeproof.impl.models.hugging_face import HuggingFaceModel, HuggingFaceTextModel
     from bpeproof.impl.normalizers.hf import Normalizer
+    from bpeproof.impl.pipelines.tokenizer_json import TextPipelineRecipe
 
     if vocab.kind == "clip":
         from bpeproof.impl.pipelines.clip import clip_tokenizer
@@ -304,18 +290,19 @@ def _text_model_tokenizer(path: str, vocab: formats.Vocab, text_model: TextModel
     kinds = [step.type for step in steps]
     specials = {token.content: token.id for token in text_model.added_tokens}
     special_ids = set(specials.values())
+    ordinary = list(filterfalse(special_ids.__contains__, vocab.tokens))
     byte_model = (
         text_model.byte_level and bool(kinds) and kinds[-1] == "ByteLevel" and kinds.count("ByteLevel") == 1
         and text_model.prefix is None and text_model.suffix is None and not vocab.byte_fallback
         and (text_model.unk_token is None or (vocab.unk is not None and vocab.unk not in special_ids))
         and "ByteLevel" not in normalizer.kinds
-        and token_string_to_bytes("".join(text_model.strings[token] for token in vocab.tokens
-                                          if token not in special_ids)) is not None
+        and (text_model.spelt  # (the reader found every string but the added tokens' spelt byte-level)
+             or token_string_to_bytes("".join(map(text_model.strings.__getitem__, ordinary))) is not None)
     )
     recipe = TextPipelineRecipe(text_model.normalizer, text_model.added_tokens, steps, pattern, vocab.pattern,
                                 text_model.byte_level, byte_model)
     pipeline, pretokenizer = _text_pipeline(path, recipe, normalizer)
-    tokens = {token: data for token, data in vocab.tokens.items() if token not in special_ids}
+    tokens = dict(zip(ordinary, map(vocab.tokens.__getitem__, ordinary), strict=True))
     if byte_model:
         model: HuggingFaceModel | HuggingFaceTextModel = HuggingFaceModel(
             tokens, vocab.merges, ignore_merges=vocab.ignore_merges, unk=vocab.unk, fuse_unk=vocab.fuse_unk)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -39,7 +40,24 @@ from bpeproof.impl.normalizers.hf import Normalizer, Piece, byte_level_piece, pr
 from bpeproof.impl.pre_tokenizers import hf_chars
 from bpeproof.impl.pre_tokenizers.hf_splits import GPT2_SPLIT, SplitStep, split_spans
 
-__all__ = ["HFPipeline", "Step", "needs_alignment", "pattern_step", "steps_from_file"]
+__all__ = ["HFPipeline", "Step", "TextPipelineRecipe", "needs_alignment", "pattern_step", "steps_from_file"]
+
+
+@dataclass(frozen=True)
+class TextPipelineRecipe:
+    """What a ``tokenizer.json``'s text pipeline is built from: the file's normalizer (canonical JSON, None for
+    none), added tokens and pre-tokenizer steps, ``--pattern`` (replacing the steps), the file's pattern, whether
+    its vocabulary is byte-level and whether the model runs on the words' bytes (``HuggingFaceModel``).  The
+    compiled-vocabulary cache keeps this beside the model: the pipeline holds functions, which it does not store."""
+
+    normalizer: str | None
+    added_tokens: tuple[AddedToken, ...]
+    steps: tuple[PreTokenizerStep, ...]
+    pattern: str | None
+    file_pattern: str | None
+    byte_level: bool
+    byte_model: bool
+
 
 #: A pre-tokenizer step: one piece to the pieces it is cut into.
 Step = Callable[[Piece], list[Piece]]

@@ -6,22 +6,22 @@ For tiktoken's patterns (cl100k, o200k, r50k) the pre-tokenizer is written out b
 code point's classes of Unicode 16.0 from a table (``char_table``, built with
 ``bpeproof.impl.pre_tokenizers.unicode_classes``); the tests check it against ``regex.findall`` on the same
 classes.  The table is computed with the ``regex`` module over every code point, once per process, and kept on
-disk between runs, keyed by the versions it depends on and checked by its SHA-256.
+disk between runs (``bpeproof.impl.io.table_cache``).
 """
 
 from __future__ import annotations
 
-import os
 import sys
-from pathlib import Path
 
-from bpeproof.impl.io.atomic import atomic_write_bytes
+from bpeproof.impl.io.table_cache import store_table, stored_table
 from bpeproof.impl.pre_tokenizers.patterns import PATTERNS
 from bpeproof.impl.pre_tokenizers.unicode_classes import UNICODE_VERSION, pin_pattern
 
 __all__ = ["HAND_WRITTEN", "char_table"]
 
 _CHAR_TABLE: bytes | None = None
+#: What the table depends on besides the regex module (``bpeproof.impl.io.table_cache``).
+_DEPENDS = f"unicode-{UNICODE_VERSION}"
 
 #: The patterns that ``impl/_c/_fastenc_scan.h`` (part of ``impl/_c/_fastenc.c``) writes out by hand, and its
 #: number for each.
@@ -40,7 +40,8 @@ def char_table() -> bytes:
     """
     global _CHAR_TABLE
     if _CHAR_TABLE is None:
-        _CHAR_TABLE = _cached_char_table()
+        stored = stored_table("chars", _DEPENDS)
+        _CHAR_TABLE = stored if stored is not None and len(stored) == 2 * 0x110000 else None
     if _CHAR_TABLE is None:
         import array
 
@@ -69,43 +70,5 @@ def char_table() -> bytes:
             for match in regex.finditer(f"(?i:{letter})", everything):
                 planes[0][match.start()] |= index << 3
         _CHAR_TABLE = bytes(planes[0] + planes[1])
-        _store_char_table(_CHAR_TABLE)
+        store_table("chars", _DEPENDS, _CHAR_TABLE)
     return _CHAR_TABLE
-
-
-def _char_table_path() -> Path:
-    """Where the code point table is kept between runs: keyed by the regex module's and Python's Unicode versions."""
-    import hashlib
-    import unicodedata
-
-    import regex
-
-    key = f"{regex.__version__}-{unicodedata.unidata_version}-{sys.version_info[:2]}-unicode-{UNICODE_VERSION}"
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "bpeproof"
-    return base / f"chars-{hashlib.sha256(key.encode()).hexdigest()[:16]}.bin"
-
-
-def _cached_char_table() -> bytes | None:
-    """The table from the cache, if a complete one is there (its SHA-256 is stored after it and checked)."""
-    import hashlib
-
-    try:
-        data = _char_table_path().read_bytes()
-    except OSError:
-        return None
-    table, digest = data[:-32], data[-32:]
-    if len(table) != 2 * 0x110000 or hashlib.sha256(table).digest() != digest:
-        return None
-    return table
-
-
-def _store_char_table(table: bytes) -> None:
-    """Keep the table for the next run; a cache that cannot be written is only slower."""
-    import hashlib
-
-    try:
-        path = _char_table_path()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(path, table + hashlib.sha256(table).digest())
-    except OSError:
-        pass

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import bisect
 from functools import cache
-from importlib import resources
 from typing import Any
 
 __all__ = [
@@ -39,6 +38,8 @@ CLASSES = ("numeric", "punctuation", "whitespace", "word", "mark")
 
 @cache
 def _sections() -> dict[str, tuple[str, ...]]:
+    from importlib import resources  # read once, when a table is first asked for (it imports much)
+
     text = resources.files("bpeproof.impl").joinpath("data/tokenizers-classes.txt").read_text("ascii")
     sections: dict[str, list[str]] = {}
     current: list[str] | None = None

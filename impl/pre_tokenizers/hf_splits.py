@@ -34,10 +34,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from functools import cache
 from typing import TYPE_CHECKING, Any
-
-import regex
 
 from bpeproof.impl.pre_tokenizers.patterns import PatternTimeoutError, backtracks, time_limit
 from bpeproof.impl.pre_tokenizers.unicode_classes import stand_ins
@@ -78,7 +76,12 @@ _WORD = r"\p{Alpha}\p{M}\p{Nd}\p{Pc}\xb2\xb3\xb9\xbc-\xbe"
 _CLASS_WORD = r"\p{Alpha}\p{M}\p{Nd}\p{Pc}"
 
 
-_INTERVAL = regex.compile(r"\{\d*(?:,\d*)?\}")
+@cache
+def _interval() -> Any:
+    """A counted repetition ``{m,n}``, as the ``regex`` module (imported when a step is first made) reads it."""
+    import regex
+
+    return regex.compile(r"\{\d*(?:,\d*)?\}")
 
 
 def to_oniguruma(source: str) -> str:
@@ -115,7 +118,7 @@ def to_oniguruma(source: str) -> str:
             out.append(char)
             i += 1
             continue
-        interval = _INTERVAL.match(source, i)
+        interval = _interval().match(source, i)
         if interval is not None and source.startswith("+", interval.end()) and out:
             out[atom:] = ["(?>", *out[atom:], interval.group(), ")"]
             i = interval.end() + 1
@@ -172,7 +175,7 @@ def translate_oniguruma(source: str) -> str:
     while i < n:
         char = source[i]
         if not depth:
-            interval = _INTERVAL.match(source, i)
+            interval = _interval().match(source, i)
             if interval is not None and source.startswith("+", interval.end()) and out:
                 out[atom:] = ["(?:", *out[atom:], interval.group(), ")"]
                 out.append("+")
@@ -253,39 +256,60 @@ def translate_oniguruma(source: str) -> str:
     return "".join(out)
 
 
-@dataclass(frozen=True)
 class SplitStep:
     """One Hugging Face ``Split`` step: ``pattern`` (Oniguruma syntax), ``behavior`` (one of ``BEHAVIORS``), ``invert``.
 
     ``behavior`` also accepts Hugging Face's spelling ("Isolated",
     "MergedWithPrevious", ...) and is stored in the project's.  Raises
     ``ValueError`` for an unknown behaviour or an expression the ``regex``
-    module cannot compile, ``TypeError`` for values of the wrong type.
+    module cannot compile, ``TypeError`` for values of the wrong type.  A value: frozen, equal to another of the
+    same three fields (written by hand rather than by ``dataclasses``, whose import a load would otherwise pay).
     """
 
+    __match_args__ = ("pattern", "behavior", "invert")
     pattern: str
-    behavior: str = "isolated"
-    invert: bool = False
-    _compiled: Any = field(default=None, init=False, repr=False, compare=False)
+    behavior: str
+    invert: bool
+    _compiled: Any
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.pattern, str):
-            raise TypeError(f"a split pattern must be a str, not {type(self.pattern).__name__}")
-        if not isinstance(self.behavior, str):
-            raise TypeError(f"a split behavior must be a str, not {type(self.behavior).__name__}")
-        if not isinstance(self.invert, bool):
-            raise TypeError(f"invert must be a bool, not {type(self.invert).__name__}")
-        behavior = _HF_NAMES.get(self.behavior, self.behavior)
-        if behavior not in BEHAVIORS:
-            raise ValueError(f"unknown split behavior {self.behavior!r}; expected one of {', '.join(BEHAVIORS)}")
-        object.__setattr__(self, "behavior", behavior)
+    def __init__(self, pattern: str, behavior: str = "isolated", invert: bool = False) -> None:
+        if not isinstance(pattern, str):
+            raise TypeError(f"a split pattern must be a str, not {type(pattern).__name__}")
+        if not isinstance(behavior, str):
+            raise TypeError(f"a split behavior must be a str, not {type(behavior).__name__}")
+        if not isinstance(invert, bool):
+            raise TypeError(f"invert must be a bool, not {type(invert).__name__}")
+        canonical = _HF_NAMES.get(behavior, behavior)
+        if canonical not in BEHAVIORS:
+            raise ValueError(f"unknown split behavior {behavior!r}; expected one of {', '.join(BEHAVIORS)}")
+        import regex  # here: a load whose pre-tokenizer has no split step never needs the module
+
         try:
-            compiled = regex.compile(translate_oniguruma(self.pattern))
+            compiled = regex.compile(translate_oniguruma(pattern))
         except regex.error as error:
-            raise ValueError(f"invalid split pattern {self.pattern!r}: {error}") from None
+            raise ValueError(f"invalid split pattern {pattern!r}: {error}") from None
         except (OverflowError, RecursionError, MemoryError) as error:
-            raise ValueError(f"invalid split pattern {self.pattern!r}: {type(error).__name__}") from None
-        object.__setattr__(self, "_compiled", compiled)
+            raise ValueError(f"invalid split pattern {pattern!r}: {type(error).__name__}") from None
+        for name, value in (("pattern", pattern), ("behavior", canonical), ("invert", invert), ("_compiled", compiled)):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"cannot assign to field {name!r} of a SplitStep")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r} of a SplitStep")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, SplitStep)
+        return (self.pattern, self.behavior, self.invert) == (other.pattern, other.behavior, other.invert)
+
+    def __hash__(self) -> int:
+        return hash((self.pattern, self.behavior, self.invert))
+
+    def __repr__(self) -> str:
+        return f"SplitStep(pattern={self.pattern!r}, behavior={self.behavior!r}, invert={self.invert!r})"
 
     def to_json_value(self) -> dict[str, Any]:
         """The step as the project's file stores it: ``{"pattern", "behavior", "invert"}``."""

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import regex
-
 __all__ = [
     "PATTERNS",
     "PatternTimeoutError",
@@ -130,6 +128,8 @@ def compile_pattern(pattern: str) -> Any:
 
     Raises ``ValueError`` with the regex module's own message when the expression is invalid.
     """
+    import regex  # here: a load that cuts its words in C or by split steps never needs the module
+
     source = resolve_pattern(pattern)
     try:
         return regex.compile(source)

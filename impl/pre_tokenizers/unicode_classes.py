@@ -237,7 +237,26 @@ def _compiled_category(category: str) -> object:
 @cache
 def changed_code_points() -> tuple[int, ...]:
     """The code points whose general category in the installed ``regex`` module is not the one of
-    ``UNICODE_VERSION`` (mostly those assigned in later versions)."""
+    ``UNICODE_VERSION`` (mostly those assigned in later versions); found once, then kept on disk between runs
+    (``bpeproof.impl.io.table_cache``)."""
+    import array
+
+    from bpeproof.impl.io.table_cache import store_table, stored_table
+
+    depends = f"unicode-{UNICODE_VERSION}"
+    stored = stored_table("changed", depends)
+    if stored is not None and len(stored) % 4 == 0:
+        found = array.array("I")
+        found.frombytes(stored)
+        return tuple(found)
+    changed = _changed_in_regex()
+    store_table("changed", depends, array.array("I", changed).tobytes())
+    return changed
+
+
+def _changed_in_regex() -> tuple[int, ...]:
+    """``changed_code_points`` found with the ``regex`` module: each run of the table, searched for code points
+    outside its category."""
     import array
 
     points = array.array("I", range(0x110000))

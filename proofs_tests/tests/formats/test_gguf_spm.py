@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from bpeproof.impl import formats
 from bpeproof.impl.io.errors import FormatError
+from bpeproof.impl.models import llama_cpp_spm as llama_cpp_spm_module
 from bpeproof.impl.models.llama_cpp import LlamaCppTextModel
 from bpeproof.impl.models.llama_cpp_spm import LlamaCppSpmModel
 from bpeproof.impl.pipelines.llama_cpp import LlamaCppTokenizer
@@ -112,6 +113,24 @@ def test_vectors_of_spm_and_gemma4_are_committed(name: str, kind: type) -> None:
     assert (FIXTURES / f"ggml-vocab-{name}.gguf.out").exists()
     assert tokenizer.gguf.add_bos and not tokenizer.gguf.add_eos
     assert tokenizer.gguf.add_space_prefix == (name != "gemma-4")
+
+
+@pytest.mark.parametrize("name", ["llama-spm", "phi-3"])
+@pytest.mark.parametrize("segmented_from", [0, 8, 10**9])
+def test_texts_cut_or_whole_give_the_vectors(name: str, segmented_from: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A text merged whole gives the ids of its parts merged on their own (cut where no token holds two adjacent
+    symbols): llama.cpp's vectors, and texts far longer than they are, either way."""
+    path = FIXTURES / f"ggml-vocab-{name}.gguf.gz"
+    texts = (FIXTURES / f"ggml-vocab-{name}.gguf.inp").read_text(encoding="utf-8").split("\n__ggml_vocab_test__\n")
+    lines = (FIXTURES / f"ggml-vocab-{name}.gguf.out").read_text(encoding="utf-8").splitlines()
+    whole = " ".join(texts) * 3
+    monkeypatch.setattr(llama_cpp_spm_module, "SEGMENTED_FROM", 0)  # every text cut
+    expected = load_tokenizer(str(path), cache=False).encode(whole)
+    monkeypatch.setattr(llama_cpp_spm_module, "SEGMENTED_FROM", segmented_from)
+    tokenizer = load_tokenizer(str(path), cache=False)  # (a model of its own: no part merged in another mode)
+    for text, line in zip(texts, lines, strict=False):
+        assert tokenizer.encode(text) == [int(token) for token in line.split()], text
+    assert tokenizer.encode(whole) == expected
 
 
 def test_phi3_special_tokens_strip_the_spaces_after_them() -> None:

@@ -35,6 +35,7 @@ from hypothesis import strategies as st
 from bpeproof.audit.report import audit
 from bpeproof.audit.sampling import BUILTIN_TEXT
 from bpeproof.impl.io.errors import FormatError
+from bpeproof.impl.models import sentencepiece as sentencepiece_module
 from bpeproof.impl.models.sentencepiece import SentencePieceModel
 from bpeproof.impl.pipelines.registry import load_tokenizer
 from bpeproof.impl.tokenizer import Tokenizer
@@ -139,6 +140,23 @@ def test_trained_models_give_the_librarys_ids(trained: dict[str, tuple[Tokenizer
     check()
     for line in training_lines()[:60]:
         assert tokenizer.encode(line) == library.encode(line)
+
+
+@pytest.mark.parametrize("name", sorted(TRAINED))
+@pytest.mark.parametrize("segmented_from", [0, 40, 10**9])
+def test_texts_cut_or_whole_give_the_same_ids(trained: dict[str, tuple[Tokenizer, Any, bytes]], name: str,
+                                             segmented_from: int, monkeypatch: pytest.MonkeyPatch,
+                                             tmp_path: Path) -> None:
+    """A text merged whole gives the ids of its parts merged on their own (cut where no piece holds two adjacent
+    characters), short or long, and those are the library's."""
+    monkeypatch.setattr(sentencepiece_module, "SEGMENTED_FROM", segmented_from)
+    _, library, data = trained[name]
+    path = tmp_path / f"{name}.model"
+    path.write_bytes(data)
+    tokenizer = load_tokenizer(str(path), cache=False)  # (a model of its own: no part merged in another mode)
+    lines = training_lines()
+    for text in ["".join(lines[:40]), " ".join(lines[40:45]), lines[50], "ab" * 300]:
+        assert tokenizer.encode(text) == library.encode(text)
 
 
 @pytest.mark.parametrize("name", ["nmt_nfkc-byte_fallback", "nfkc_cf-suffix", "identity-user_defined", "custom-rules"])
@@ -272,6 +290,25 @@ def test_crafted_models_load_and_encode_as_the_library(workdir: Path, data: byte
         return
     for text in texts:
         assert tokenizer.encode(text) == library.encode(text)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(crafted_models(), st.lists(crafted_texts, min_size=1, max_size=6))
+def test_a_cached_model_encodes_and_explains_as_the_model_read(workdir: Path, data: bytes, texts: list[str]) -> None:
+    """The model made from its cache entry (its codes and scores by text made again from the ids' dict and the
+    lists by id) gives the ids and the merge steps of the model read from the file."""
+    path = workdir / "cached.model"
+    path.write_bytes(data)
+    try:
+        fresh = load_tokenizer(str(path), cache=False)
+    except FormatError:
+        return
+    load_tokenizer(str(path))  # (the entry written)
+    cached = load_tokenizer(str(path))
+    for text in texts:
+        assert cached.encode(text) == fresh.encode(text)
+        word = text.encode("utf-8")
+        assert cached.model.merge_steps(word) == fresh.model.merge_steps(word)
 
 
 @needs_current
