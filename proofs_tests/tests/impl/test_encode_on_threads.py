@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from bpeproof.impl import encoder as impl_encoder
 from bpeproof.impl import parallel
+from bpeproof.impl.io.token_arrays import NpyWriter
 from bpeproof.impl.parallel import threads
 from bpeproof.impl.parallel.cuts import last_line_cut, line_cut_positions
 from bpeproof.impl.pre_tokenizers.patterns import compile_pattern
@@ -246,7 +247,7 @@ def test_an_error_writing_the_ids_stops_the_threads_run(tmp_path: Path, monkeypa
         if len(calls) == 2:
             raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(parallel.NpyWriter, "write", full_disk)
+    monkeypatch.setattr(NpyWriter, "write", full_disk)
     with pytest.raises(OSError, match="No space left"):
         parallel.encode_files(TOKENIZERS["cl100k", 3], names, tmp_path / "ids.npy", workers=2, range_bytes=500)
     assert len(calls) == 2

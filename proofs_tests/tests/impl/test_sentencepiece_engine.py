@@ -308,6 +308,7 @@ def test_a_cached_model_encodes_and_explains_as_the_model_read(workdir: Path, da
     for text in texts:
         assert cached.encode(text) == fresh.encode(text)
         word = text.encode("utf-8")
+        assert isinstance(cached.model, SentencePieceModel) and isinstance(fresh.model, SentencePieceModel)
         assert cached.model.merge_steps(word) == fresh.model.merge_steps(word)
 
 
