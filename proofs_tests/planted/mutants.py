@@ -179,6 +179,11 @@ MUTANTS: tuple[Mutant, ...] = (
         "impl/_c/_fastbpe_run.h", "c = 256 + (int32_t)j,", "c = 257 + (int32_t)j,")),
     Mutant("c-train-stale-spins", "the C trainer never refreshes a stale heap entry: training never ends", "c", _one(
         "impl/_c/_fastbpe_run.h", "                g.heap[0].count = current;\n", "")),
+    Mutant("c-train-partitions-first-count", "the C trainer counts a pair in its first partition only", "c", _one(
+        "impl/_c/_fastbpe_heap.h", "    for (int t = 0; t < g->parts; t++)\n        if (lid[t] >= 0",
+        "    for (int t = 0; t < 1; t++)\n        if (lid[t] >= 0")),
+    Mutant("c-train-partitions-apart", "the C trainer keeps a pair made in two partitions as two pairs", "c", _one(
+        "impl/_c/_fastbpe_run.h", "if (side_step[side] != step) {", "if (side_step[side] != step || t > 0) {")),
     Mutant("c-count-new-word-zero", "the C word counter starts a new word at 0", "c", _one(
         "impl/_c/_fastenc_count.h", "    c->entries[e].count = 1;\n", "    c->entries[e].count = 0;\n")),
     Mutant("c-count-kind-blind", "the C word counter compares a word's code units, not its code points", "c", _one(
