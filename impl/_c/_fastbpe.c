@@ -70,7 +70,7 @@
 #include "_fastbpe_run.h"
 
 /* A step whose pair has fewer positions than this (in all partitions) is not worth waking the threads for. */
-#define PARALLEL_MIN 4096
+#define PARALLEL_MIN 64
 
 /* The largest number of threads a run takes. */
 #define MAX_THREADS 256
@@ -307,10 +307,10 @@ done:
 
 static PyMethodDef methods[] = {
     {"train", (PyCFunction)(void (*)(void))fastbpe_train, METH_VARARGS | METH_KEYWORDS,
-     "train(words, freqs, merges, threads=1, parallel_min=4096) -> list of (a, b, c): def-bpe on distinct words"
+     "train(words, freqs, merges, threads=1, parallel_min=64) -> list of (a, b, c): def-bpe on distinct words"
      " with frequencies."},
     {"train_tables", (PyCFunction)(void (*)(void))fastbpe_train_tables, METH_VARARGS | METH_KEYWORDS,
-     "train_tables(tables, merges, threads=1, parallel_min=4096) -> (list of (a, b, c), distinct words): def-bpe"
+     "train_tables(tables, merges, threads=1, parallel_min=64) -> (list of (a, b, c), distinct words): def-bpe"
      " on packed word-count tables (merges None: no bound)."},
     {NULL, NULL, 0, NULL},
 };

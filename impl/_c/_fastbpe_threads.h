@@ -50,6 +50,7 @@ struct Team {
     pthread_cond_t go, done;
     uint64_t generation; /* one more for each job handed out (written under the lock, read by spinning helpers) */
     uint64_t pending;    /* helpers still running the current job */
+    uint64_t sleeping;   /* helpers asleep on ``go`` (they stopped spinning) */
     int stopping;
 #endif
 };
@@ -104,8 +105,10 @@ static void *team_helper(void *raw)
     for (;;) {
         if (!spin_until_changed(&team->generation, seen)) {
             pthread_mutex_lock(&team->lock);
+            __atomic_add_fetch(&team->sleeping, 1, __ATOMIC_ACQ_REL);
             while (__atomic_load_n(&team->generation, __ATOMIC_ACQUIRE) == seen && !team->stopping)
                 pthread_cond_wait(&team->go, &team->lock);
+            __atomic_sub_fetch(&team->sleeping, 1, __ATOMIC_ACQ_REL);
             pthread_mutex_unlock(&team->lock);
         }
         if (__atomic_load_n(&team->stopping, __ATOMIC_ACQUIRE))
@@ -165,12 +168,14 @@ static int team_start(Team *team, int parts)
 }
 
 /* job(arg, t) for every partition t, on the helpers when ``parallel`` (else here, in turn).  Returns 1 when this
- * thread, done with its own partition, had to sleep until the helpers were done (they ran late: busy cores). */
+ * thread, done with its own partition, had to sleep until the helpers were done although none had to be woken up
+ * (they ran late: their cores were busy with other work). */
 static int team_run(Team *team, TeamJob job, void *arg, int parallel)
 {
 #ifdef BPEPROOF_THREADS
     if (parallel && team->helpers) {
         pthread_mutex_lock(&team->lock);
+        int woken = __atomic_load_n(&team->sleeping, __ATOMIC_ACQUIRE) != 0; /* under the lock: they are asleep */
         team->job = job;
         team->arg = arg;
         __atomic_store_n(&team->pending, (uint64_t)team->helpers, __ATOMIC_RELAXED);
@@ -186,7 +191,7 @@ static int team_run(Team *team, TeamJob job, void *arg, int parallel)
         while (__atomic_load_n(&team->pending, __ATOMIC_ACQUIRE) != 0)
             pthread_cond_wait(&team->done, &team->lock);
         pthread_mutex_unlock(&team->lock);
-        return 1;
+        return !woken;
     }
 #else
     (void)parallel;
