@@ -56,7 +56,7 @@ from itertools import chain, islice, pairwise, repeat
 from operator import add, itemgetter
 from typing import Protocol
 
-from bpeproof.impl.io.packed_counts import table_counts, table_lengths, unpack_counts
+from bpeproof.impl.io.packed_counts import unpack_counts
 from bpeproof.spec.types import (
     ALPHABET_SIZE,
     BPETypeError,
@@ -590,16 +590,19 @@ def train_tables(
     on ``threads`` threads; without it, or beyond its limits, the tables are unpacked for ``train_distinct``."""
     bound = _check_num_merges(num_merges)
     threads = _threads(threads)
-    words = sum(sum(table_counts(table)) for table in tables)
-    if words == 0:
-        raise InvalidCorpusError("the tables hold no words: def-bpe needs K >= 1 words")
-    longest = max(max(table_lengths(table), default=0) for table in tables)
-    symbols = sum(map(sum, map(table_lengths, tables)))
-    if _fastbpe is not None and symbols <= _C_INDEX_LIMIT - ALPHABET_SIZE and words * longest < _C_COUNT_LIMIT:
-        found, distinct = _fastbpe.train_tables(list(tables), bound, threads)
-        return [Rule(a, b, c) for a, b, c in found], distinct, words
+    if _fastbpe is not None:
+        try:
+            found, distinct, words = _fastbpe.train_tables(list(tables), bound, threads)
+        except OverflowError:  # counts beyond 64 bits or positions beyond 32: the Python loops
+            pass
+        else:
+            if not distinct:
+                raise InvalidCorpusError("the tables hold no words: def-bpe needs K >= 1 words")
+            return [Rule(a, b, c) for a, b, c in found], distinct, words
     counts = unpack_counts(tables)
-    return train_distinct(counts, bound, progress), len(counts), words
+    if not counts:
+        raise InvalidCorpusError("the tables hold no words: def-bpe needs K >= 1 words")
+    return train_distinct(counts, bound, progress), len(counts), sum(counts.values())
 
 
 def train_iter(

@@ -4,7 +4,7 @@
  * train(words: list[bytes], freqs: list[int], merges: int, threads=1, parallel_min=PARALLEL_MIN)
  *     -> list[tuple[int, int, int]]
  * train_tables(tables: list[bytes], merges: int | None, threads=1, parallel_min=PARALLEL_MIN)
- *     -> (list[tuple[int, int, int]], distinct words)
+ *     -> (list[tuple[int, int, int]], distinct words, words)
  *
  * ``words`` are the distinct words of a corpus (each non-empty), ``freqs`` their
  * frequencies (>= 1), ``merges`` the number of merges to make at most.  ``tables``
@@ -15,7 +15,9 @@
  * applied to every word left to right without overlaps (def-merge).  It stops early
  * when no pair is left.  ``threads`` partitions the words (_fastbpe_run.h): the
  * same rules for any number; a step whose pair has fewer than ``parallel_min``
- * positions runs on one thread.
+ * positions runs on one thread.  Beyond the C loop's limits (a count beyond 2**63 - 1,
+ * more than 2**31 - 1 bytes of distinct words) both raise OverflowError: the
+ * Python loops (impl/trainer.py) train on such corpora.
  *
  * The algorithm is the one of impl/trainer.py (_train_strings), one level finer:
  * the words are doubly linked lists of positions in one token array, and a pair
@@ -89,23 +91,23 @@ static int check_signals(void *context)
     return stop;
 }
 
-/* Train on checked tables; the rules as a list of (a, b, c), and *distinct. */
+/* Train on checked tables; the rules as a list of (a, b, c), and the run's stats. */
 static PyObject *train_on(const Table *tables, int n_tables, int threads, int64_t merges, int64_t parallel_min,
-                          int64_t *distinct)
+                          RunStats *out)
 {
     int32_t *rules = NULL;
-    RunStats stats = {0, 0};
+    RunStats stats = {0, 0, 0, 0};
     Released released;
     released.state = PyEval_SaveThread();
     int64_t made = run(tables, n_tables, threads, merges, parallel_min, &rules, &stats, check_signals, &released);
     PyEval_RestoreThread(released.state);
-    *distinct = stats.distinct;
+    *out = stats;
     if (made < 0) {
         if (made == RUN_OVERFLOW)
             PyErr_SetString(PyExc_OverflowError, "a pair count exceeds 2**63 - 1, the largest the C loop's 64-bit"
                             " counts hold");
         else if (made == RUN_TOO_LARGE)
-            PyErr_SetString(PyExc_ValueError, "the distinct words hold more than 2**31 - 1 bytes, or need more"
+            PyErr_SetString(PyExc_OverflowError, "the distinct words hold more than 2**31 - 1 bytes, or need more"
                             " ids than 32 bits hold");
         else if (made == RUN_NO_THREAD)
             PyErr_Format(PyExc_OSError, "cannot start a training thread: %s", strerror(stats.error));
@@ -237,8 +239,8 @@ static PyObject *fastbpe_train(PyObject *Py_UNUSED(self), PyObject *args, PyObje
         memcpy(at, PyBytes_AS_STRING(word), length);
         at += length;
     }
-    int64_t distinct;
-    result = train_on(&table, 1, threads, merges, parallel_min, &distinct);
+    RunStats stats;
+    result = train_on(&table, 1, threads, merges, parallel_min, &stats);
 done:
     free(packed);
     Py_XDECREF(words);
@@ -294,10 +296,22 @@ static PyObject *fastbpe_train_tables(PyObject *Py_UNUSED(self), PyObject *args,
             goto done;
         }
     }
-    int64_t distinct = 0;
-    rules = train_on(table, (int)n_tables, threads, merges, parallel_min, &distinct);
-    if (rules)
-        result = Py_BuildValue("(OL)", rules, (long long)distinct);
+    RunStats stats;
+    rules = train_on(table, (int)n_tables, threads, merges, parallel_min, &stats);
+    if (rules) {
+        /* words_high * 2**64 + words_low, as a Python int */
+        PyObject *high = PyLong_FromUnsignedLongLong(stats.words_high), *low = PyLong_FromUnsignedLongLong(
+            stats.words_low), *shift = PyLong_FromLong(64), *shifted = NULL, *words = NULL;
+        if (high && low && shift && (shifted = PyNumber_Lshift(high, shift)) != NULL)
+            words = PyNumber_Add(shifted, low);
+        if (words)
+            result = Py_BuildValue("(OLO)", rules, (long long)stats.distinct, words);
+        Py_XDECREF(high);
+        Py_XDECREF(low);
+        Py_XDECREF(shift);
+        Py_XDECREF(shifted);
+        Py_XDECREF(words);
+    }
 done:
     Py_XDECREF(rules);
     free(table);
@@ -310,8 +324,8 @@ static PyMethodDef methods[] = {
      "train(words, freqs, merges, threads=1, parallel_min=64) -> list of (a, b, c): def-bpe on distinct words"
      " with frequencies."},
     {"train_tables", (PyCFunction)(void (*)(void))fastbpe_train_tables, METH_VARARGS | METH_KEYWORDS,
-     "train_tables(tables, merges, threads=1, parallel_min=64) -> (list of (a, b, c), distinct words): def-bpe"
-     " on packed word-count tables (merges None: no bound)."},
+     "train_tables(tables, merges, threads=1, parallel_min=64) -> (list of (a, b, c), distinct words, words):"
+     " def-bpe on packed word-count tables (merges None: no bound)."},
     {NULL, NULL, 0, NULL},
 };
 

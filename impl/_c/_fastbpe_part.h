@@ -51,9 +51,10 @@ typedef struct {
     uint64_t *hash;
     int64_t *freq;
     int64_t n_words, cap_words;
-    int64_t *slot; /* collect: word numbers by hash, -1 for a free slot */
+    uint64_t *slot; /* collect: a word's hash's upper half and its number, by hash; SLOT_FREE for none */
     uint64_t slot_mask;
     int64_t symbols;
+    uint64_t words_low, words_high; /* the sum of the frequencies: words_high * 2**64 + words_low */
     /* The positions and the pairs. */
     Pos *pos;
     Pair *pairs;
@@ -156,10 +157,14 @@ static int part_reserve_words(Part *pt, int64_t cap)
     return 0;
 }
 
-/* The slot table with ``size`` slots (a power of two above twice the words); -1 when out of memory. */
+#define SLOT_FREE UINT64_MAX
+#define SLOT(hash, w) (((hash) & 0xFFFFFFFF00000000ULL) | (uint64_t)(w))
+
+/* The slot table with ``size`` slots (a power of two above twice the words); -1 when out of memory.  A slot holds
+ * the upper half of the word's hash beside the word's number, so that a probe reads one place of memory. */
 static int part_reslot(Part *pt, uint64_t size)
 {
-    int64_t *slot = realloc(pt->slot, (size_t)size * sizeof *slot);
+    uint64_t *slot = realloc(pt->slot, (size_t)size * sizeof *slot);
     if (!slot)
         return -1;
     pt->slot = slot;
@@ -167,9 +172,9 @@ static int part_reslot(Part *pt, uint64_t size)
     memset(slot, 0xFF, (size_t)size * sizeof *slot);
     for (int64_t w = 0; w < pt->n_words; w++) {
         uint64_t s = pt->hash[w] & pt->slot_mask;
-        while (slot[s] >= 0)
+        while (slot[s] != SLOT_FREE)
             s = (s + 1) & pt->slot_mask;
-        slot[s] = w;
+        slot[s] = SLOT(pt->hash[w], w);
     }
     return 0;
 }
@@ -199,22 +204,28 @@ static void part_collect(Part *pt, const Table *tables, int n_tables, int part, 
             uint32_t n = table_length(t, i);
             const unsigned char *word = p;
             p += n;
-            uint64_t h = word_hash(word, n);
-            if ((int)((h >> 32) % (uint64_t)parts) != part)
+            uint64_t h = parts > 1 || dedupe ? word_hash(word, n) : 0;
+            if (parts > 1 && (int)((h >> 32) % (uint64_t)parts) != part)
                 continue;
             int64_t f = table_count(t, i);
             uint64_t s = 0;
             if (dedupe) {
-                int64_t w;
-                for (s = h & pt->slot_mask; (w = pt->slot[s]) >= 0; s = (s + 1) & pt->slot_mask)
-                    if (pt->hash[w] == h && pt->len[w] == n && memcmp(pt->word[w], word, n) == 0)
+                uint64_t entry, tag = SLOT(h, 0);
+                for (s = h & pt->slot_mask; (entry = pt->slot[s]) != SLOT_FREE; s = (s + 1) & pt->slot_mask) {
+                    int64_t w = (int64_t)(entry & 0xFFFFFFFFULL);
+                    if ((entry & 0xFFFFFFFF00000000ULL) == tag && pt->len[w] == n && memcmp(pt->word[w], word, n) == 0)
                         break;
-                if (w >= 0) {
-                    if (!add_count(&pt->freq[w], f)) {
+                }
+                if (entry != SLOT_FREE) {
+                    if (!add_count(&pt->freq[entry & 0xFFFFFFFFULL], f)) {
                         pt->status = RUN_OVERFLOW;
                         return;
                     }
                     continue;
+                }
+                if (pt->n_words >= (int64_t)0xFFFFFFFF) {
+                    pt->status = RUN_TOO_LARGE;
+                    return;
                 }
             }
             if (pt->n_words == pt->cap_words && part_reserve_words(pt, 2 * pt->cap_words) < 0)
@@ -226,7 +237,7 @@ static void part_collect(Part *pt, const Table *tables, int n_tables, int part, 
             pt->freq[w] = f;
             pt->symbols += n;
             if (dedupe) {
-                pt->slot[s] = w;
+                pt->slot[s] = SLOT(h, w);
                 if ((uint64_t)pt->n_words * 2 > pt->slot_mask + 1 && part_reslot(pt, (pt->slot_mask + 1) * 2) < 0)
                     goto no_memory;
             }
@@ -236,6 +247,11 @@ static void part_collect(Part *pt, const Table *tables, int n_tables, int part, 
     pt->slot = NULL;
     free(pt->hash);
     pt->hash = NULL;
+    for (int64_t w = 0; w < pt->n_words; w++) {
+        uint64_t before = pt->words_low;
+        pt->words_low += (uint64_t)pt->freq[w];
+        pt->words_high += pt->words_low < before;
+    }
     return;
 no_memory:
     pt->status = RUN_NO_MEMORY;

@@ -53,8 +53,9 @@ typedef struct {
 } Work;
 
 typedef struct {
-    int64_t distinct; /* distinct words, once collected */
-    int error;        /* the errno of RUN_NO_THREAD */
+    int64_t distinct;              /* distinct words, once collected */
+    uint64_t words_low, words_high; /* all the words: words_high * 2**64 + words_low */
+    int error;                     /* the errno of RUN_NO_THREAD */
 } RunStats;
 
 /* Returns nonzero when the run must stop (Ctrl-C: the callback has set the Python error). */
@@ -171,6 +172,9 @@ static int64_t run(const Table *tables, int n_tables, int parts, int64_t merges,
     for (int t = 0; t < parts; t++) {
         symbols += part[t].symbols;
         distinct += part[t].n_words;
+        uint64_t before = stats->words_low;
+        stats->words_low += part[t].words_low;
+        stats->words_high += part[t].words_high + (stats->words_low < before);
     }
     stats->distinct = distinct;
     /* prop-bpe-training-termination: every merge shortens some distinct word by one token, down to one. */

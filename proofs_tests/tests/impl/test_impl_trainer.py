@@ -83,8 +83,8 @@ def train_threaded(corpus: list[bytes], num_merges: int | None, threads: int, ta
 
     counts = Counter(corpus)
     packed = cut_into_tables(counts, tables)
-    rules, distinct = _fastbpe.train_tables(packed, num_merges, threads=threads, parallel_min=parallel_min)
-    assert distinct == len(counts)
+    rules, distinct, words = _fastbpe.train_tables(packed, num_merges, threads=threads, parallel_min=parallel_min)
+    assert (distinct, words) == (len(counts), len(corpus))
     return [Rule(*rule) for rule in rules]
 
 
@@ -349,8 +349,8 @@ def test_threads_learn_the_rules_of_one_thread(seed: int) -> None:
     for threads in (2, 3):
         assert _fastbpe.train(words, freqs, 3000, threads=threads) == expected
         assert _fastbpe.train(words, freqs, 3000, threads=threads, parallel_min=0) == expected
-        found, distinct = _fastbpe.train_tables(cut_into_tables(counts, threads), 3000, threads=threads)
-        assert (found, distinct) == (expected, len(counts))
+        found = _fastbpe.train_tables(cut_into_tables(counts, threads), 3000, threads=threads)
+        assert found == (expected, len(counts), sum(freqs))
     assert trainer.train_counts(counts, 3000, threads=2) == [Rule(*rule) for rule in expected]
 
 
@@ -403,7 +403,10 @@ def test_damaged_tables_are_refused() -> None:
         _fastbpe.train_tables([bytearray(good)], 2)
     with pytest.raises(ValueError, match="threads must be between 1 and 256"):
         _fastbpe.train_tables([good], 2, threads=257)
-    assert _fastbpe.train_tables([], None) == ([], 0)
+    assert _fastbpe.train_tables([], None) == ([], 0, 0)
+    # Words beyond 64 bits in all (each count fits): counted exactly.
+    many = [pack_counts({b"a": 2**63 - 1, b"b": 2**63 - 1}), pack_counts({b"c": 5})]
+    assert _fastbpe.train_tables(many, None, threads=2) == ([], 3, 2**64 + 3)
 
 
 def test_word_counter_packs_its_counts() -> None:
