@@ -73,8 +73,10 @@ typedef struct {
 #define PREFETCH 16
 #if defined(__GNUC__) || defined(__clang__)
 #define PREFETCH_POS(address) __builtin_prefetch((address), 1)
+#define PREFETCH_READ(address) __builtin_prefetch((address), 0)
 #else
 #define PREFETCH_POS(address) ((void)0)
+#define PREFETCH_READ(address) ((void)0)
 #endif
 
 #if defined(__linux__)
@@ -164,9 +166,10 @@ static int part_reserve_words(Part *pt, int64_t cap)
  * the upper half of the word's hash beside the word's number, so that a probe reads one place of memory. */
 static int part_reslot(Part *pt, uint64_t size)
 {
-    uint64_t *slot = realloc(pt->slot, (size_t)size * sizeof *slot);
+    uint64_t *slot = alloc_large((size_t)size * sizeof *slot);
     if (!slot)
         return -1;
+    free(pt->slot);
     pt->slot = slot;
     pt->slot_mask = size - 1;
     memset(slot, 0xFF, (size_t)size * sizeof *slot);
@@ -179,6 +182,40 @@ static int part_reslot(Part *pt, uint64_t size)
     return 0;
 }
 
+/* One word of a table (hash h, count f) into the partition: a new word, or its count added to the same word's
+ * (with ``dedupe``).  0, or a RUN_ value. */
+static int part_add_word(Part *pt, const unsigned char *word, uint32_t n, uint64_t h, int64_t f, int dedupe)
+{
+    uint64_t s = 0;
+    if (dedupe) {
+        uint64_t entry, tag = SLOT(h, 0);
+        for (s = h & pt->slot_mask; (entry = pt->slot[s]) != SLOT_FREE; s = (s + 1) & pt->slot_mask) {
+            int64_t w = (int64_t)(entry & 0xFFFFFFFFULL);
+            if ((entry & 0xFFFFFFFF00000000ULL) == tag && pt->len[w] == n && memcmp(pt->word[w], word, n) == 0)
+                return add_count(&pt->freq[w], f) ? 0 : RUN_OVERFLOW;
+        }
+        if (pt->n_words >= (int64_t)0xFFFFFFFF)
+            return RUN_TOO_LARGE;
+    }
+    if (pt->n_words == pt->cap_words && part_reserve_words(pt, 2 * pt->cap_words) < 0)
+        return RUN_NO_MEMORY;
+    int64_t w = pt->n_words++;
+    pt->word[w] = word;
+    pt->len[w] = n;
+    pt->hash[w] = h;
+    pt->freq[w] = f;
+    pt->symbols += n;
+    if (dedupe) {
+        pt->slot[s] = SLOT(h, w);
+        if ((uint64_t)pt->n_words * 2 > pt->slot_mask + 1 && part_reslot(pt, (pt->slot_mask + 1) * 2) < 0)
+            return RUN_NO_MEMORY;
+    }
+    return 0;
+}
+
+/* Words read ahead in part_collect, so that their slots are asked for before they are probed. */
+#define COLLECT_AHEAD 16
+
 /*
  * The words of partition ``part`` of ``parts``: those whose hash is part modulo parts, from every table.  The words
  * of one table are distinct; several tables may hold the same word, whose counts are then added (slot table).
@@ -186,7 +223,7 @@ static int part_reslot(Part *pt, uint64_t size)
  */
 static void part_collect(Part *pt, const Table *tables, int n_tables, int part, int parts)
 {
-    int dedupe = n_tables > 1;
+    int dedupe = n_tables > 1, status = 0;
     /* Sized for this partition's share of the words, with some room: the hash spreads them evenly. */
     int64_t expected = 0;
     for (int k = 0; k < n_tables; k++)
@@ -195,66 +232,54 @@ static void part_collect(Part *pt, const Table *tables, int n_tables, int part, 
     uint64_t slots = 4096;
     while (slots < 2 * (uint64_t)expected)
         slots *= 2;
-    if (part_reserve_words(pt, expected) < 0 || (dedupe && part_reslot(pt, slots) < 0))
-        goto no_memory;
-    for (int k = 0; k < n_tables; k++) {
+    if (part_reserve_words(pt, expected) < 0 || (dedupe && part_reslot(pt, slots) < 0)) {
+        pt->status = RUN_NO_MEMORY;
+        return;
+    }
+    struct {
+        const unsigned char *word;
+        uint32_t n;
+        uint64_t h;
+        int64_t f;
+    } ahead[COLLECT_AHEAD];
+    for (int k = 0; k < n_tables && !status; k++) {
         const Table *t = &tables[k];
         const unsigned char *p = t->data;
-        for (int64_t i = 0; i < t->n; i++) {
-            uint32_t n = table_length(t, i);
-            const unsigned char *word = p;
-            p += n;
-            uint64_t h = parts > 1 || dedupe ? word_hash(word, n) : 0;
-            if (parts > 1 && (int)((h >> 32) % (uint64_t)parts) != part)
-                continue;
-            int64_t f = table_count(t, i);
-            uint64_t s = 0;
-            if (dedupe) {
-                uint64_t entry, tag = SLOT(h, 0);
-                for (s = h & pt->slot_mask; (entry = pt->slot[s]) != SLOT_FREE; s = (s + 1) & pt->slot_mask) {
-                    int64_t w = (int64_t)(entry & 0xFFFFFFFFULL);
-                    if ((entry & 0xFFFFFFFF00000000ULL) == tag && pt->len[w] == n && memcmp(pt->word[w], word, n) == 0)
-                        break;
-                }
-                if (entry != SLOT_FREE) {
-                    if (!add_count(&pt->freq[entry & 0xFFFFFFFFULL], f)) {
-                        pt->status = RUN_OVERFLOW;
-                        return;
-                    }
+        for (int64_t i = 0; i < t->n && !status;) {
+            /* The next words of this partition, their slots asked for; then each added. */
+            int got = 0;
+            for (; i < t->n && got < COLLECT_AHEAD; i++) {
+                uint32_t n = table_length(t, i);
+                const unsigned char *word = p;
+                p += n;
+                uint64_t h = parts > 1 || dedupe ? word_hash(word, n) : 0;
+                if (parts > 1 && (int)((h >> 32) % (uint64_t)parts) != part)
                     continue;
-                }
-                if (pt->n_words >= (int64_t)0xFFFFFFFF) {
-                    pt->status = RUN_TOO_LARGE;
-                    return;
-                }
+                ahead[got].word = word;
+                ahead[got].n = n;
+                ahead[got].h = h;
+                ahead[got].f = table_count(t, i);
+                if (dedupe)
+                    PREFETCH_READ(&pt->slot[h & pt->slot_mask]);
+                got++;
             }
-            if (pt->n_words == pt->cap_words && part_reserve_words(pt, 2 * pt->cap_words) < 0)
-                goto no_memory;
-            int64_t w = pt->n_words++;
-            pt->word[w] = word;
-            pt->len[w] = n;
-            pt->hash[w] = h;
-            pt->freq[w] = f;
-            pt->symbols += n;
-            if (dedupe) {
-                pt->slot[s] = SLOT(h, w);
-                if ((uint64_t)pt->n_words * 2 > pt->slot_mask + 1 && part_reslot(pt, (pt->slot_mask + 1) * 2) < 0)
-                    goto no_memory;
-            }
+            for (int g = 0; g < got && !status; g++)
+                status = part_add_word(pt, ahead[g].word, ahead[g].n, ahead[g].h, ahead[g].f, dedupe);
         }
     }
     free(pt->slot);
     pt->slot = NULL;
     free(pt->hash);
     pt->hash = NULL;
+    if (status) {
+        pt->status = status;
+        return;
+    }
     for (int64_t w = 0; w < pt->n_words; w++) {
         uint64_t before = pt->words_low;
         pt->words_low += (uint64_t)pt->freq[w];
         pt->words_high += pt->words_low < before;
     }
-    return;
-no_memory:
-    pt->status = RUN_NO_MEMORY;
 }
 
 /* A new pair (a, b) with count 0 and no occurrences; -1 when out of memory. */
@@ -434,6 +459,16 @@ static void part_merge(Part *pt, int32_t pid, int32_t a, int32_t b, int32_t c, i
                 PREFETCH_POS(ahead - 1);
             if (occ[k + PREFETCH] + 2 < pt->symbols)
                 PREFETCH_POS(ahead + 2);
+        }
+        if (k + PREFETCH / 2 < occ_len) {
+            /* half as far ahead, the positions asked for above have come: what they point to (the word's
+             * frequency, the counts of the pairs at l and at q) */
+            const Pos *near = &pos[occ[k + PREFETCH / 2]];
+            PREFETCH_READ(&freq[near->wid]);
+            if (near->prv >= 0 && pos[near->prv].pid >= 0)
+                PREFETCH_POS(&count[pos[near->prv].pid]);
+            if (near->nxt >= 0 && pos[near->nxt].pid >= 0)
+                PREFETCH_POS(&count[pos[near->nxt].pid]);
         }
         if (here->tok != a)
             continue; /* merged away, or changed by an earlier merge */

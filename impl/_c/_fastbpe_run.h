@@ -79,6 +79,13 @@ static void job_merge(void *arg, int t)
     part_merge(&w->part[t], w->pid[t], w->a, w->b, w->c, w->step);
 }
 
+/* Each partition frees its own memory: hundreds of thousands of lists, and its positions. */
+static void job_free(void *arg, int t)
+{
+    Work *w = arg;
+    part_free(&w->part[t]);
+}
+
 /* The first partition's failure, or 0. */
 static int parts_status(const Part *part, int parts)
 {
@@ -151,6 +158,7 @@ static int64_t run(const Table *tables, int n_tables, int parts, int64_t merges,
     IdList made = {NULL, 0, 0};
     Part *part = calloc((size_t)parts, sizeof(Part));
     int32_t *pid = calloc((size_t)parts, sizeof(int32_t));
+    Work w = {part, parts, tables, n_tables, 0, pid, 0, 0, 0, 0};
     *rules = NULL;
     int error = team_start(&team, parts);
     if (error) {
@@ -163,7 +171,6 @@ static int64_t run(const Table *tables, int n_tables, int parts, int64_t merges,
         goto out;
     g.parts = parts;
     g.part = part;
-    Work w = {part, parts, tables, n_tables, 0, pid, 0, 0, 0, 0};
 
     team_run(&team, job_collect, &w, 1);
     if ((done = parts_status(part, parts)) != 0)
@@ -294,10 +301,12 @@ static int64_t run(const Table *tables, int n_tables, int parts, int64_t merges,
     }
     done = j;
 out:
-    team_stop(&team);
-    if (part)
+    if (part && pid)
+        team_run(&team, job_free, &w, 1);
+    else if (part)
         for (int t = 0; t < parts; t++)
             part_free(&part[t]);
+    team_stop(&team);
     free(part);
     free(pid);
     global_free(&g);
