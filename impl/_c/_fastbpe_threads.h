@@ -17,6 +17,7 @@
 #define BPEPROOF_THREADS 1
 #include <pthread.h>
 #include <signal.h>
+#include <time.h>
 #endif
 
 #include <errno.h>
@@ -167,9 +168,19 @@ static int team_start(Team *team, int parts)
     return 0;
 }
 
-/* job(arg, t) for every partition t, on the helpers when ``parallel`` (else here, in turn).  Returns 1 when this
- * thread, done with its own partition, had to sleep until the helpers were done although none had to be woken up
- * (they ran late: their cores were busy with other work). */
+#ifdef BPEPROOF_THREADS
+static double team_clock(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+}
+#endif
+
+/* job(arg, t) for every partition t, on the helpers when ``parallel`` (else here, in turn).  Returns 1 when the
+ * helpers ran late: none had to be woken up, yet this thread, done with its own partition, waited for them longer
+ * than its partition took and had to sleep (their cores were busy with other work; an uneven split of one step's
+ * positions is not late). */
 static int team_run(Team *team, TeamJob job, void *arg, int parallel)
 {
 #ifdef BPEPROOF_THREADS
@@ -182,16 +193,18 @@ static int team_run(Team *team, TeamJob job, void *arg, int parallel)
         __atomic_store_n(&team->generation, team->generation + 1, __ATOMIC_RELEASE);
         pthread_cond_broadcast(&team->go);
         pthread_mutex_unlock(&team->lock);
+        double started = team_clock();
         job(arg, 0);
         for (int t = team->helpers + 1; t < team->parts; t++)
             job(arg, t);
+        double own = team_clock();
         if (spin_until_zero(&team->pending))
             return 0;
         pthread_mutex_lock(&team->lock);
         while (__atomic_load_n(&team->pending, __ATOMIC_ACQUIRE) != 0)
             pthread_cond_wait(&team->done, &team->lock);
         pthread_mutex_unlock(&team->lock);
-        return !woken;
+        return !woken && team_clock() - own > own - started;
     }
 #else
     (void)parallel;
