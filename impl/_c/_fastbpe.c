@@ -72,7 +72,7 @@
 #include "_fastbpe_run.h"
 
 /* A step whose pair has fewer positions than this (in all partitions) is not worth waking the threads for. */
-#define PARALLEL_MIN 64
+#define PARALLEL_MIN 16
 
 /* The largest number of threads a run takes. */
 #define MAX_THREADS 256
@@ -321,10 +321,10 @@ done:
 
 static PyMethodDef methods[] = {
     {"train", (PyCFunction)(void (*)(void))fastbpe_train, METH_VARARGS | METH_KEYWORDS,
-     "train(words, freqs, merges, threads=1, parallel_min=64) -> list of (a, b, c): def-bpe on distinct words"
+     "train(words, freqs, merges, threads=1, parallel_min=16) -> list of (a, b, c): def-bpe on distinct words"
      " with frequencies."},
     {"train_tables", (PyCFunction)(void (*)(void))fastbpe_train_tables, METH_VARARGS | METH_KEYWORDS,
-     "train_tables(tables, merges, threads=1, parallel_min=64) -> (list of (a, b, c), distinct words, words):"
+     "train_tables(tables, merges, threads=1, parallel_min=16) -> (list of (a, b, c), distinct words, words):"
      " def-bpe on packed word-count tables (merges None: no bound)."},
     {NULL, NULL, 0, NULL},
 };

@@ -122,9 +122,10 @@ static int join_byte_pairs(Global *g)
     return 0;
 }
 
-/* Growable list of the corpus's pairs made by one step. */
+/* Growable list of the corpus's pairs made by one step, with their counts (the partitions' added up). */
 typedef struct {
     int32_t *id;
+    int64_t *count;
     int64_t len, cap;
 } IdList;
 
@@ -133,11 +134,16 @@ static int id_list_add(IdList *list, int32_t id)
     if (list->len == list->cap) {
         int64_t cap = list->cap ? list->cap * 2 : 256;
         int32_t *ids = realloc(list->id, (size_t)cap * sizeof(int32_t));
-        if (!ids)
+        if (ids)
+            list->id = ids;
+        int64_t *counts = realloc(list->count, (size_t)cap * sizeof(int64_t));
+        if (counts)
+            list->count = counts;
+        if (!ids || !counts)
             return -1;
-        list->id = ids;
         list->cap = cap;
     }
+    list->count[list->len] = 0;
     list->id[list->len++] = id;
     return 0;
 }
@@ -155,7 +161,7 @@ static int64_t run(const Table *tables, int n_tables, int parts, int64_t merges,
     memset(&g, 0, sizeof g);
     Team team;
     int32_t *left_id = NULL, *left_step = NULL, *right_id = NULL, *right_step = NULL;
-    IdList made = {NULL, 0, 0};
+    IdList made = {NULL, NULL, 0, 0};
     Part *part = calloc((size_t)parts, sizeof(Part));
     int32_t *pid = calloc((size_t)parts, sizeof(int32_t));
     Work w = {part, parts, tables, n_tables, 0, pid, 0, 0, 0, 0};
@@ -260,8 +266,10 @@ static int64_t run(const Table *tables, int n_tables, int parts, int64_t merges,
         }
         if ((done = parts_status(part, parts)) != 0)
             goto out;
-        /* Join the pairs the partitions made: (x, c) by x, (c, y) by y (y is never c: see part_merge). */
+        /* Join the pairs the partitions made: (x, c) by x, (c, y) by y (y is never c: see part_merge).  The ids
+         * given now are first, first + 1, ...: a pair's count is added up at its place in ``made``. */
         made.len = 0;
+        int32_t first = g.n_pairs;
         for (int t = 0; t < parts; t++) {
             const Part *pt = &part[t];
             for (int64_t k = 0; k < pt->n_touched; k++) {
@@ -280,14 +288,14 @@ static int64_t run(const Table *tables, int n_tables, int parts, int64_t merges,
                     side_step[side] = step;
                 }
                 g.lid[(int64_t)side_id[side] * parts + t] = local;
+                if (!add_count(&made.count[side_id[side] - first], pt->count[local])) {
+                    done = RUN_OVERFLOW;
+                    goto out;
+                }
             }
         }
         for (int64_t k = 0; k < made.len; k++) {
-            HeapEntry e = {0, made.id[k]};
-            if (!global_count(&g, e.id, &e.count)) {
-                done = RUN_OVERFLOW;
-                goto out;
-            }
+            HeapEntry e = {made.count[k], made.id[k]};
             if (e.count > 0 && heap_push(&g, e) < 0) {
                 done = RUN_NO_MEMORY;
                 goto out;
@@ -311,6 +319,7 @@ out:
     free(pid);
     global_free(&g);
     free(made.id);
+    free(made.count);
     free(left_id);
     free(left_step);
     free(right_id);
