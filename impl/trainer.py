@@ -56,6 +56,7 @@ from itertools import chain, islice, pairwise, repeat
 from operator import add, itemgetter
 from typing import Protocol
 
+from bpeproof.impl.io.packed_counts import unpack_counts
 from bpeproof.spec.types import (
     ALPHABET_SIZE,
     BPETypeError,
@@ -82,6 +83,7 @@ __all__ = [
     "train",
     "train_counts",
     "train_iter",
+    "train_tables",
 ]
 
 #: A pre-tokenizer cuts one text into words (rem-faster-training); empty pieces are dropped.
@@ -486,10 +488,10 @@ def _train_lists(words: list[bytes], freqs: list[int], merges: int, bar: _Bar | 
     return rules
 
 
-def _train_c(words: list[bytes], freqs: list[int], merges: int, bar: _Bar | None) -> list[Rule]:
-    """rem-faster-training with the merge loop of ``impl/_c/_fastbpe.c``."""
+def _train_c(words: list[bytes], freqs: list[int], merges: int, bar: _Bar | None, threads: int = 1) -> list[Rule]:
+    """rem-faster-training with the merge loop of ``impl/_c/_fastbpe.c``, on ``threads`` threads."""
     assert _fastbpe is not None
-    rules = [Rule(a, b, c) for a, b, c in _fastbpe.train(words, freqs, merges)]
+    rules = [Rule(a, b, c) for a, b, c in _fastbpe.train(words, freqs, merges, _threads(threads))]
     if bar is not None:
         bar.update(len(rules))
     return rules
@@ -502,9 +504,17 @@ BACKENDS: dict[str, Callable[[list[bytes], list[int], int, _Bar | None], list[Ru
     "lists": _train_lists,
 }
 
-#: Limits of the C loop: 32-bit positions and ids, 64-bit counts.
+#: Limits of the C loop: 32-bit positions and ids, 64-bit counts, and threads.
 _C_INDEX_LIMIT = 2**31 - 1
 _C_COUNT_LIMIT = 2**62
+_C_THREADS = 256
+
+
+def _threads(threads: int) -> int:
+    """A number of threads for the C loop (more than it takes are as many as it takes: the same rules)."""
+    if not is_int(threads) or threads < 1:
+        raise ValueError(f"the number of threads must be an int >= 1, not {threads!r}")
+    return min(int(threads), _C_THREADS)
 
 
 def choose_backend(words: list[bytes], freqs: list[int], symbols: int, merges: int) -> str:
@@ -522,9 +532,10 @@ def choose_backend(words: list[bytes], freqs: list[int], symbols: int, merges: i
 
 
 def train_distinct(
-    counts: Mapping[bytes, int], bound: int | None, progress: bool | None, backend: str | None = None
+    counts: Mapping[bytes, int], bound: int | None, progress: bool | None, backend: str | None = None, threads: int = 1
 ) -> list[Rule]:
-    """def-bpe on the corpus in which word w occurs counts[w] times (rem-faster-training)."""
+    """def-bpe on the corpus in which word w occurs counts[w] times (rem-faster-training); the C loop runs on
+    ``threads`` threads (the same rules for any number)."""
     words = list(counts.keys())
     freqs = list(counts.values())
     symbols = sum(map(len, words))
@@ -532,10 +543,12 @@ def train_distinct(
     # and a word never has fewer than one, so there are at most Σ (|w| − 1) merges.
     most = symbols - len(words)
     merges = most if bound is None else min(bound, most)
-    run = BACKENDS[backend or choose_backend(words, freqs, symbols, merges)]
+    name = backend or choose_backend(words, freqs, symbols, merges)
     bar = _progress_bar(merges, progress, "merge", "BPE merges")
     try:
-        return run(words, freqs, merges, bar)
+        if name == "c":
+            return _train_c(words, freqs, merges, bar, threads)
+        return BACKENDS[name](words, freqs, merges, bar)
     finally:
         if bar is not None:
             bar.close()
@@ -557,15 +570,39 @@ def train(corpus: Sequence[bytes], num_merges: int | None, *, progress: bool | N
 
 
 def train_counts(
-    counts: Mapping[bytes, int], num_merges: int | None, *, progress: bool | None = None
+    counts: Mapping[bytes, int], num_merges: int | None, *, progress: bool | None = None, threads: int = 1
 ) -> list[Rule]:
     """def-bpe on the corpus in which each word w occurs ``counts[w]`` ≥ 1 times (rem-faster-training).
 
-    Equal to ``train`` on any list that holds each word that many times, in any order.
+    Equal to ``train`` on any list that holds each word that many times, in any order.  The C merge loop runs on
+    ``threads`` threads, each applying every merge to its share of the words: the same rules for any number.
     """
     checked = _check_counts(counts)
     bound = _check_num_merges(num_merges)
-    return train_distinct(checked, bound, progress)
+    return train_distinct(checked, bound, progress, threads=_threads(threads))
+
+
+def train_tables(
+    tables: Sequence[bytes], num_merges: int | None, *, progress: bool | None = None, threads: int = 1
+) -> tuple[list[Rule], int, int]:
+    """def-bpe on the sum of packed count tables (``impl.io.packed_counts``: what ``parallel.count_tables`` gives,
+    one per worker), with the number of distinct words and of words.  The C loop adds the tables itself and trains
+    on ``threads`` threads; without it, or beyond its limits, the tables are unpacked for ``train_distinct``."""
+    bound = _check_num_merges(num_merges)
+    threads = _threads(threads)
+    if _fastbpe is not None:
+        try:
+            found, distinct, words = _fastbpe.train_tables(list(tables), bound, threads)
+        except OverflowError:  # counts beyond 64 bits or positions beyond 32: the Python loops
+            pass
+        else:
+            if not distinct:
+                raise InvalidCorpusError("the tables hold no words: def-bpe needs K >= 1 words")
+            return [Rule(a, b, c) for a, b, c in found], distinct, words
+    counts = unpack_counts(tables)
+    if not counts:
+        raise InvalidCorpusError("the tables hold no words: def-bpe needs K >= 1 words")
+    return train_distinct(counts, bound, progress), len(counts), sum(counts.values())
 
 
 def train_iter(

@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from bpeproof.impl.io.packed_counts import pack_counts
 from bpeproof.impl.pre_tokenizers import splitter
 from bpeproof.impl.pre_tokenizers.char_table import char_table
 from bpeproof.impl.pre_tokenizers.patterns import resolve_pattern
@@ -59,6 +60,16 @@ class WordCounts:
                 long_texts.append(text)
         if long_texts:
             self._counts.update(count_words(long_texts, pretokenize=self._split))
+
+    def packed(self) -> bytes:
+        """Every word counted so far as one packed count table (``impl.io.packed_counts``), the trainer's input."""
+        if self._c is None or self._counts:
+            return pack_counts(self.counts())
+        try:
+            packed: bytes = self._c.pack()
+        except UnicodeEncodeError as error:  # a lone surrogate, as count_words reports it
+            raise InvalidTextError(f"word {error.object!r} cannot be encoded as UTF-8: {error.reason}") from None
+        return packed
 
     def counts(self) -> Counter[bytes]:
         """Every word counted so far (UTF-8 bytes) with its count."""

@@ -33,13 +33,15 @@ def checked_pattern(pattern: str) -> str:
     return source
 
 
-def add_parallel_options(parser: argparse.ArgumentParser, default_pattern: str | None) -> None:
+def add_parallel_options(parser: argparse.ArgumentParser, default_pattern: str | None,
+                         what: str = "count in N processes") -> None:
+    """--pattern, --workers (``what`` N is, for its help) and the engine's options."""
     from bpeproof.impl.parallel import default_workers
 
     parser.add_argument("--pattern", default=default_pattern, metavar="NAME|REGEX",
                         help="pre-tokenization: r50k, cl100k, o200k, words (default) or a regular expression")
     parser.add_argument("--workers", type=workers_option, default=None, metavar="N",
-                        help=f"count in N processes (default: all cores, here {default_workers()})")
+                        help=f"{what} (default: all cores, here {default_workers()})")
     add_engine_options(parser)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from bpeproof.commands import EXIT_OK, UsageError
@@ -23,10 +23,11 @@ def read_lines(paths: list[str]) -> Iterator[str]:
 
 def run(args: argparse.Namespace) -> int:
     from bpeproof.impl.io.counts import read_counts
-    from bpeproof.impl.parallel import count_files, default_workers
+    from bpeproof.impl.io.packed_counts import table_words
+    from bpeproof.impl.parallel import count_files, count_tables, default_workers
     from bpeproof.impl.pre_tokenizers.patterns import resolve_pattern
     from bpeproof.impl.tokenizer import Tokenizer
-    from bpeproof.impl.trainer import train_counts
+    from bpeproof.impl.trainer import HAVE_C_LOOP, train_counts, train_tables
 
     if args.merges < 0:
         raise UsageError(f"--merges {args.merges}: must be >= 0")
@@ -39,6 +40,9 @@ def run(args: argparse.Namespace) -> int:
     specials = parse_specials(args.special)
     started = time.perf_counter()
     slots: int | None = None
+    threads = args.workers or default_workers()  # the merge loop's threads: the same rules for any number
+    counts: Mapping[bytes, int] = {}
+    tables: list[bytes] = []  # the workers' packed tables, when the C loop adds them itself
     if args.counts is not None:
         counts, counted_with = read_counts(args.counts)
         pattern = counted_with if counted_with is not None else resolve_pattern(args.pattern or "words")
@@ -49,18 +53,29 @@ def run(args: argparse.Namespace) -> int:
     else:
         pattern = checked_pattern(args.pattern or "words")
         with open_engine(args, args.files) as engine:
-            counts = count_files(args.files, pattern, workers=args.workers, progress=None, engine=engine)
+            if engine is None and HAVE_C_LOOP:
+                # The workers' tables go to the C merge loop as they are: it adds them itself, on several threads.
+                tables = count_tables(args.files, pattern, workers=args.workers, progress=None)
+            else:
+                counts = count_files(args.files, pattern, workers=args.workers, progress=None, engine=engine)
             slots = engine.slots if engine is not None else None
-    if not counts:
+    if not counts and not any(map(table_words, tables)):
         raise UsageError("the corpus is empty: no words to train on")
-    rules = train_counts(counts, args.merges, progress=None)
+    try:
+        if tables:
+            rules, distinct, words = train_tables(tables, args.merges, progress=None, threads=threads)
+        else:
+            rules = train_counts(counts, args.merges, progress=None, threads=threads)
+            distinct, words = len(counts), sum(counts.values())
+    except MemoryError:  # in the merge loop, on any of its threads: one line, as any other failure of the run
+        raise OSError("out of memory in the merge loop") from None
     tokenizer = Tokenizer(rules, args.pattern or pattern, specials)
     tokenizer.save(args.output)
     seconds = time.perf_counter() - started
     summary = {
         "output": str(args.output),
-        "distinct_words": len(counts),
-        "words": sum(counts.values()),
+        "distinct_words": distinct,
+        "words": words,
         "merges": len(rules),
         "vocab_size": 256 + len(rules),
         "special_tokens": len(specials),
@@ -71,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
-        print(f"learned {len(rules)} merges from {summary['words']} words ({len(counts)} distinct) in {seconds:.2f} s;"
+        print(f"learned {len(rules)} merges from {words} words ({distinct} distinct) in {seconds:.2f} s;"
               f" vocabulary {summary['vocab_size']} + {len(specials)} special; saved to {args.output}")
     return EXIT_OK
 
@@ -82,8 +97,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="learn BPE merges from text files and save a tokenizer",
         description="Cut UTF-8 text files into words with the pattern, line by line, count them in worker processes"
         " (the same counts for any number), learn at most N merges exactly as def-bpe defines them (largest count,"
-        " ties to the smallest pair, ids 256, 257, …) and save the tokenizer as JSON (written to a temporary file,"
-        " then renamed). --counts trains on a table written by 'bpeproof count' and takes its pattern. With --engine"
+        " ties to the smallest pair, ids 256, 257, …) on as many threads (the same rules for any number) and save"
+        " the tokenizer as JSON (written to a temporary file, then renamed). --counts trains on a table written by"
+        " 'bpeproof count' and takes its pattern. With --engine"
         " dask the counting runs as tasks on a Dask cluster and the merge loop here: the same rules.",
     )
     parser.add_argument("files", nargs="*", metavar="FILE", help="UTF-8 text files (.gz read as gzip; - for stdin)")
@@ -91,7 +107,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                         help="train on a word-count table written by 'bpeproof count' instead of FILEs")
     parser.add_argument("--merges", type=int, required=True, metavar="N", help="at most N merges")
     parser.add_argument("-o", "--output", required=True, type=Path, metavar="OUT", help="the tokenizer file to write")
-    add_parallel_options(parser, None)
+    add_parallel_options(parser, None, "count in N processes, then merge on N threads")
     parser.add_argument("--special", action="append", default=[], metavar="NAME=ID",
                         help="a special token (repeat the option)")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")

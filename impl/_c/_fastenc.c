@@ -41,7 +41,8 @@
  *   (impl/_c/_fastenc_scan.h, included below).
  *
  * WordCounter(): add(text, table, which) counts the pieces of split_pattern(text, table, which) without making
- *   them, counts() gives the table as {UTF-8 bytes: count} (impl/_c/_fastenc_count.h, included below).
+ *   them, counts() gives the table as {UTF-8 bytes: count}, pack() as the trainer's packed table
+ *   (impl/_c/_fastenc_count.h, included below).
  *
  * Limits: fewer than 2**31 - 256 rules, words shorter than 2**31 bytes and pieces of text shorter than
  * 2**29 characters (OverflowError beyond; bpeproof.impl.encoder and bpeproof.impl.tokenizer use their Python loops there).

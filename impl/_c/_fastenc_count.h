@@ -11,12 +11,16 @@
  *       piece_hash), so a piece seen before costs no str object and no int object.
  *   counts() -> dict[bytes, int]
  *       Every word counted, as its UTF-8 bytes, with its count.
+ *   pack() -> bytes
+ *       The same table packed as the trainer reads it (_fastbpe_tables.h, impl/io/packed_counts.py): one
+ *       buffer, no object for each word.
  *   len(counter): the number of distinct words.
  */
 
 #ifndef BPEPROOF_FASTENC_COUNT_H
 #define BPEPROOF_FASTENC_COUNT_H
 
+#include "_fastbpe_tables.h"
 #include "_fastenc_cache.h"
 #include "_fastenc_scan.h"
 
@@ -139,6 +143,46 @@ WordCounter_counts(WordCounter *c, PyObject *unused)
     return out;
 }
 
+static PyObject *
+WordCounter_pack(WordCounter *c, PyObject *unused)
+{
+    int64_t n = c->n_entries, size = 0;
+    for (Py_ssize_t e = 0; e < c->n_entries; e++) {
+        Py_ssize_t length;
+        if (PyUnicode_AsUTF8AndSize(c->entries[e].key, &length) == NULL)
+            return NULL; /* a lone surrogate: UnicodeEncodeError */
+        if ((uint64_t)length > UINT32_MAX) {
+            PyErr_SetString(PyExc_ValueError, "a word of more than 2**32 - 1 bytes");
+            return NULL;
+        }
+        size += length;
+    }
+    int64_t total = table_size(n, size);
+    if (total < 0 || total > PY_SSIZE_T_MAX)
+        return PyErr_NoMemory();
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)total);
+    if (out == NULL)
+        return NULL;
+    unsigned char *buf = (unsigned char *)PyBytes_AS_STRING(out);
+    memcpy(buf, TABLE_MAGIC, 8);
+    memcpy(buf + 8, &n, 8);
+    memcpy(buf + 16, &size, 8);
+    unsigned char *counts = buf + TABLE_HEADER, *lengths = counts + 8 * n;
+    unsigned char *data = buf + TABLE_HEADER + 8 * n + ((4 * n + 7) & ~(int64_t)7);
+    memset(lengths + 4 * n, 0, (size_t)(data - (lengths + 4 * n)));
+    for (Py_ssize_t e = 0; e < c->n_entries; e++) {
+        Py_ssize_t length;
+        const char *utf8 = PyUnicode_AsUTF8AndSize(c->entries[e].key, &length); /* cached by the first pass */
+        int64_t count = c->entries[e].count;
+        uint32_t length32 = (uint32_t)length;
+        memcpy(counts + 8 * e, &count, 8);
+        memcpy(lengths + 4 * e, &length32, 4);
+        memcpy(data, utf8, (size_t)length);
+        data += length;
+    }
+    return out;
+}
+
 static Py_ssize_t
 WordCounter_length(WordCounter *c)
 {
@@ -179,6 +223,7 @@ static PyMethodDef WordCounter_methods[] = {
     {"add", (PyCFunction)WordCounter_add, METH_VARARGS,
      "add(text, table, which): count every piece of split_pattern(text, table, which)."},
     {"counts", (PyCFunction)WordCounter_counts, METH_NOARGS, "Every word counted (UTF-8 bytes) with its count."},
+    {"pack", (PyCFunction)WordCounter_pack, METH_NOARGS, "The counts as one packed count table (bytes)."},
     {NULL, NULL, 0, NULL},
 };
 

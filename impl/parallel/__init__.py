@@ -63,6 +63,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from bpeproof.impl.io.corpus import iter_lines
+from bpeproof.impl.io.packed_counts import pack_counts
 from bpeproof.impl.io.token_arrays import NpyWriter, ShardWriter
 from bpeproof.impl.parallel.cuts import (
     BLOCK,
@@ -92,6 +93,7 @@ __all__ = [
     "WorkerError",
     "bytes_bar",
     "count_files",
+    "count_tables",
     "count_task",
     "default_workers",
     "encode_batch",
@@ -127,6 +129,12 @@ def plan_engine_ranges(engine: TaskEngine, names: Sequence[str], *, cut: bool) -
     return list(zip(plan.tasks, plan.files, strict=True))
 
 
+def _counting_ranges(names: Sequence[str], workers: int) -> int:
+    """Bytes per range when counting: about sixteen ranges per worker, so that the last ones, which a worker may
+    count while the others have nothing left, are short (one core counts about 20 MB a second)."""
+    return _range_size(total_size(names), 4 * workers, 1 << 20, 256 << 20)
+
+
 def count_files(
     names: Sequence[str],
     pattern: str,
@@ -151,7 +159,7 @@ def count_files(
     compile_pattern(source)  # a bad pattern is the caller's error, before any process starts
     count = engine.slots if engine is not None else check_workers(workers)
     if range_bytes is None:
-        range_bytes = _range_size(total_size(names), count, 4 << 20, 256 << 20)
+        range_bytes = _counting_ranges(names, count)
     if engine is not None:
         plan, total = plan_ranges(names, range_bytes, cut=True)
         sizes = engine_task_sizes(plan)
@@ -164,14 +172,43 @@ def count_files(
                 bar.close()
         return table
     if "-" in names:  # standard input cannot be cut or handed to another process: one process reads everything
-        from bpeproof.impl.pre_tokenizers.splitter import pattern_splitter
-        from bpeproof.impl.trainer import count_words
-
-        return count_words(iter_lines(names), pretokenize=pattern_splitter(source), progress=progress)
+        return _count_here(names, source, progress)
     plan, total = plan_ranges(names, range_bytes, cut=True)
     tables: list[Counter[bytes]] = []
     run_tasks("count", source, plan, count, bytes_bar(total, progress, "counting words"), ignore, tables.append)
     return merge_counts(tables)
+
+
+def _count_here(names: Sequence[str], source: str, progress: bool | None) -> Counter[bytes]:
+    from bpeproof.impl.pre_tokenizers.splitter import pattern_splitter
+    from bpeproof.impl.trainer import count_words
+
+    return count_words(iter_lines(names), pretokenize=pattern_splitter(source), progress=progress)
+
+
+def count_tables(
+    names: Sequence[str],
+    pattern: str,
+    *,
+    workers: int | None = None,
+    range_bytes: int | None = None,
+    progress: bool | None = None,
+) -> list[bytes]:
+    """``count_files`` for the trainer: the same words and counts, as packed tables (``impl.io.packed_counts``), one
+    per worker, which may share words (their sum is ``count_files``'s table; ``trainer.train_tables`` adds them in
+    C).  A worker hands its table over as one bytes object, and the parent adds none."""
+    from bpeproof.impl.pre_tokenizers.patterns import compile_pattern, resolve_pattern
+
+    source = resolve_pattern(pattern)
+    compile_pattern(source)
+    count = check_workers(workers)
+    if "-" in names:
+        return [pack_counts(_count_here(names, source, progress))]
+    plan, total = plan_ranges(names, range_bytes or _counting_ranges(names, count), cut=True)
+    tables: list[bytes] = []
+    run_tasks("count-packed", source, plan, count, bytes_bar(total, progress, "counting words"), ignore,
+              tables.append)
+    return tables
 
 
 @dataclass(frozen=True)

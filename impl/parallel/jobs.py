@@ -1,5 +1,6 @@
-"""Jobs: what a worker (or the parent, with one worker) does with each task — count a range's words, encode a
-range, encode a batch of texts — and the tokenizer sent to it as data (``TokenizerSource``).
+"""Jobs: what a worker (or the parent, with one worker) does with each task — count a range's words (into a
+``Counter``, or a packed table for the trainer), encode a range, encode a batch of texts — and the tokenizer sent to
+it as data (``TokenizerSource``).
 
 ``count_task`` and ``encode_task`` are the same work as single tasks, for another engine's workers
 (``bpeproof.impl.parallel.engine.TaskEngine``).
@@ -52,6 +53,14 @@ class _CountJob:
 
     def final(self) -> Counter[bytes]:
         return self._counts.counts()
+
+
+class _PackedCountJob(_CountJob):
+    """Count the words of ranges, and hand the table over packed (``impl.io.packed_counts``): one bytes object for
+    the pipe and for the C merge loop, which adds the workers' tables itself."""
+
+    def final(self) -> bytes:  # type: ignore[override]
+        return self._counts.packed()
 
 
 def _range_lines(task: Range, on_bytes: Progress) -> Iterator[str]:
@@ -175,7 +184,8 @@ class _BatchJob:
         return None
 
 
-JOBS: dict[str, Callable[[Any, Progress], _Job]] = {"count": _CountJob, "encode": _EncodeJob, "batch": _BatchJob}
+JOBS: dict[str, Callable[[Any, Progress], _Job]] = {"count": _CountJob, "count-packed": _PackedCountJob,
+                                                   "encode": _EncodeJob, "batch": _BatchJob}
 
 
 #: An engine's worker threads keep the tokenizer of the run they last encoded for (``encode_task``).

@@ -17,7 +17,7 @@ Kinds of mutant, and their gates:
   each of which must be "Confirmed over all paths" (``proofs_tests/tests/proofs/test_crosshair_gate.py``);
 * ``impl`` (a Python path of the engine): the differential Hypothesis suites of the encoder and the trainer; CrossHair
   on the production paths against the spec (``proofs_tests/tests/proofs/test_crosshair_impl.py``);
-* ``c`` (a loop of the ``_fastenc`` extension, ``impl/_c/_fastenc*``, or of ``impl/_c/_fastbpe.c``): the differential
+* ``c`` (a loop of the ``_fastenc`` extension, ``impl/_c/_fastenc*``, or of ``impl/_c/_fastbpe*``): the differential
   Hypothesis suites only, since CrossHair cannot see C.
 
 No hang is a pass: every test of a gate has a time limit (pytest-timeout; the CrossHair runs their own), so a mutant
@@ -171,14 +171,19 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("c-enc-long-no-stale-check", "the C heap loop merges a popped pair whose rank changed", "c", _one(
         "impl/_c/_fastenc_merge.h", "if (v == NO_VALUE || RANK_OF(v) != r)", "if (v == NO_VALUE)")),
     Mutant("c-train-ties-largest", "the C trainer breaks ties to the largest pair", "c", _one(
-        "impl/_c/_fastbpe.c", "        return p->a < q->a;\n    return p->b < q->b;\n",
+        "impl/_c/_fastbpe_heap.h", "        return p->a < q->a;\n    return p->b < q->b;\n",
         "        return p->a > q->a;\n    return p->b > q->b;\n")),
     Mutant("c-train-no-stale-check", "the C trainer trusts stale heap counts", "c", _one(
-        "impl/_c/_fastbpe.c", "if (current != top.count) {", "if (current != top.count && current < 0) {")),
+        "impl/_c/_fastbpe_run.h", "if (current != top.count) {", "if (current != top.count && current < 0) {")),
     Mutant("c-train-ids", "the C trainer numbers new ids from 257", "c", _one(
-        "impl/_c/_fastbpe.c", "c = 256 + (int32_t)j,", "c = 257 + (int32_t)j,")),
+        "impl/_c/_fastbpe_run.h", "c = 256 + (int32_t)j,", "c = 257 + (int32_t)j,")),
     Mutant("c-train-stale-spins", "the C trainer never refreshes a stale heap entry: training never ends", "c", _one(
-        "impl/_c/_fastbpe.c", "                s.heap[0].count = current;\n", "")),
+        "impl/_c/_fastbpe_run.h", "                g.heap[0].count = current;\n", "")),
+    Mutant("c-train-partitions-first-count", "the C trainer counts a pair in its first partition only", "c", _one(
+        "impl/_c/_fastbpe_heap.h", "    for (int t = 0; t < g->parts; t++)\n        if (lid[t] >= 0",
+        "    for (int t = 0; t < 1; t++)\n        if (lid[t] >= 0")),
+    Mutant("c-train-partitions-apart", "the C trainer keeps a pair made in two partitions as two pairs", "c", _one(
+        "impl/_c/_fastbpe_run.h", "if (side_step[side] != step) {", "if (side_step[side] != step || t > 0) {")),
     Mutant("c-count-new-word-zero", "the C word counter starts a new word at 0", "c", _one(
         "impl/_c/_fastenc_count.h", "    c->entries[e].count = 1;\n", "    c->entries[e].count = 0;\n")),
     Mutant("c-count-kind-blind", "the C word counter compares a word's code units, not its code points", "c", _one(
@@ -215,7 +220,8 @@ FAST_GATES = ("hypothesis",)
 C_SOURCES = {
     **{f"impl/_c/_fastenc{part}": "impl/_c/_fastenc"
        for part in (".c", "_table.h", "_merge.h", "_cache.h", "_scan.h", "_count.h", "_encode.h", "_merger.h")},
-    "impl/_c/_fastbpe.c": "impl/_c/_fastbpe",
+    **{f"impl/_c/_fastbpe{part}": "impl/_c/_fastbpe"
+       for part in (".c", "_tables.h", "_part.h", "_heap.h", "_threads.h", "_run.h")},
 }
 
 

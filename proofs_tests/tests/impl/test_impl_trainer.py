@@ -5,7 +5,10 @@ runs, repeated words, many ties), on the article's trace corpus and on a slice
 of real text, every backend (the C loop when it is built, the string loop, the
 list loop) must return exactly the specification's rule list; bad input must
 raise the specification's error classes; and the rules must not depend on
-``PYTHONHASHSEED``.
+``PYTHONHASHSEED``.  The C loop is also run on its words in several partitions
+(``THREADED``): on 2, 3 and 5 threads with every step in parallel, on several
+partitions in turn (as it runs without threads), and on the corpus cut into
+packed tables that share words, as worker processes hand it over.
 """
 
 from __future__ import annotations
@@ -14,12 +17,14 @@ import gzip
 import itertools
 import json
 import os
+import random
 import subprocess
 import sys
 import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -27,6 +32,7 @@ from hypothesis import strategies as st
 
 import bpeproof.spec.bpe
 from bpeproof.impl import trainer
+from bpeproof.impl.io.packed_counts import pack_counts, table_words, unpack_counts
 from bpeproof.proofs_tests.checker.strategies import corpora, runs_over, words
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, InvalidCorpusError, InvalidTextError, Rule
 
@@ -47,10 +53,44 @@ TRACE_RULES = [Rule(108, 111, 256), Rule(256, 119, 257), Rule(101, 115, 258), Ru
 
 merge_bounds = st.one_of(st.none(), st.integers(0, 10))
 
+#: The C loop on partitions: (threads, packed tables the corpus is cut into, the fewest positions of a step run in
+#: parallel).  0: every step on every thread; 2**62: the partitions one after the other, as without threads.
+THREADED = [(2, 1, 0), (3, 2, 0), (5, 3, 0), (1, 3, 0), (3, 1, 2**62)] if trainer.HAVE_C_LOOP else []
+
 
 def train_with(backend: str, corpus: list[bytes], num_merges: int | None) -> list[Rule]:
     """impl's trainer on ``corpus`` with one backend forced."""
     return trainer.train_distinct(Counter(corpus), num_merges, False, backend)
+
+
+def cut_into_tables(counts: Counter[bytes], tables: int) -> list[bytes]:
+    """``counts`` as ``tables`` packed tables (some may be empty) that together hold each word's count: every third
+    word is split between two tables, as when two worker processes both counted it."""
+    parts: list[dict[bytes, int]] = [{} for _ in range(tables)]
+    for index, (word, count) in enumerate(sorted(counts.items())):
+        if tables > 1 and count > 1 and index % 3 == 0:
+            parts[index % tables][word] = count - 1
+            parts[(index + 1) % tables][word] = 1
+        else:
+            parts[index % tables][word] = count
+    return [pack_counts(part) for part in parts]
+
+
+def train_threaded(corpus: list[bytes], num_merges: int | None, threads: int, tables: int,
+                   parallel_min: int) -> list[Rule]:
+    """The C loop on ``threads`` partitions of the words of ``corpus`` cut into ``tables`` packed tables."""
+    from bpeproof.impl._c import _fastbpe  # type: ignore[attr-defined]
+
+    counts = Counter(corpus)
+    packed = cut_into_tables(counts, tables)
+    rules, distinct, words = _fastbpe.train_tables(packed, num_merges, threads=threads, parallel_min=parallel_min)
+    assert (distinct, words) == (len(counts), len(corpus))
+    return [Rule(*rule) for rule in rules]
+
+
+def assert_threaded_equal(corpus: list[bytes], num_merges: int | None, expected: list[Rule]) -> None:
+    for threads, tables, parallel_min in THREADED:
+        assert train_threaded(corpus, num_merges, threads, tables, parallel_min) == expected, (threads, tables)
 
 
 @st.composite
@@ -83,6 +123,7 @@ def test_train_equals_spec(corpus: list[bytes], num_merges: int | None) -> None:
     assert trainer.train(corpus, num_merges) == expected
     for backend in AVAILABLE:
         assert train_with(backend, corpus, num_merges) == expected, backend
+    assert_threaded_equal(corpus, num_merges, expected)
 
 
 @settings(max_examples=100, deadline=None)
@@ -91,6 +132,7 @@ def test_train_equals_spec_on_ties(corpus: list[bytes], num_merges: int | None) 
     expected = bpeproof.spec.bpe.train(corpus, num_merges)
     for backend in AVAILABLE:
         assert train_with(backend, corpus, num_merges) == expected, backend
+    assert_threaded_equal(corpus, num_merges, expected)
 
 
 @settings(max_examples=80, deadline=None)
@@ -99,6 +141,7 @@ def test_train_equals_spec_on_long_runs(corpus: list[bytes], num_merges: int | N
     expected = bpeproof.spec.bpe.train(corpus, num_merges)
     for backend in AVAILABLE:
         assert train_with(backend, corpus, num_merges) == expected, backend
+    assert_threaded_equal(corpus, num_merges, expected)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -127,6 +170,7 @@ def test_backends_agree_on_longer_words() -> None:
     results = {backend: train_with(backend, corpus, None) for backend in AVAILABLE}
     first = next(iter(results.values()))
     assert all(result == first for result in results.values())
+    assert_threaded_equal(corpus, None, first)
     assert len(first) <= sum(map(len, corpus)) - len(corpus)
 
 
@@ -279,6 +323,132 @@ def test_bytearray_words_are_accepted() -> None:
 
 
 # ---------------------------------------------------------------------------
+# Partitions and threads: the same rules for any number
+# ---------------------------------------------------------------------------
+
+
+def _generated_counts(seed: int, words: int) -> Counter[bytes]:
+    """Made-up words over a few letters (so that many pairs are long and many counts tie), with Zipf-like counts."""
+    rng = random.Random(seed)
+    letters = b"abcde\xc3\xa9 "
+    return Counter({bytes(rng.choice(letters) for _ in range(rng.randint(1, 12))): 1 + int(40 / rng.randint(1, 40))
+                    for _ in range(words)})
+
+
+@needs_c_loop
+@pytest.mark.parametrize("seed", [1, 2])
+def test_threads_learn_the_rules_of_one_thread(seed: int) -> None:
+    """Tens of thousands of words, thousands of merges, steps of every size: 2 and 3 threads with their default
+    step size, and every step in parallel, give the rules of one thread; so do the words cut into tables."""
+    from bpeproof.impl._c import _fastbpe  # type: ignore[attr-defined]
+
+    counts = _generated_counts(seed, 30_000)
+    words, freqs = list(counts), list(counts.values())
+    expected = _fastbpe.train(words, freqs, 3000)
+    assert len(expected) == 3000
+    for threads in (2, 3):
+        assert _fastbpe.train(words, freqs, 3000, threads=threads) == expected
+        assert _fastbpe.train(words, freqs, 3000, threads=threads, parallel_min=0) == expected
+        found = _fastbpe.train_tables(cut_into_tables(counts, threads), 3000, threads=threads)
+        assert found == (expected, len(counts), sum(freqs))
+    assert trainer.train_counts(counts, 3000, threads=2) == [Rule(*rule) for rule in expected]
+
+
+@settings(max_examples=60, deadline=None)
+@given(corpus=corpora(), num_merges=merge_bounds, tables=st.integers(1, 4), threads=st.integers(1, 4))
+def test_train_tables_is_train_counts(corpus: list[bytes], num_merges: int | None, tables: int, threads: int) -> None:
+    """train_tables on packed tables that share words: the rules of train_counts on their sum, the number of
+    distinct words and of words; without the C loop (or beyond it) the tables are unpacked and added."""
+    counts = Counter(corpus)
+    packed = cut_into_tables(counts, tables)
+    assert unpack_counts(packed) == counts
+    assert sum(map(table_words, packed)) >= len(counts)
+    expected = (trainer.train_counts(counts, num_merges), len(counts), len(corpus))
+    assert trainer.train_tables(packed, num_merges, threads=threads) == expected
+    with mock.patch.object(trainer, "_fastbpe", None):
+        assert trainer.train_tables(packed, num_merges, threads=threads) == expected
+
+
+def test_train_tables_errors() -> None:
+    with pytest.raises(InvalidCorpusError):
+        trainer.train_tables([pack_counts({}), pack_counts({})], 3)
+    with pytest.raises(InvalidCorpusError):
+        trainer.train_tables([pack_counts({b"ab": 1})], -1)
+    with pytest.raises(ValueError, match="threads"):
+        trainer.train_tables([pack_counts({b"ab": 1})], 3, threads=0)
+    with pytest.raises(ValueError, match="not a packed count table"):
+        trainer.train_tables([b"bpecnt0\n" + bytes(16)], 3)
+    with pytest.raises(ValueError):
+        pack_counts({b"": 2})
+    with pytest.raises(OverflowError):
+        pack_counts({b"ab": 2**63})
+    # Counts the C loop's 64 bits cannot add up: the Python loop trains on the unpacked tables.
+    huge = [pack_counts({b"ab": 2**62, b"ba": 1}), pack_counts({b"ab": 2**62})]
+    assert trainer.train_tables(huge, None, threads=2) == ([Rule(97, 98, 256), Rule(98, 97, 257)], 2, 2**63 + 1)
+
+
+@needs_c_loop
+def test_damaged_tables_are_refused() -> None:
+    from bpeproof.impl._c import _fastbpe  # type: ignore[attr-defined]
+
+    good = pack_counts({b"ab": 3, b"abc": 1})
+    empty_word = good[:24] + good[24:40] + bytes(4) + good[44:]  # the first length set to 0
+    zero_count = good[:24] + bytes(8) + good[32:]
+    for damaged, problem in [(good[:-1], "size does not match"), (good + b"x", "size does not match"),
+                             (b"x" * 40, "not a packed count table"), (empty_word, "an empty word"),
+                             (zero_count, "a count below 1")]:
+        with pytest.raises(ValueError, match=problem):
+            _fastbpe.train_tables([good, damaged], 2)
+    with pytest.raises(TypeError, match="table 0 must be bytes"):
+        _fastbpe.train_tables([bytearray(good)], 2)
+    with pytest.raises(ValueError, match="threads must be between 1 and 256"):
+        _fastbpe.train_tables([good], 2, threads=257)
+    assert _fastbpe.train_tables([], None) == ([], 0, 0)
+    # Words beyond 64 bits in all (each count fits): counted exactly.
+    many = [pack_counts({b"a": 2**63 - 1, b"b": 2**63 - 1}), pack_counts({b"c": 5})]
+    assert _fastbpe.train_tables(many, None, threads=2) == ([], 3, 2**64 + 3)
+
+
+def test_word_counter_packs_its_counts() -> None:
+    """The C word counter's packed table is pack_counts of its counts, byte for byte."""
+    from bpeproof.impl.word_counts import WordCounts
+
+    texts = ["Hello world, héllo 語 world!\n", "  tabs\tand 123 4567 's don't\n", ""]
+    for pattern in ("r50k", "cl100k", "words"):
+        counts = WordCounts(pattern)
+        counts.add(texts)
+        assert counts.packed() == pack_counts(counts.counts())
+        assert unpack_counts([counts.packed()]) == counts.counts()
+
+
+_INTERRUPT_SCRIPT = """
+import os, random, signal, sys, time
+from bpeproof.impl._c import _fastbpe
+rng = random.Random(3)
+words = list({bytes(rng.randrange(256) for _ in range(rng.randint(4, 40))) for _ in range(200_000)})
+signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt))
+signal.setitimer(signal.ITIMER_REAL, 1.0)
+started = time.monotonic()
+try:
+    _fastbpe.train(words, [1] * len(words), 10**7, threads=2)
+except KeyboardInterrupt:
+    tasks = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else 1
+    print(f"interrupted {time.monotonic() - started:.2f} {tasks}")
+"""
+
+
+@needs_c_loop
+def test_ctrl_c_stops_the_c_loop() -> None:
+    """A signal handler that raises (Ctrl-C's) stops a long run of the C loop within a few hundred merges, and no
+    thread is left (its threads are not Python's: /proc counts them); without it the run would take minutes."""
+    done = subprocess.run([sys.executable, "-c", _INTERRUPT_SCRIPT], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    word, seconds, threads = done.stdout.split()
+    assert word == "interrupted" and float(seconds) < 30 and threads == "1"
+
+
+# ---------------------------------------------------------------------------
 # Bad input: the specification's errors
 # ---------------------------------------------------------------------------
 
@@ -363,6 +533,7 @@ _SEED_SCRIPT = """
 import itertools, json, sys
 from collections import Counter
 from bpeproof.impl import trainer
+from bpeproof.impl.io.packed_counts import pack_counts, table_words, unpack_counts
 corpus = [bytes(w) for w in itertools.product(b"abcd\\xe3\\x81", repeat=3)] * 2 + [b"ab" * 9, b"dcba" * 5]
 out = {b: [list(r) for r in trainer.train_distinct(Counter(corpus), None, False, b)] for b in sys.argv[1:]}
 out["train"] = [list(r) for r in trainer.train(list(reversed(corpus)), 40)]
@@ -431,3 +602,4 @@ def test_single_word(word: bytes) -> None:
     expected = bpeproof.spec.bpe.train([word], None)
     for backend in AVAILABLE:
         assert train_with(backend, [word], None) == expected
+    assert_threaded_equal([word], None, expected)  # more threads than words: empty partitions

@@ -41,11 +41,12 @@ from bpeproof.impl import parallel
 from bpeproof.impl.io.corpus import iter_lines, iter_range_lines
 from bpeproof.impl.io.counts import read_counts, write_counts
 from bpeproof.impl.io.errors import FormatError
+from bpeproof.impl.io.packed_counts import unpack_counts
 from bpeproof.impl.io.token_arrays import INDEX_NAME, read_shard_index
 from bpeproof.impl.pre_tokenizers.patterns import compile_pattern, compile_pinned
 from bpeproof.impl.pre_tokenizers.unicode_classes import changed_code_points
 from bpeproof.impl.tokenizer import Tokenizer
-from bpeproof.impl.trainer import count_words, train_counts, train_iter
+from bpeproof.impl.trainer import count_words, train_counts, train_iter, train_tables
 
 # ---------------------------------------------------------------------------
 # Helpers
@@ -185,8 +186,12 @@ def test_workers_learn_the_one_process_rules(workers: int, texts: list[str], siz
         expected = one_process_counts(names, "words")
         counts = parallel.count_files(names, "words", workers=workers, range_bytes=size)
         assert counts == expected
+        tables = parallel.count_tables(names, "words", workers=workers, range_bytes=size)
+        assert len(tables) == workers and unpack_counts(tables) == expected  # one table per worker, none added
         if expected:
-            assert train_counts(counts, 30) == train_counts(expected, 30)
+            rules = train_counts(expected, 30)
+            assert train_counts(counts, 30, threads=workers) == rules
+            assert train_tables(tables, 30, threads=workers) == (rules, len(expected), sum(expected.values()))
 
 
 def test_count_table_round_trip(tmp_path: Path) -> None:
@@ -266,7 +271,8 @@ def test_parquet_without_pyarrow_says_how_to_install_it(tmp_path: Path, monkeypa
 
 
 def test_count_then_train_counts_is_train(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """``count`` → ``train --counts`` writes the file ``train`` writes, for 1 and 2 workers."""
+    """``count`` → ``train --counts`` writes the file ``train`` writes, for 1 and 2 workers; so does ``train`` with 3
+    workers (three tables that share words, added in the C loop, on three threads)."""
     rng = random.Random(7)
     words = ["low", "lower", "newest", "widest", "wol", "tsewen", " ", "\t"]
     texts = ["".join(rng.choice(words + ["\n"]) for _ in range(400)) for _ in range(3)]
@@ -281,9 +287,11 @@ def test_count_then_train_counts_is_train(tmp_path: Path, capsys: pytest.Capture
         assert main(["train", *names, "--merges", "40", "-o", str(direct), "--workers", workers,
                      "--pattern", "cl100k"]) == 0
         outputs += [table.read_bytes(), out.read_bytes(), direct.read_bytes()]
+    three = tmp_path / "direct3.json"
+    assert main(["train", *names, "--merges", "40", "-o", str(three), "--workers", "3", "--pattern", "cl100k"]) == 0
     capsys.readouterr()
     assert outputs[0] == outputs[3]  # the same table, byte for byte
-    assert len({outputs[1], outputs[2], outputs[4], outputs[5]}) == 1
+    assert len({outputs[1], outputs[2], outputs[4], outputs[5], three.read_bytes()}) == 1
     assert json.loads(outputs[1])["pattern_name"] == "cl100k"
     if importlib.util.find_spec("pyarrow") is not None:  # the same through a Parquet table
         parquet = tmp_path / "counts.parquet"
