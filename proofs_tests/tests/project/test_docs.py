@@ -42,6 +42,16 @@ def test_the_proofs_table_is_the_report() -> None:
     assert shown.strip() == markdown_table(PROOFS), "regenerate: python -m bpeproof.proofs_tests.proofs.report"
 
 
+def test_the_benchmark_tables_are_their_saved_results() -> None:
+    """Every table between bench markers in docs/ is what its script prints for the results kept in bench/results
+    (``python bench/docs_tables.py`` makes them again)."""
+    pages = [page for page in DOCS.glob("*.md") if "<!-- bench: " in page.read_text(encoding="utf-8")]
+    assert pages, "the manual quotes the benchmarks through bench markers"
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "docs_tables.py"), "--check"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
 def test_the_folder_tree_names_every_folder_and_module() -> None:
     """The manual's folder tree (docs/index.md) names every folder of the package and every module in it, so that
     a new module cannot go undescribed."""
