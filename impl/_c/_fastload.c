@@ -58,6 +58,11 @@
  *   A tokenizer.json's model vocabulary and merge strings read from its bytes, and where they are (the JSON
  *   reader reads the rest of the document): the usual form only, None for any other (_fastload_json.h).
  *
+ * json_ids(data: bytes) -> dict | None
+ *
+ *   A JSON document that is one object of strings to ids (GPT-2's encoder.json), read as tokenizer_json_model
+ *   reads the model's vocabulary: the usual form only, None for any other (_fastload_json.h).
+ *
  * joined(items: list[bytes] | list[str]) -> (bytes | str, offsets: bytes, width: int)
  * cut(blob: bytes-like | str, offsets: bytes-like, width: int) -> list
  *
@@ -92,6 +97,7 @@ static PyMethodDef module_methods[] = {
      "sentencepiece_pieces(data): (texts, scores, types, other fields) of a ModelProto, or None."},
     {"tokenizer_json_model", tokenizer_json_model, METH_O,
      "tokenizer_json_model(data): (vocab, merges, their places) of a tokenizer.json's usual model, or None."},
+    {"json_ids", json_ids, METH_O, "json_ids(data): the dict of a JSON object of strings to ids, or None."},
     {"joined", joined, METH_O, "joined(items): (blob, offsets, their width) of a list of bytes or of str."},
     {"int_array", int_array, METH_O,
      "int_array(items): (int32 or int64 array, width, whether they count 0, 1, ...) of a list of ints, or None."},

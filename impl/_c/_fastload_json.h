@@ -2,7 +2,8 @@
  * _fastload_json.h: a tokenizer.json's two large members read straight from its bytes (tokenizer_json_model):
  * the model's "vocab", an object of token strings to ids, and its "merges", an array of strings, found by a scan
  * of the document's structure and read into a dict and a list, with the places where they are; the rest of the
- * document is small, and the JSON reader reads it (bpeproof.impl.formats.hf_json).
+ * document is small, and the JSON reader reads it (bpeproof.impl.formats.hf_json).  And a document that is such a
+ * vocabulary alone (json_ids: GPT-2's encoder.json).
  *
  * Only the usual form is read here, and anything else gives None (the JSON reader then reads the whole file,
  * naming any problem): ids that are plain non-negative integers below 2**31, strings whose escapes are the short
@@ -412,6 +413,27 @@ none:
     Py_XDECREF(merges);
     PyBuffer_Release(&view);
     Py_RETURN_NONE;
+}
+
+/* A document that is one object of strings to ids (GPT-2's encoder.json), as a dict; None for any other. */
+static PyObject *
+json_ids(PyObject *Py_UNUSED(module), PyObject *arg)
+{
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    Json json = {view.buf, view.len, 0};
+    json_space(&json);
+    PyObject *ids = json.pos < json.size ? json_vocabulary(&json) : NULL;
+    if (ids != NULL) {
+        json_space(&json);
+        if (json.pos != json.size)
+            Py_CLEAR(ids); /* something after the object */
+    }
+    PyBuffer_Release(&view);
+    if (ids == NULL && !PyErr_Occurred())
+        Py_RETURN_NONE;
+    return ids;
 }
 
 #endif /* BPEPROOF_FASTLOAD_JSON_H */

@@ -38,7 +38,9 @@ _SPECIAL = re.compile(r"<\|[^|]+\|>")
 def parse_encoder(path: str | os.PathLike[str], data: bytes) -> tuple[dict[str, int], dict[int, bytes]]:
     """The ``encoder.json`` content ``data`` as (token string → id, id → bytes)."""
     reader = JsonReader(path)
-    encoder = reader.obj(parse_json(path, data), "(top level)")
+    fast = c_readers()
+    found = fast.json_ids(data) if fast is not None else None  # (the usual file read in C, as the JSON reader would)
+    encoder = found if found is not None else reader.obj(parse_json(path, data), "(top level)")
     ids: dict[str, int] = {}
     tokens: dict[int, bytes] = {}
     numbers = cast("list[int]", list(encoder.values()))  # (ints when the first test holds)

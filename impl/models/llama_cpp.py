@@ -287,7 +287,7 @@ class LlamaCppModel(DeferredState):
         return self._by_id
 
 
-class LlamaCppTextModel:
+class LlamaCppTextModel(DeferredState):
     """llama.cpp's BPE session on tokens spelt as text (``byte_encode`` false: ``gemma4``, ``sarvam-moe``), over
     the one merge loop; ``semantics`` "llama.cpp".
 
@@ -302,11 +302,15 @@ class LlamaCppTextModel:
     """
 
     semantics = "llama.cpp"
+    #: What the compiled-vocabulary cache unpacks only when read: the table of ids' bytes (decoding's); encoding
+    #: reads the texts' look-up and the merges' ranks.
+    DEFERRED = ("_table",)
 
     def __init__(self, lookup: Mapping[bytes, int], merges: Sequence[tuple[bytes, bytes]],
                  table: Mapping[int, bytes], *, newline_runs: bool = False, ignore_merges: bool = False) -> None:
         self._lookup = dict(lookup)
         self._table = dict(table)
+        self._size = len(self._table)
         # Each pair's first line: the lines from the last, each written over by the earlier ones of its pair.
         lines = range(len(merges) - 1, -1, -1)
         self._ranks: dict[tuple[bytes, bytes], int] = dict(zip(reversed(merges), lines, strict=True))
@@ -318,7 +322,7 @@ class LlamaCppTextModel:
 
     @property
     def vocabulary_size(self) -> int:
-        return len(self._table)
+        return self._size
 
     def token_table(self) -> dict[int, bytes]:
         return dict(self._table)

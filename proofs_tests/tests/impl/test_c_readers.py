@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from bpeproof.impl.formats import gguf_tokenizer, gguf_vocab
 from bpeproof.impl.formats.gguf_container import parse_gguf_metadata
 from bpeproof.impl.formats.gguf_tokenizer import GGUFTokenizer, read_gguf_tokenizer
-from bpeproof.impl.formats.gpt2 import load_gpt2
+from bpeproof.impl.formats.gpt2 import load_gpt2, parse_encoder
 from bpeproof.impl.formats.hf_json import parse_hf_json
 from bpeproof.impl.formats.sentencepiece_model import parse_model_proto
 from bpeproof.impl.formats.tiktoken_file import parse_tiktoken
@@ -495,6 +495,39 @@ def test_gpt2_pairs_read_alike(files: tuple[bytes, bytes]) -> None:
         with pytest.MonkeyPatch.context() as monkeypatch:
             fast, slow = both(monkeypatch, lambda: load_gpt2(encoder, merges))
     assert fast == slow
+
+
+#: Pieces of a JSON object of strings to ids and what may go wrong in one: escapes (short, \\u, a surrogate's),
+#: raw control characters, bytes that are not UTF-8, ids that are no plain int, a repeated key, other values,
+#: something after the object, a byte order mark.
+_ENCODER_PIECES = [b'"a"', b'"\\u00e9"', b'"\\n\\t\\/"', b'"\\ud83d\\ude00"', b'"\xc4\xa0x"', b'"\x01"',
+                   b'"\xff"', b'"\xed\xa0\x80"', b":", b",", b" ", b"\n", b"0", b"7", b"12", b"-1", b"1.0", b"1e3",
+                   b"01", b"true", b"null", b"[1]", b"{}", b"99999999999", b"}", b"{", b"\xef\xbb\xbf"]
+
+
+@st.composite
+def encoder_documents(draw: st.DrawFn) -> bytes:
+    """GPT-2's encoder.json: mostly a well-formed object of distinct strings to ids, now and then with a piece of
+    ``_ENCODER_PIECES`` put in, left out or written over."""
+    keys = draw(st.lists(st.text(max_size=5), max_size=12))
+    ids = draw(st.lists(st.integers(0, 2**31 + 5), min_size=len(keys), max_size=len(keys)))
+    data = json.dumps(dict(zip(keys, ids, strict=True)), ensure_ascii=draw(st.booleans())).encode()
+    for _ in range(draw(st.integers(0, 2))):
+        at = draw(st.integers(0, len(data)))
+        piece = draw(st.sampled_from(_ENCODER_PIECES))
+        data = data[:at] + piece + data[at + draw(st.integers(0, 2)):]
+    return data
+
+
+@FUZZ
+@given(encoder_documents())
+def test_encoders_read_alike(data: bytes) -> None:
+    """An encoder.json read in C gives what the JSON reader gives, or the same error."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        fast, slow = both(monkeypatch, lambda: parse_encoder("encoder.json", data))
+    assert fast == slow
+    if type(fast) is tuple and type(fast[0]) is dict:
+        assert list(fast[0].items()) == list(slow[0].items())  # (the same order too)
 
 
 def _pieces_one_by_one(tokenizer: GGUFTokenizer) -> dict[int, bytes]:

@@ -305,6 +305,7 @@ def test_a_cached_model_encodes_and_explains_as_the_model_read(workdir: Path, da
         return
     load_tokenizer(str(path))  # (the entry written)
     cached = load_tokenizer(str(path))
+    assert isinstance(cached.model, SentencePieceModel) and isinstance(fresh.model, SentencePieceModel)
     for text in texts:
         assert cached.encode(text) == fresh.encode(text)
         word = text.encode("utf-8")
