@@ -57,10 +57,7 @@ class _CountJob:
 
 class _PackedCountJob(_CountJob):
     """Count the words of ranges, and hand the table over packed (``impl.io.packed_counts``): one bytes object for
-    the pipe and for the C merge loop, which adds the workers' tables itself.  One of its workers is a thread of the
-    calling process (``pool``): it needs nothing but the pattern."""
-
-    in_parent = True
+    the pipe and for the C merge loop, which adds the workers' tables itself."""
 
     def final(self) -> bytes:  # type: ignore[override]
         return self._counts.packed()

@@ -1,19 +1,11 @@
 """Running a plan's tasks: in the calling process, or in worker processes started with 'spawn', each talking to
-the parent over one pipe (the package docstring tells how failures and Ctrl-C are handled).
-
-A job whose class says ``in_parent`` (counting for the trainer) runs one of its workers on a thread of the calling
-process rather than in a process of its own: the same worker loop over the same kind of pipe, which starts at once
-(no interpreter to start and no modules to import: a fifth of a second of a core) and whose final table needs no
-other process's memory.  The calling process is idle while its workers count, so the thread has a core to itself;
-its own thread takes the lock of the interpreter for a moment each time a worker reports, to hand out the next task.
-"""
+the parent over one pipe (the package docstring tells how failures and Ctrl-C are handled)."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import signal
-import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -45,8 +37,7 @@ def check_workers(workers: int | None) -> int:
 
 def _worker_main(conn: Connection, kind: str, setup: Any, report: bool) -> None:
     """A worker: build the job, then run each task the parent sends until it sends None."""
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides: it stops every worker on Ctrl-C
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides: it stops every worker on Ctrl-C
 
     def on_bytes(count: int) -> None:
         conn.send(("progress", -1, count))
@@ -68,38 +59,7 @@ def _worker_main(conn: Connection, kind: str, setup: Any, report: bool) -> None:
             conn.send(("error", index, error_payload(error)))
 
 
-class _ThreadWorker:
-    """``_worker_main`` on a thread of the calling process, with what the pool calls of a process: ``sentinel`` (a
-    pipe that is readable once the thread has ended), ``is_alive``, ``join``, ``exitcode``.  It cannot be killed:
-    ``stop`` closes its pipe, and it ends when it next reads it (a daemon thread, it never keeps the process)."""
-
-    def __init__(self, target: Callable[..., None], args: tuple[Any, ...]) -> None:
-        self._ended, self._end = os.pipe()
-        self.sentinel = self._ended
-        self.exitcode: int | None = None
-        self._thread = threading.Thread(target=self._run, args=(target, args), name="bpeproof-worker", daemon=True)
-
-    def _run(self, target: Callable[..., None], args: tuple[Any, ...]) -> None:
-        try:
-            target(*args)
-        finally:
-            self.exitcode = 0
-            os.close(self._end)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def is_alive(self) -> bool:
-        return self._thread.is_alive()
-
-    def join(self, timeout: float | None = None) -> None:
-        self._thread.join(timeout)
-
-    def close(self) -> None:
-        os.close(self._ended)
-
-
-def _how_it_ended(process: BaseProcess | _ThreadWorker) -> str:
+def _how_it_ended(process: BaseProcess) -> str:
     process.join(5)
     code = process.exitcode
     if code is None:
@@ -134,15 +94,13 @@ class _Pool:
         self.errors: dict[int, BaseException] = {} if plan.error is None else {len(plan.tasks): plan.error}
         #: Whether a worker keeps its results until its final value: then a dead worker loses every task it did.
         self.keeps_state: bool = getattr(JOBS[kind], "keeps_state", False)
-        self.processes: list[BaseProcess | _ThreadWorker] = []
+        self.processes: list[BaseProcess] = []
         self.conns: list[Connection] = []
         self.holding: list[int | None] = [None] * workers
         self.done_by: list[list[int]] = [[] for _ in range(workers)]
         self.over = [False] * workers  # sent its final value, its error, or died
         self.idle: list[int] = []
         self.starting: list[int] = []
-        #: The worker that is a thread of this process (``in_parent``), or -1.
-        self.thread = workers - 1 if getattr(JOBS[kind], "in_parent", False) else -1
         self.results: dict[int, Any] = {}
         self.flushed = 0  # tasks 0 .. flushed - 1 are done and delivered
         self.handed = 0  # tasks 0 .. handed - 1 have been handed out
@@ -152,17 +110,12 @@ class _Pool:
         from multiprocessing import get_context
 
         context = get_context("spawn")
-        for worker in range(self.workers):
+        for _ in range(self.workers):
             here, there = context.Pipe()
-            args = (there, self.kind, setup, self.bar is not None)
-            process: BaseProcess | _ThreadWorker
-            if worker == self.thread:  # the last, once the processes are on their way
-                process = _ThreadWorker(_worker_main, args)
-            else:
-                process = context.Process(target=_worker_main, args=args, name="bpeproof-worker", daemon=True)
+            process = context.Process(target=_worker_main, args=(there, self.kind, setup, self.bar is not None),
+                                      name="bpeproof-worker", daemon=True)
             process.start()
-            if worker != self.thread:
-                there.close()
+            there.close()
             self.processes.append(process)
             self.conns.append(here)
 
@@ -200,12 +153,9 @@ class _Pool:
             self.errors.setdefault(-1, WorkerError(f"a worker process stopped ({how}) before it read anything"))
 
     def ready(self, worker: int) -> None:
-        """The first tasks go out once every worker process is up, one to each; the thread starts at once."""
-        if worker == self.thread:
-            self.give(worker)
-            return
+        """The first tasks go out once every worker is up, one to each."""
         self.starting.append(worker)
-        if len(self.starting) == self.workers - (self.thread >= 0):
+        if len(self.starting) == self.workers:
             for waiting in self.starting:
                 self.give(waiting)
 
@@ -270,19 +220,13 @@ class _Pool:
                     self.died(worker)
 
     def stop(self) -> None:
-        """Stop every worker still running (SIGTERM, then SIGKILL; the thread by closing its pipe) and close the
-        pipes."""
-        for worker, started in enumerate(self.processes):
-            if isinstance(started, _ThreadWorker):
-                self.conns[worker].close()
-            elif started.is_alive():
+        """Stop every worker still running (SIGTERM, then SIGKILL) and close the pipes."""
+        for started in self.processes:
+            if started.is_alive():
                 started.terminate()
         for started in self.processes:
             started.join(2)
-            if isinstance(started, _ThreadWorker):
-                if not started.is_alive():
-                    started.close()
-            elif started.is_alive():  # pragma: no cover - a worker that ignores SIGTERM
+            if started.is_alive():  # pragma: no cover - a worker that ignores SIGTERM
                 started.kill()
                 started.join()
         for conn in self.conns:

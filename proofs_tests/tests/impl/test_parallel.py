@@ -480,37 +480,6 @@ def test_ctrl_c_stops_every_worker(tmp_path: Path) -> None:
     assert not out.exists()
 
 
-@needs_proc
-def test_ctrl_c_stops_training_whose_thread_worker_waits(tmp_path: Path) -> None:
-    """``train --workers 2`` counts on one worker process and one thread of its own: Ctrl-C while the thread waits
-    on a pipe no one writes to stops the run (exit 130, nothing written, no worker left)."""
-    fifo = tmp_path / "stuck.gz"
-    os.mkfifo(fifo)
-    other = tmp_path / "other.txt"
-    other.write_text("ab ba\n", encoding="utf-8")
-    out = tmp_path / "tok.json"
-    command = [sys.executable, "-m", "bpeproof", "train", str(fifo), str(other), "--merges", "3", "-o", str(out),
-               "--workers", "2"]
-    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    try:
-        # The thread takes the first task (the pipe) at once; the worker process, once up, counts "other" and ends.
-        workers = _wait_for(lambda: (found := _children(process.pid)) and found)
-        _wait_for(lambda: not _children(process.pid))
-        os.killpg(process.pid, signal.SIGINT)
-        try:
-            _, err = process.communicate(timeout=120)
-        except subprocess.TimeoutExpired:
-            raise AssertionError("not stopped 120 s after Ctrl-C") from None
-    finally:
-        _unblock(fifo)
-        if process.poll() is None:
-            process.kill()
-    assert process.returncode == 130 and err.strip().endswith("bpeproof: interrupted")
-    assert not any(Path(f"/proc/{pid}").exists() for pid in workers)
-    assert not out.exists()
-
-
 # ---------------------------------------------------------------------------
 # Encoding: line cuts, ranges, workers, encode_batch
 # ---------------------------------------------------------------------------
