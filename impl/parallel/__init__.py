@@ -12,7 +12,7 @@ order and in the Python loops') is a function of the table alone, not of the ord
 table per worker and their sum, bounded by the distinct words, never by the text (ranges are streamed line by
 line).  ``count_tables`` is the same counting for the trainer: each worker hands its table over packed in one
 bytes object (``impl.io.packed_counts``), the parent adds none, and ``trainer.train_tables`` adds them in C on
-several threads; one of its workers is a thread of the calling process (``pool``).
+several threads.
 
 Encoding (``encode_files``).  A text may only be cut where encoding the two parts gives the ids of the whole.
 For the named patterns r50k, cl100k, o200k and words (``impl.pre_tokenizers.patterns``) that is so at every *line cut*:
@@ -36,8 +36,7 @@ renamed at the end.
 sent to the workers as its model, pattern, special tokens and pipeline (its C merge tables are rebuilt there).
 
 Processes.  Workers are started with the 'spawn' method (a fresh interpreter: nothing copied from the parent,
-no lock held by one of its threads) and each talks to the parent over one pipe (``count_tables`` runs one worker
-on a thread of the parent instead, over a pipe too): the parent hands out the tasks
+no lock held by one of its threads) and each talks to the parent over one pipe: the parent hands out the tasks
 in order, one at a time, and keeps the results in order.  Workers ignore Ctrl-C; the parent stops all of them
 when it is interrupted, on any error, and when one of them dies.  A failure is reported for the first failing
 task in reading order (the parent lets the tasks before it finish), so a run names the same file whatever the
