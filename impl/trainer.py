@@ -32,13 +32,17 @@ not depend on ``PYTHONHASHSEED``.  Training stops after at most N − K merges
 The same algorithm is written three times, and the tests check all three against
 the specification:
 
-* ``impl/_c/_fastbpe.c`` (``_train_c``), the merge loop in C, used whenever the
-  extension is built.  It works one level finer: words are linked lists of
-  positions, a pair lists the positions where it starts, and a merge visits
-  those in increasing order (the left-to-right order of M_r); each position
-  knows its pair, so no pair is ever looked up.  A merge costs O(occurrences),
-  and all of training O(N log N).  In Python the same loop spends about a
-  microsecond per changed pair, twenty times more than C;
+* ``impl/_c/_fastbpe.c`` (``_train_c``, ``train_tables``), the merge loop in C,
+  used whenever the extension is built.  It works one level finer: words are
+  linked lists of positions, a pair lists the positions where it starts, and a
+  merge visits those in increasing order (the left-to-right order of M_r); each
+  position knows its pair, so no pair is ever looked up.  A merge costs
+  O(occurrences), and all of training O(N log N).  In Python the same loop
+  spends about a microsecond per changed pair, twenty times more than C.  With
+  ``threads`` > 1 the distinct words are split by their hash into one partition
+  per thread, every thread applies each merge to its own words, and a pair's
+  count is the sum of the partitions' counts: the rules of one thread
+  (``_fastbpe_run.h`` says why);
 * ``_train_strings``, the pure-Python version described above, used when the
   extension is missing;
 * ``_train_lists``, for ids above U+10FFFF, which cannot be characters (more

@@ -2,14 +2,17 @@ r"""Counting words and encoding text in worker processes, with exactly the resul
 
 Counting (``count_files``).  def-bpe needs only the distinct words of the corpus with their frequencies
 (rem-faster-training), and the sum of the count tables of the parts of a corpus is the table of the whole,
-however it was cut.  Each plain file is cut into byte ranges; a range holds the lines that *start* in it
-(``impl.io.corpus.iter_range_lines``), so every line is read exactly once and cut into words on its own, exactly as
-the one-process ``train`` reads it; a gzip file cannot be cut and is one range.  Each worker counts the ranges it
-is given into one table (``trainer.count_words``, the one-process counter), and the parent adds the tables.
-Training on the sum gives the rules of the one-process run, ties included: the trainer's choice at every step
-(largest count, then smallest pair, in ``_fastbpe.c``'s heap order and in the Python loops') is a function of the
-table alone, not of the order of its words.  Memory: one table per worker and their sum, bounded by the distinct
-words, never by the text (ranges are streamed line by line).
+however it was cut.  Each plain file is cut into byte ranges (about sixteen per worker, so that the last ones are
+short); a range holds the lines that *start* in it (``impl.io.corpus.iter_range_lines``), so every line is read
+exactly once and cut into words on its own, exactly as the one-process ``train`` reads it; a gzip file cannot be
+cut and is one range.  Each worker counts the ranges it is given into one table (``trainer.count_words``, the
+one-process counter), and the parent adds the tables.  Training on the sum gives the rules of the one-process run,
+ties included: the trainer's choice at every step (largest count, then smallest pair, in ``_fastbpe.c``'s heap
+order and in the Python loops') is a function of the table alone, not of the order of its words.  Memory: one
+table per worker and their sum, bounded by the distinct words, never by the text (ranges are streamed line by
+line).  ``count_tables`` is the same counting for the trainer: each worker hands its table over packed in one
+bytes object (``impl.io.packed_counts``), the parent adds none, and ``trainer.train_tables`` adds them in C on
+several threads.
 
 Encoding (``encode_files``).  A text may only be cut where encoding the two parts gives the ids of the whole.
 For the named patterns r50k, cl100k, o200k and words (``impl.pre_tokenizers.patterns``) that is so at every *line cut*:
