@@ -170,8 +170,10 @@ class _Packer:
                 filled = list(values)
                 for index in missing:  # the few missing items, set one by one
                     filled[index] = fill
-                section, width = self.ints(missing)
-                return {**self.items(filled), "none": section, "nw": width}
+                described = self.items(filled)
+                if described["k"] != "any":  # (an int beyond 64 bits leaves the items one by one, None among them)
+                    section, width = self.ints(missing)
+                    return {**described, "none": section, "nw": width}
         if len(kinds) != 1:
             return {"k": "any", "v": [self.pack(value) for value in values]}
         (kind,) = kinds
