@@ -4,12 +4,10 @@ and the same ids while other threads of the process encode with the same tokeniz
 
 from __future__ import annotations
 
-import gzip
 import itertools
 import random
 import threading
 from array import array
-from collections.abc import Collection
 from pathlib import Path
 from unittest import mock
 
@@ -25,6 +23,7 @@ from bpeproof.impl.parallel.cuts import last_line_cut, line_cut_positions
 from bpeproof.impl.pre_tokenizers.patterns import compile_pattern
 from bpeproof.impl.tokenizer import Tokenizer
 from bpeproof.impl.trainer import train_iter
+from bpeproof.proofs_tests.tests.impl.corpus_files import read_npy, write_files
 from bpeproof.spec.types import BPETypeError, InvalidTextError, Rule
 
 PIECES = ["a", "b", "Z", "1", "22", "333", ".", "'", "'s", "'LL", "/", "\n", "\r\n", "\t", " ", "  ", "é", "\u3000",
@@ -153,22 +152,6 @@ def test_batches_and_single_calls_from_several_threads_at_once() -> None:
 # ---------------------------------------------------------------------------
 
 
-def _write(directory: Path, texts: list[str], gzipped: Collection[int] = ()) -> list[str]:
-    names = []
-    for index, text in enumerate(texts):
-        data = text.encode("utf-8")
-        path = directory / (f"part{index}.txt.gz" if index in gzipped else f"part{index}.txt")
-        path.write_bytes(gzip.compress(data) if index in gzipped else data)
-        names.append(str(path))
-    return names
-
-
-def _npy_ids(path: Path) -> list[int]:
-    data = path.read_bytes()
-    header = 10 + int.from_bytes(data[8:10], "little")
-    return list(array("I", data[header:]))
-
-
 def _text(seed: int, pieces: int) -> str:
     rng = random.Random(seed)
     return "".join(rng.choice([*PIECES, "\n", "x\n", ".\n"]) for _ in range(pieces))
@@ -184,22 +167,22 @@ def test_files_on_threads_give_the_one_process_ids(
     monkeypatch.setattr(threads, "TEXTS_PER_THREAD", 2)
     tokenizer = TOKENIZERS[pattern, 3]
     texts = [_text(1, 3000), "", _text(2, 2000), _text(3, 40)]
-    names = _write(tmp_path, texts, {2})
+    names = write_files(tmp_path, texts, {2})
     expected = [token for text in texts for token in tokenizer.encode(text)]
     serial = parallel.encode_files(tokenizer, names, tmp_path / "one.npy", workers=1, range_bytes=900)
-    assert _npy_ids(tmp_path / "one.npy") == expected
+    assert read_npy(tmp_path / "one.npy") == expected
     with mock.patch.object(parallel, "run_tasks", side_effect=AssertionError("a worker process was started")):
         for workers in (2, 3):
             out = tmp_path / f"ids{workers}.npy"
             assert parallel.encode_files(tokenizer, names, out, workers=workers, range_bytes=900) == serial
-            assert _npy_ids(out) == expected
+            assert read_npy(out) == expected
 
 
 def test_a_file_the_threads_cannot_encode_fails_as_one_process_does(tmp_path: Path) -> None:
     ranks = {bytes([byte]): rank for rank, byte in enumerate(b for b in range(256) if b != ord("z"))}
     ranks[b"ab"] = len(ranks)
     tokenizer = Tokenizer.from_tiktoken_ranks(ranks, "cl100k")
-    names = _write(tmp_path, ["ab ab\n" * 50, "ab\nz ab\n", "ab\n"])
+    names = write_files(tmp_path, ["ab ab\n" * 50, "ab\nz ab\n", "ab\n"])
     errors = []
     for workers in (1, 2):
         with pytest.raises(InvalidTextError) as raised:
@@ -214,7 +197,7 @@ def test_ids_that_do_not_fit_uint32_fail_as_one_process_does(tmp_path: Path) -> 
     assert tokenizer.encode_on_threads(["ab"], 2) == [[2**32 + 5]]
     assert tokenizer.encode_on_threads_uint32(["ab"], 2) is None
     assert tokenizer.encode_on_threads_uint32(["ba"], 2) == [array("I", [98, 97]).tobytes()]
-    names = _write(tmp_path, ["ba\n" * 10, "x ab\n"])
+    names = write_files(tmp_path, ["ba\n" * 10, "x ab\n"])
     errors = []
     for workers in (1, 2):
         with pytest.raises(ValueError, match="does not fit a uint32") as raised:
@@ -239,7 +222,7 @@ def test_an_error_writing_the_ids_stops_the_threads_run(tmp_path: Path, monkeypa
     """The ids are written on a thread of their own: its error is the run's, and nothing is left behind."""
     monkeypatch.setattr(threads, "PIECE", 300)
     monkeypatch.setattr(threads, "TEXTS_PER_THREAD", 1)
-    names = _write(tmp_path, [_text(5, 4000)])
+    names = write_files(tmp_path, [_text(5, 4000)])
     calls = []
 
     def full_disk(self: object, data: bytes) -> None:

@@ -8,7 +8,6 @@ interpreters.
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import gzip
 import importlib.util
@@ -24,9 +23,7 @@ import sys
 import tempfile
 import threading
 import time
-from array import array
 from collections import Counter
-from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -47,6 +44,7 @@ from bpeproof.impl.pre_tokenizers.patterns import compile_pattern, compile_pinne
 from bpeproof.impl.pre_tokenizers.unicode_classes import changed_code_points
 from bpeproof.impl.tokenizer import Tokenizer
 from bpeproof.impl.trainer import count_words, train_counts, train_iter, train_tables
+from bpeproof.proofs_tests.tests.impl.corpus_files import read_npy, write_files
 
 # ---------------------------------------------------------------------------
 # Helpers
@@ -58,32 +56,6 @@ def one_process_counts(names: list[str], pattern: str) -> Counter[bytes]:
     ``regex`` module on the pattern with ``UNICODE_VERSION``'s classes written out as ranges (no C scanner, no
     ``stand_ins``)."""
     return count_words(iter_lines(names), pretokenize=compile_pinned(pattern).findall)
-
-
-def write_files(directory: Path, texts: list[str], gzipped: Collection[int] = ()) -> list[str]:
-    names = []
-    for index, text in enumerate(texts):
-        data = text.encode("utf-8")
-        path = directory / (f"part{index}.txt.gz" if index in gzipped else f"part{index}.txt")
-        path.write_bytes(gzip.compress(data) if index in gzipped else data)
-        names.append(str(path))
-    return names
-
-
-def read_npy(path: Path) -> list[int]:
-    """A one-dimensional '<u4' .npy file, read without numpy."""
-    data = path.read_bytes()
-    assert data[:8] == b"\x93NUMPY\x01\x00", data[:8]
-    length = int.from_bytes(data[8:10], "little")
-    header = ast.literal_eval(data[10 : 10 + length].decode("latin-1"))
-    assert header["descr"] == "<u4" and header["fortran_order"] is False
-    (count,) = header["shape"]
-    ids = array("I")
-    ids.frombytes(data[10 + length :])
-    if sys.byteorder == "big":  # pragma: no cover
-        ids.byteswap()
-    assert len(ids) == count
-    return ids.tolist()
 
 
 # Lines of a few letters and spaces (many equal pair counts), with now and then a long line that a range
