@@ -79,12 +79,16 @@ def line_cut_positions(data: bytes) -> list[int]:
     return [match.end() for match in _CUT.finditer(data)]
 
 
+#: The bytes from the end that ``last_line_cut`` searches first (then twice as many, and so on).
+LAST_CUT_WINDOW = 1 << 12
+
+
 def last_line_cut(data: bytes | bytearray, low: int) -> int:
     """The last line cut p in ``data`` with p - 2 >= ``low`` (0: none).
 
     Searched by the expression in windows that double backwards from the end: a text with few cuts (Japanese or
     Chinese lines hold no ASCII at their ends) costs one scan in C, not one step in Python per newline."""
-    window = 1 << 12
+    window = LAST_CUT_WINDOW
     searched = len(data)  # the cuts starting at or after this were searched for already
     while True:
         start = max(low, len(data) - window)

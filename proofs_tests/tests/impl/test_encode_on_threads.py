@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from bpeproof.impl import encoder as impl_encoder
 from bpeproof.impl import parallel
 from bpeproof.impl.io.token_arrays import NpyWriter
-from bpeproof.impl.parallel import threads
+from bpeproof.impl.parallel import cuts, threads
 from bpeproof.impl.parallel.cuts import last_line_cut, line_cut_positions
 from bpeproof.impl.pre_tokenizers.patterns import compile_pattern
 from bpeproof.impl.tokenizer import Tokenizer
@@ -208,14 +208,15 @@ def test_ids_that_do_not_fit_uint32_fail_as_one_process_does(tmp_path: Path) -> 
 
 @settings(max_examples=400, deadline=None)
 @given(data=st.lists(st.sampled_from([b"a", b"/", b"\n", b"\xe8\xaa\x9e", b" ", b"\n\n", b"x\ny"]), max_size=60)
-       .map(b"".join), low=st.integers(0, 70))
-def test_the_last_line_cut_is_the_last_of_every_line_cut(data: bytes, low: int) -> None:
-    """The backwards search by windows finds what a scan of the whole text finds (cuts p with p - 2 >= low)."""
-    expected = max((p for p in line_cut_positions(data) if p - 2 >= low), default=0)
-    assert last_line_cut(data, low) == expected
-    assert last_line_cut(bytearray(data * 300), low) == max(
-        (p for p in line_cut_positions(data * 300) if p - 2 >= low), default=0
-    )
+       .map(b"".join), low=st.integers(0, 70), window=st.sampled_from([1, 2, 3, 5, 1 << 12]))
+def test_the_last_line_cut_is_the_last_of_every_line_cut(data: bytes, low: int, window: int) -> None:
+    """The backwards search by windows finds what a scan of the whole text finds (cuts p with p - 2 >= low), for
+    first windows small enough that cuts fall on their edges."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(cuts, "LAST_CUT_WINDOW", window)
+        for text in (data, data * 300):
+            expected = max((p for p in line_cut_positions(text) if p - 2 >= low), default=0)
+            assert last_line_cut(bytearray(text), low) == expected
 
 
 def test_an_error_writing_the_ids_stops_the_threads_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
