@@ -78,6 +78,15 @@ __all__ = ["TextPipeline", "Tokenizer"]
 #: The expressions of the named patterns, which are known to compile.
 _NAMED_SOURCES = frozenset(PATTERNS.values())
 
+def check_texts(texts: object) -> None:
+    """Refuse a batch that is not a list of str (a str itself included), naming the first item that is not one."""
+    if isinstance(texts, (str, bytes)) or not isinstance(texts, Sequence):
+        raise BPETypeError(f"texts must be a list of str, not {type(texts).__name__}")
+    for index, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise BPETypeError(f"texts[{index}] must be str, not {type(text).__name__}")
+
+
 class TextPipeline(Protocol):
     """What turns a text into a model's words: the words and the ids of the (allowed) special tokens, in order."""
 
@@ -485,11 +494,7 @@ class Tokenizer:
         )
 
     def _c_batch(self, texts: Sequence[str], threads: int, allowed_special: AllowedSpecial, as_uint32: bool) -> Any:
-        if isinstance(texts, (str, bytes)) or not isinstance(texts, Sequence):
-            raise BPETypeError(f"texts must be a list of str, not {type(texts).__name__}")
-        for index, text in enumerate(texts):
-            if not isinstance(text, str):
-                raise BPETypeError(f"texts[{index}] must be str, not {type(text).__name__}")
+        check_texts(texts)
         if not self.encodes_on_threads(allowed_special) or any(len(text) >= splitter.C_TEXT_LIMIT for text in texts):
             return None
         try:

@@ -328,13 +328,9 @@ def encode_batch(
     special tokens) the workers are threads of that loop, with the GIL released (``Tokenizer.encode_on_threads``);
     otherwise they are processes.  A batch of less than a million characters is then encoded in the calling
     process, and so is one whose tokenizer cannot be sent to another process (a ``RuntimeWarning`` says so)."""
-    from bpeproof.spec.types import BPETypeError
+    from bpeproof.impl.tokenizer import check_texts
 
-    if isinstance(texts, (str, bytes)) or not isinstance(texts, Sequence):
-        raise BPETypeError(f"texts must be a list of str, not {type(texts).__name__}")
-    for index, text in enumerate(texts):
-        if not isinstance(text, str):
-            raise BPETypeError(f"texts[{index}] must be str, not {type(text).__name__}")
+    check_texts(texts)
     count = check_workers(num_workers)
     tokenizer.encode("", allowed_special=allowed_special)  # checks allowed_special before anything starts
     on_threads = tokenizer.encode_on_threads(texts, count, allowed_special=allowed_special)
