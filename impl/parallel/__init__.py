@@ -36,7 +36,9 @@ renamed at the end.
 sent to the workers as its model, pattern, special tokens and pipeline (its C merge tables are rebuilt there).
 
 Processes.  Workers are started with the 'spawn' method (a fresh interpreter: nothing copied from the parent,
-no lock held by one of its threads) and each talks to the parent over one pipe: the parent hands out the tasks
+no lock held by one of its threads), except that ``count_tables``'s are forked on Linux when no other thread runs
+(they start in milliseconds rather than a fifth of a second, and need nothing of the parent but the pattern); each
+talks to the parent over one pipe: the parent hands out the tasks
 in order, one at a time, and keeps the results in order.  Workers ignore Ctrl-C; the parent stops all of them
 when it is interrupted, on any error, and when one of them dies.  A failure is reported for the first failing
 task in reading order (the parent lets the tasks before it finish), so a run names the same file whatever the
