@@ -194,6 +194,28 @@ def test_workers_learn_the_one_process_rules(workers: int, texts: list[str], siz
             assert train_tables(tables, 30, threads=workers) == (rules, len(expected), sum(expected.values()))
 
 
+def test_tapered_ranges_cover_the_files_once(tmp_path: Path) -> None:
+    """The last ranges cut finer (``plans.taper``) still hold every byte once: the same counts and the same rules,
+    with the default range sizes."""
+    from bpeproof.impl.parallel.plans import plan_ranges, taper
+
+    rng = random.Random(5)
+    words = ["low", "lower", "newest", "widest", "語", "ab", "1234"]
+    texts = ["".join(rng.choice(words) + rng.choice(" \n") for _ in range(3000)) for _ in range(2)]
+    names = write_files(tmp_path, texts + ["x y\n"], {2})
+    plan, _ = plan_ranges(names, 1000, cut=True)
+    tapered = taper(plan, 3)
+    assert len(tapered.tasks) > len(plan.tasks)
+    for name in names[:2]:
+        edges = [(task.start, task.stop) for task in tapered.tasks if task.name == name]
+        assert edges[0][0] == 0 and all(a[1] == b[0] for a, b in itertools.pairwise(edges))
+        assert edges[-1][1] == Path(name).stat().st_size
+    expected = one_process_counts(names, "words")
+    tables = parallel.count_tables(names, "words", workers=2)
+    assert unpack_counts(tables) == expected
+    assert train_tables(tables, 40, threads=2)[0] == train_counts(expected, 40)
+
+
 def test_count_table_round_trip(tmp_path: Path) -> None:
     counts = {b"a\tb": 3, b"\n": 7, b"\xff\x00": 1, "語".encode(): 3}
     for name in ("t.tsv.gz", "t.tsv"):
