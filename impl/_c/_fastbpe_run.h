@@ -79,11 +79,20 @@ static void job_merge(void *arg, int t)
     part_merge(&w->part[t], w->pid[t], w->a, w->b, w->c, w->step);
 }
 
-/* Each partition frees its own memory: hundreds of thousands of lists, and its positions. */
-static void job_free(void *arg, int t)
+/* The partitions (hundreds of thousands of lists, and the positions), freed once the rules are known: on a thread
+ * of their own, while the caller goes on with the rules (team_later). */
+typedef struct {
+    Part *part;
+    int parts;
+} Leftovers;
+
+static void free_leftovers(void *raw)
 {
-    Work *w = arg;
-    part_free(&w->part[t]);
+    Leftovers *left = raw;
+    for (int t = 0; t < left->parts; t++)
+        part_free(&left->part[t]);
+    free(left->part);
+    free(left);
 }
 
 /* The first partition's failure, or 0. */
@@ -309,13 +318,19 @@ static int64_t run(const Table *tables, int n_tables, int parts, int64_t merges,
     }
     done = j;
 out:
-    if (part && pid)
-        team_run(&team, job_free, &w, 1);
-    else if (part)
-        for (int t = 0; t < parts; t++)
-            part_free(&part[t]);
     team_stop(&team);
-    free(part);
+    if (part) {
+        Leftovers *left = malloc(sizeof *left);
+        if (left) {
+            left->part = part;
+            left->parts = parts;
+            team_later(free_leftovers, left);
+        } else {
+            for (int t = 0; t < parts; t++)
+                part_free(&part[t]);
+            free(part);
+        }
+    }
     free(pid);
     global_free(&g);
     free(made.id);

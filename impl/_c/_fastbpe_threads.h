@@ -238,4 +238,45 @@ static void team_stop(Team *team)
 #endif
 }
 
+#ifdef BPEPROOF_THREADS
+typedef struct {
+    void (*fn)(void *);
+    void *arg;
+} Later;
+
+static void *team_later_main(void *raw)
+{
+    Later later = *(Later *)raw;
+    free(raw);
+    later.fn(later.arg);
+    return NULL;
+}
+#endif
+
+/* fn(arg) on a thread of its own that nobody waits for (the caller goes on at once; a process that ends meanwhile
+ * ends it too); here and now where there are no threads or one cannot start. */
+static void team_later(void (*fn)(void *), void *arg)
+{
+#ifdef BPEPROOF_THREADS
+    Later *later = malloc(sizeof *later);
+    pthread_attr_t attr;
+    if (later && pthread_attr_init(&attr) == 0) {
+        later->fn = fn;
+        later->arg = arg;
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, &old);
+        pthread_t thread;
+        int error = pthread_create(&thread, &attr, team_later_main, later);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        pthread_attr_destroy(&attr);
+        if (!error)
+            return;
+    }
+    free(later);
+#endif
+    fn(arg);
+}
+
 #endif /* BPEPROOF_FASTBPE_THREADS_H */

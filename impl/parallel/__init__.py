@@ -1,18 +1,18 @@
 r"""Counting words and encoding text in worker processes, with exactly the results of one process.
 
 Counting (``count_files``).  def-bpe needs only the distinct words of the corpus with their frequencies
-(rem-faster-training), and the sum of the count tables of the parts of a corpus is the table of the whole,
-however it was cut.  Each plain file is cut into byte ranges (about sixteen per worker, so that the last ones are
-short); a range holds the lines that *start* in it (``impl.io.corpus.iter_range_lines``), so every line is read
-exactly once and cut into words on its own, exactly as the one-process ``train`` reads it; a gzip file cannot be
-cut and is one range.  Each worker counts the ranges it is given into one table (``trainer.count_words``, the
-one-process counter), and the parent adds the tables.  Training on the sum gives the rules of the one-process run,
-ties included: the trainer's choice at every step (largest count, then smallest pair, in ``_fastbpe.c``'s heap
-order and in the Python loops') is a function of the table alone, not of the order of its words.  Memory: one
-table per worker and their sum, bounded by the distinct words, never by the text (ranges are streamed line by
-line).  ``count_tables`` is the same counting for the trainer: each worker hands its table over packed in one
-bytes object (``impl.io.packed_counts``), the parent adds none, and ``trainer.train_tables`` adds them in C on
-several threads.
+(rem-faster-training), and the sum of the count tables of the parts of a corpus is the table of the whole, however
+it was cut.  Each plain file is cut into byte ranges (about sixteen per worker; for ``count_tables`` the last ones
+four times finer, so that the workers finish together); a range holds the lines that *start* in it
+(``impl.io.corpus.iter_range_lines``), so every line is read exactly once and cut into words on its own, exactly as
+the one-process ``train`` reads it; a gzip file cannot be cut and is one range.  Each worker counts the ranges it is
+given into one table (``trainer.count_words``, the one-process counter), and the parent adds the tables.  Training
+on the sum gives the rules of the one-process run, ties included: the trainer's choice at every step (largest count,
+then smallest pair, in ``_fastbpe.c``'s heap order and in the Python loops') is a function of the table alone, not
+of the order of its words.  Memory: one table per worker and their sum, bounded by the distinct words, never by the
+text (ranges are streamed line by line).  ``count_tables`` is the same counting for the trainer: each worker hands
+its table over packed in one bytes object (``impl.io.packed_counts``), the parent adds none, and
+``trainer.train_tables`` adds them in C on several threads.
 
 Encoding (``encode_files``).  A text may only be cut where encoding the two parts gives the ids of the whole.
 For the named patterns r50k, cl100k, o200k and words (``impl.pre_tokenizers.patterns``) that is so at every *line cut*:
@@ -36,7 +36,9 @@ renamed at the end.
 sent to the workers as its model, pattern, special tokens and pipeline (its C merge tables are rebuilt there).
 
 Processes.  Workers are started with the 'spawn' method (a fresh interpreter: nothing copied from the parent,
-no lock held by one of its threads) and each talks to the parent over one pipe: the parent hands out the tasks
+no lock held by one of its threads), except that ``count_tables``'s are forked on Linux when no other thread runs
+(they start in milliseconds rather than a fifth of a second, and need nothing of the parent but the pattern); each
+talks to the parent over one pipe: the parent hands out the tasks
 in order, one at a time, and keeps the results in order.  Workers ignore Ctrl-C; the parent stops all of them
 when it is interrupted, on any error, and when one of them dies.  A failure is reported for the first failing
 task in reading order (the parent lets the tasks before it finish), so a run names the same file whatever the
@@ -79,7 +81,7 @@ from bpeproof.impl.parallel.cuts import (
 from bpeproof.impl.parallel.engine import TaskEngine
 from bpeproof.impl.parallel.errors import WorkerError
 from bpeproof.impl.parallel.jobs import TokenizerSource, count_task, encode_task, merge_counts, tokenizer_parts
-from bpeproof.impl.parallel.plans import Plan, engine_task_sizes, plan_ranges, total_size
+from bpeproof.impl.parallel.plans import Plan, engine_task_sizes, plan_ranges, taper, total_size
 from bpeproof.impl.parallel.pool import check_workers, default_workers, ignore, run_tasks
 from bpeproof.impl.parallel.progress import bytes_bar
 from bpeproof.impl.parallel.threads import encode_plan_on_threads
@@ -208,6 +210,8 @@ def count_tables(
     if "-" in names:
         return [pack_counts(_count_here(names, source, progress))]
     plan, total = plan_ranges(names, range_bytes or _counting_ranges(names, count), cut=True)
+    if range_bytes is None:
+        plan = taper(plan, count)
     tables: list[bytes] = []
     run_tasks("count-packed", source, plan, count, bytes_bar(total, progress, "counting words"), ignore,
               tables.append)

@@ -57,7 +57,10 @@ class _CountJob:
 
 class _PackedCountJob(_CountJob):
     """Count the words of ranges, and hand the table over packed (``impl.io.packed_counts``): one bytes object for
-    the pipe and for the C merge loop, which adds the workers' tables itself."""
+    the pipe and for the C merge loop, which adds the workers' tables itself.  Its workers may be forked
+    (``pool``): they need nothing of the parent but the pattern."""
+
+    forks = True
 
     def final(self) -> bytes:  # type: ignore[override]
         return self._counts.packed()

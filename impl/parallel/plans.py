@@ -13,7 +13,7 @@ from bpeproof.impl.io.corpus import probe
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.parallel.cuts import Range
 
-__all__ = ["Plan", "engine_task_sizes", "plan_ranges", "total_size"]
+__all__ = ["Plan", "engine_task_sizes", "plan_ranges", "taper", "total_size"]
 
 
 @dataclass
@@ -56,6 +56,21 @@ def plan_ranges(names: Sequence[str], range_bytes: int, cut: bool) -> tuple[Plan
         for start in range(0, size, range_bytes) if size else range(1):
             plan.add(Range(name, start, min(start + range_bytes, size), False), name, file)
     return plan, total
+
+
+def taper(plan: Plan, last: int, parts: int = 4) -> Plan:
+    """``plan`` with each of its ``last`` tasks that is a range of a plain file cut into ``parts`` ranges: the tasks
+    handed out last are short, so that the workers finish together (each range is still read as its own)."""
+    out = Plan([], [], [], plan.error)
+    cut_from = len(plan.tasks) - last
+    for index, (task, label, file) in enumerate(zip(plan.tasks, plan.labels, plan.files, strict=True)):
+        if index < cut_from or task.gzipped or task.name == "-" or task.stop - task.start < parts:
+            out.add(task, label, file)
+            continue
+        step = -(-(task.stop - task.start) // parts)
+        for start in range(task.start, task.stop, step):
+            out.add(Range(task.name, start, min(start + step, task.stop), False), label, file)
+    return out
 
 
 def total_size(names: Sequence[str]) -> int:

@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 from bpeproof import spec
 from bpeproof.impl import encoder as impl_encoder
 from bpeproof.impl.encoder import SHORT_WORD, Encoder, check_rules, dec, enc
+from bpeproof.impl.io.packed_counts import unpack_counts
 from bpeproof.impl.pre_tokenizers import splitter
 from bpeproof.impl.pre_tokenizers.char_table import char_table
 from bpeproof.impl.pre_tokenizers.patterns import compile_pinned
@@ -625,6 +626,7 @@ def test_word_counts_are_count_words(texts: list[str], cut: int) -> None:
         counts.add(texts[:cut])
         counts.add(iter(texts[cut:]))
         assert counts.counts() == count_words(texts, pretokenize=compile_pinned(name).findall), name
+        assert unpack_counts([counts.packed()]) == counts.counts(), name  # the trainer's packed table
 
 
 def test_word_counts_examples() -> None:
@@ -647,6 +649,10 @@ def test_word_counts_examples() -> None:
     with pytest.raises(InvalidTextError, match="cannot be encoded as UTF-8"):  # when it is counted, or at the end
         counts.add(["ok \udc80x"])
         counts.counts()
+    counts = WordCounts("cl100k")
+    with pytest.raises(InvalidTextError, match="cannot be encoded as UTF-8"):  # packed for the trainer: the same
+        counts.add(["ok \udc80x"])
+        counts.packed()
     with pytest.raises(BPETypeError, match="must be str"):
         WordCounts("cl100k").add([b"bytes"])  # type: ignore[list-item]
 

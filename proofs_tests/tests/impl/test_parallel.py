@@ -166,6 +166,28 @@ def test_workers_learn_the_one_process_rules(workers: int, texts: list[str], siz
             assert train_tables(tables, 30, threads=workers) == (rules, len(expected), sum(expected.values()))
 
 
+def test_tapered_ranges_cover_the_files_once(tmp_path: Path) -> None:
+    """The last ranges cut finer (``plans.taper``) still hold every byte once: the same counts and the same rules,
+    with the default range sizes."""
+    from bpeproof.impl.parallel.plans import plan_ranges, taper
+
+    rng = random.Random(5)
+    words = ["low", "lower", "newest", "widest", "語", "ab", "1234"]
+    texts = ["".join(rng.choice(words) + rng.choice(" \n") for _ in range(3000)) for _ in range(2)]
+    names = write_files(tmp_path, texts + ["x y\n"], {2})
+    plan, _ = plan_ranges(names, 1000, cut=True)
+    tapered = taper(plan, 3)
+    assert len(tapered.tasks) > len(plan.tasks)
+    for name in names[:2]:
+        edges = [(task.start, task.stop) for task in tapered.tasks if task.name == name]
+        assert edges[0][0] == 0 and all(a[1] == b[0] for a, b in itertools.pairwise(edges))
+        assert edges[-1][1] == Path(name).stat().st_size
+    expected = one_process_counts(names, "words")
+    tables = parallel.count_tables(names, "words", workers=2)
+    assert unpack_counts(tables) == expected
+    assert train_tables(tables, 40, threads=2)[0] == train_counts(expected, 40)
+
+
 def test_count_table_round_trip(tmp_path: Path) -> None:
     counts = {b"a\tb": 3, b"\n": 7, b"\xff\x00": 1, "語".encode(): 3}
     for name in ("t.tsv.gz", "t.tsv"):
@@ -355,8 +377,13 @@ def test_a_file_that_cannot_be_read_fails_the_run(tmp_path: Path, command: str,
     assert err == f"bpeproof: error: {tmp_path / 'nowhere.txt'}: no such file\n"
 
 
-def _children(pid: int) -> list[int]:
-    """The live worker processes (spawned interpreters, not multiprocessing's resource tracker) of ``pid``."""
+def _children(pid: int, *, forked: bool = False) -> list[int]:
+    """The live worker processes (spawned interpreters, not multiprocessing's resource tracker) of ``pid``; with
+    ``forked``, its forked copies (their command line is its own)."""
+    try:
+        own = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        own = None
     out = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -365,7 +392,8 @@ def _children(pid: int) -> list[int]:
                 command = (entry / "cmdline").read_bytes()
             except OSError:
                 continue
-            if int(fields[1]) == pid and fields[0] != "Z" and b"spawn_main" in command:
+            worker = command == own if forked else b"spawn_main" in command
+            if int(fields[1]) == pid and fields[0] != "Z" and worker:
                 out.append(int(entry.name))
     return out
 
@@ -449,6 +477,55 @@ def test_ctrl_c_stops_every_worker(tmp_path: Path) -> None:
             process.kill()
     assert process.returncode == 130 and err.strip().endswith("bpeproof: interrupted")
     assert _children(process.pid) == [] and not any(Path(f"/proc/{pid}").exists() for pid in workers)
+    assert not out.exists()
+
+
+def _train_on_a_pipe(tmp_path: Path) -> tuple[subprocess.Popen[str], Path, Path]:
+    """``bpeproof train`` with 2 workers on a pipe no one writes to and a small file: its workers are forked (Linux,
+    one thread); one counts the small file and ends, the other waits on the pipe."""
+    fifo = tmp_path / "stuck.gz"  # a .gz name: planning does not open it, the worker does (and waits)
+    os.mkfifo(fifo)
+    other = tmp_path / "other.txt"
+    other.write_text("ab ba\n", encoding="utf-8")
+    out = tmp_path / "tok.json"
+    command = [sys.executable, "-m", "bpeproof", "train", str(fifo), str(other), "--merges", "3", "-o", str(out),
+               "--workers", "2"]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    return process, fifo, out
+
+
+@needs_proc
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="training's workers are forked on Linux")
+@pytest.mark.parametrize("how", ["ctrl-c", "kill"])
+def test_forked_training_workers_stop_with_the_run(tmp_path: Path, how: str) -> None:
+    """Ctrl-C stops a training whose forked worker waits (exit 130); a forked worker killed while it reads fails the
+    run with one line naming its file (exit 2); no worker is left and nothing is written."""
+    process, fifo, out = _train_on_a_pipe(tmp_path)
+    try:
+        # Forked workers start at once, and the small file is counted at once: after a second, the one worker left
+        # is the one on the pipe.
+        time.sleep(1)
+        workers = (stuck,) = _wait_for(lambda: (found := _children(process.pid, forked=True)) and len(found) == 1
+                                       and found)
+        if how == "ctrl-c":
+            os.killpg(process.pid, signal.SIGINT)
+        else:
+            os.kill(stuck, signal.SIGKILL)
+        try:
+            _, err = process.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"not stopped 120 s after {how}") from None
+    finally:
+        _unblock(fifo)
+        if process.poll() is None:
+            process.kill()
+    if how == "ctrl-c":
+        assert process.returncode == 130 and err.strip().endswith("bpeproof: interrupted")
+    else:
+        assert process.returncode == 2
+        assert err == f"bpeproof: error: {fifo}: the worker process reading it stopped (killed by signal SIGKILL)\n"
+    assert not any(Path(f"/proc/{pid}").exists() for pid in workers)
     assert not out.exists()
 
 
