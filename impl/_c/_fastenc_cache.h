@@ -1,16 +1,18 @@
 /*
  * _fastenc_cache.h: the word cache of encode_text, and the hash and comparison of pieces by code points.
  *
- * Included by _fastenc.c after _fastenc_table.h (each thread's Work holds a cache's entries, arenas and index); the
- * word counter of _fastenc_count.h uses its piece_hash and piece_equal too.  It provides cache_find, cache_store,
- * cache_clear and work_free; _fastenc_shared.h shares a cache between threads.  The functions on a Work never call
- * the interpreter (-1 means out of memory; the caller raises), so that threads run them with the GIL released.
+ * Included by _fastenc.c after _fastenc_table.h (each thread's Work holds a cache's records and index); the word
+ * counter of _fastenc_count.h uses its piece_hash and piece_equal too.  It provides WordRecord, cache_find,
+ * cache_store, cache_clear and work_free; _fastenc_shared.h shares a cache between threads.  The functions on a Work
+ * never call the interpreter (-1 means out of memory; the caller raises), so that threads run them with the GIL
+ * released.
  *
  * Keyed by the code points of a piece, so that a piece of the text is looked up without making a str of it.  No
- * Python object is made per word either: an entry's key (its code points) and value (its dense ids) live in two
- * arenas of plain integers, so a new word costs no allocation of the interpreter's, and the garbage collector has
- * nothing to walk however large the cache grows.  At most ``limit`` words: a full cache first loses its older half
- * (insertion order), as bpeproof.impl.word_cache.WordCache does.
+ * Python object is made per word either: a word's key (its code points) and value (its dense ids) follow its
+ * header in one arena of records, so a new word costs no allocation of the interpreter's, the garbage collector
+ * has nothing to walk however large the cache grows, and a hit reads the index and then one record.  At most
+ * ``limit`` words: a full cache first loses its older half (insertion order), as
+ * bpeproof.impl.word_cache.WordCache does.
  */
 
 #ifndef BPEPROOF_FASTENC_CACHE_H
@@ -18,11 +20,38 @@
 
 #include "_fastenc_table.h"
 
-typedef struct CacheEntry {
-    uint64_t hash; /* piece_hash of the key */
-    Py_ssize_t key_at, ids_at; /* where the key starts in m->cache_keys, the ids in m->cache_ids */
+/* A cached word: its piece_hash, its key (code points) and its dense ids, in one record, so that a hit reads one
+ * place after the index.  The shared table of a batch (_fastenc_shared.h) holds the same records. */
+typedef struct WordRecord {
+    uint64_t hash;
     int32_t key_len, ids_len;
-} CacheEntry;
+    /* followed by key_len code points (Py_UCS4), then ids_len dense ids (int32_t), then padding to 8 bytes */
+} WordRecord;
+
+#define RECORD_KEY(r) ((const Py_UCS4 *)((const WordRecord *)(r) + 1))
+#define RECORD_IDS(r) ((const int32_t *)(RECORD_KEY(r) + (r)->key_len))
+#define RECORD_SIZE(key_len, ids_len) \
+    ((sizeof(WordRecord) + (size_t)(key_len) * sizeof(Py_UCS4) + (size_t)(ids_len) * sizeof(int32_t) + 7) & ~(size_t)7)
+
+/* Fill the record at r for data[start:end] -> ids[0..n_ids). */
+static void
+record_fill(WordRecord *r, uint64_t hash, int kind, const void *data, Py_ssize_t start, Py_ssize_t end,
+            const int32_t *ids, Py_ssize_t n_ids)
+{
+    Py_ssize_t length = end - start;
+    r->hash = hash;
+    r->key_len = (int32_t)length;
+    r->ids_len = (int32_t)n_ids;
+    Py_UCS4 *key = (Py_UCS4 *)(r + 1);
+    for (Py_ssize_t i = 0; i < length; i++)
+        key[i] = PyUnicode_READ(kind, data, start + i);
+    memcpy(key + length, ids, (size_t)n_ids * sizeof(int32_t));
+}
+
+/* An index slot: the hash's high half beside 1 + the record's offset in eight-byte units (0 for a free slot), so
+ * that a probe that is not the word rarely reads its record. */
+#define INDEX_SLOT(hash, offset) (((hash) & UINT64_C(0xFFFFFFFF00000000)) | (uint64_t)((offset) / 8 + 1))
+#define INDEX_OFFSET(slot) ((size_t)(((slot) & 0xFFFFFFFFu) - 1) * 8)
 
 static inline uint64_t
 piece_hash(int kind, const void *data, Py_ssize_t start, Py_ssize_t end)
@@ -85,9 +114,9 @@ static void
 cache_clear(Work *w)
 {
     w->n_entries = 0;
-    w->keys_len = w->ids_len = 0;
+    w->records_len = 0;
     if (w->index != NULL)
-        memset(w->index, 0xFF, (size_t)(w->index_mask + 1) * sizeof(int32_t));
+        memset(w->index, 0, (size_t)(w->index_mask + 1) * sizeof(uint64_t));
 }
 
 /* Free a Work's cache and work space. */
@@ -100,87 +129,74 @@ work_free(Work *w)
     PyMem_RawFree(w->prv);
     PyMem_RawFree(w->heap);
     PyMem_RawFree(w->bytes);
-    PyMem_RawFree(w->entries);
+    PyMem_RawFree(w->records);
     PyMem_RawFree(w->index);
-    PyMem_RawFree(w->cache_keys);
-    PyMem_RawFree(w->cache_ids);
     memset(w, 0, sizeof(*w));
 }
 
-/* Rebuild the index over the entries, with ``size`` slots (a power of two above twice the entries). */
+static inline void
+index_put(Work *w, uint64_t hash, size_t offset)
+{
+    uint64_t slot = hash & w->index_mask;
+    while (w->index[slot] != 0)
+        slot = (slot + 1) & w->index_mask;
+    w->index[slot] = INDEX_SLOT(hash, offset);
+}
+
+/* Rebuild the index over the records, with ``size`` slots (a power of two above twice the entries). */
 static int
 cache_reindex(Work *w, uint64_t size)
 {
     if (w->index == NULL || size != w->index_mask + 1) {
-        int32_t *index = PyMem_RawRealloc(w->index, (size_t)size * sizeof(int32_t));
+        uint64_t *index = PyMem_RawRealloc(w->index, (size_t)size * sizeof(uint64_t));
         if (index == NULL)
             return -1;
         w->index = index;
         w->index_mask = size - 1;
+        advise_huge_pages(index, (size_t)size * sizeof(uint64_t));
     }
-    memset(w->index, 0xFF, (size_t)size * sizeof(int32_t));
-    for (Py_ssize_t e = 0; e < w->n_entries; e++) {
-        uint64_t slot = w->entries[e].hash & w->index_mask;
-        while (w->index[slot] >= 0)
-            slot = (slot + 1) & w->index_mask;
-        w->index[slot] = (int32_t)e;
+    memset(w->index, 0, (size_t)size * sizeof(uint64_t));
+    for (size_t at = 0; at < w->records_len;) {
+        const WordRecord *r = (const WordRecord *)(w->records + at);
+        index_put(w, r->hash, at);
+        at += RECORD_SIZE(r->key_len, r->ids_len);
     }
     return 0;
 }
 
-/* The cached entry of data[start:end], or NULL. */
-static inline const CacheEntry *
+/* The cached record of data[start:end], or NULL. */
+static inline const WordRecord *
 cache_find(const Work *w, uint64_t hash, int kind, const void *data, Py_ssize_t start, Py_ssize_t end)
 {
     if (w->index == NULL)
         return NULL;
     uint64_t slot = hash & w->index_mask;
     for (;;) {
-        int32_t e = w->index[slot];
-        if (e < 0)
+        uint64_t found = w->index[slot];
+        if (found == 0)
             return NULL;
-        const CacheEntry *entry = &w->entries[e];
-        if (entry->hash == hash && entry->key_len == end - start &&
-            key_equal(w->cache_keys + entry->key_at, kind, data, start, end - start))
-            return entry;
+        if ((found ^ hash) >> 32 == 0) {
+            const WordRecord *r = (const WordRecord *)(w->records + INDEX_OFFSET(found));
+            if (r->hash == hash && r->key_len == end - start && key_equal(RECORD_KEY(r), kind, data, start, end - start))
+                return r;
+        }
         slot = (slot + 1) & w->index_mask;
     }
 }
 
-/* Room for ``more`` items after ``len`` in an arena of ``*cap`` items of ``size`` bytes; -1 when out of memory. */
-static int
-arena_reserve(void **arena, Py_ssize_t *cap, Py_ssize_t len, Py_ssize_t more, size_t size)
-{
-    if (len + more <= *cap)
-        return 0;
-    Py_ssize_t grown = *cap ? *cap : 4096;
-    while (grown < len + more)
-        grown *= 2;
-    void *bigger = PyMem_RawRealloc(*arena, (size_t)grown * size);
-    if (bigger == NULL)
-        return -1;
-    *arena = bigger;
-    *cap = grown;
-    return 0;
-}
-
-/* Drop the older half of the entries (at least one), and what they hold in the arenas. */
+/* Drop the older half of the records (at least one). */
 static int
 cache_drop_half(Work *w)
 {
     Py_ssize_t drop = w->n_entries / 2 > 0 ? w->n_entries / 2 : 1;
-    w->n_entries -= drop;
-    memmove(w->entries, w->entries + drop, (size_t)w->n_entries * sizeof(CacheEntry));
-    Py_ssize_t key_shift = w->n_entries ? w->entries[0].key_at : w->keys_len;
-    Py_ssize_t ids_shift = w->n_entries ? w->entries[0].ids_at : w->ids_len;
-    w->keys_len -= key_shift;
-    w->ids_len -= ids_shift;
-    memmove(w->cache_keys, w->cache_keys + key_shift, (size_t)w->keys_len * sizeof(Py_UCS4));
-    memmove(w->cache_ids, w->cache_ids + ids_shift, (size_t)w->ids_len * sizeof(int32_t));
-    for (Py_ssize_t e = 0; e < w->n_entries; e++) {
-        w->entries[e].key_at -= key_shift;
-        w->entries[e].ids_at -= ids_shift;
+    size_t cut = 0;
+    for (Py_ssize_t e = 0; e < drop; e++) {
+        const WordRecord *r = (const WordRecord *)(w->records + cut);
+        cut += RECORD_SIZE(r->key_len, r->ids_len);
     }
+    w->n_entries -= drop;
+    w->records_len -= cut;
+    memmove(w->records, w->records + cut, w->records_len);
     return cache_reindex(w, w->index_mask + 1);
 }
 
@@ -192,42 +208,29 @@ cache_store(Work *w, Py_ssize_t limit, uint64_t hash, int kind, const void *data
 {
     if (w->n_entries >= limit && cache_drop_half(w) < 0)
         return -1;
-    if (w->n_entries >= (Py_ssize_t)INT32_MAX - 1)
-        return 0; /* entry numbers are 32-bit: a cache this large stops growing */
-    if (w->n_entries == w->cap_entries) {
-        Py_ssize_t cap = w->cap_entries ? 2 * w->cap_entries : 1024;
-        CacheEntry *entries = PyMem_RawRealloc(w->entries, (size_t)cap * sizeof(CacheEntry));
-        if (entries == NULL)
+    size_t bytes = RECORD_SIZE(end - start, n_ids);
+    if (w->records_len + bytes > (size_t)UINT32_MAX * 8)
+        return 0; /* offsets are 32-bit in eight-byte units: a cache this large stops growing */
+    if (w->records_len + bytes > w->records_cap) {
+        size_t cap = w->records_cap ? w->records_cap : 1 << 16;
+        while (cap < w->records_len + bytes)
+            cap *= 2;
+        unsigned char *grown = PyMem_RawRealloc(w->records, cap);
+        if (grown == NULL)
             return -1;
-        w->entries = entries;
-        w->cap_entries = cap;
+        w->records = grown;
+        w->records_cap = cap;
+        advise_huge_pages(grown + w->records_len, cap - w->records_len);
     }
-    Py_ssize_t length = end - start;
-    if (arena_reserve((void **)&w->cache_keys, &w->keys_cap, w->keys_len, length, sizeof(Py_UCS4)) < 0 ||
-        arena_reserve((void **)&w->cache_ids, &w->ids_cap, w->ids_len, n_ids, sizeof(int32_t)) < 0)
-        return -1;
     uint64_t size = w->index == NULL ? 2048 : w->index_mask + 1;
     while ((uint64_t)(w->n_entries + 1) * 2 > size)
         size *= 2;
     if ((w->index == NULL || size != w->index_mask + 1) && cache_reindex(w, size) < 0)
         return -1;
-    Py_UCS4 *key = w->cache_keys + w->keys_len;
-    for (Py_ssize_t i = 0; i < length; i++)
-        key[i] = PyUnicode_READ(kind, data, start + i);
-    memcpy(w->cache_ids + w->ids_len, ids, (size_t)n_ids * sizeof(int32_t));
-    Py_ssize_t e = w->n_entries++;
-    CacheEntry *entry = &w->entries[e];
-    entry->hash = hash;
-    entry->key_at = w->keys_len;
-    entry->key_len = (int32_t)length;
-    entry->ids_at = w->ids_len;
-    entry->ids_len = (int32_t)n_ids;
-    w->keys_len += length;
-    w->ids_len += n_ids;
-    uint64_t slot = hash & w->index_mask;
-    while (w->index[slot] >= 0)
-        slot = (slot + 1) & w->index_mask;
-    w->index[slot] = (int32_t)e;
+    record_fill((WordRecord *)(w->records + w->records_len), hash, kind, data, start, end, ids, n_ids);
+    index_put(w, hash, w->records_len);
+    w->records_len += bytes;
+    w->n_entries++;
     return 0;
 }
 

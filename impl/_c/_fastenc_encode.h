@@ -159,19 +159,14 @@ encode_run(const Merger *m, Work *w, const Work *shared, SharedTable *table, con
         uint64_t hash = piece_hash(sc->kind, sc->data, i, j);
         const int32_t *found = NULL;
         Py_ssize_t found_len = 0;
-        const CacheEntry *entry = shared != NULL ? cache_find(shared, hash, sc->kind, sc->data, i, j) : NULL;
-        if (entry != NULL) {
-            found = shared->cache_ids + entry->ids_at;
-            found_len = entry->ids_len;
-        } else {
-            const SharedEntry *put = table != NULL ? shared_find(table, hash, sc->kind, sc->data, i, j) : NULL;
-            if (put != NULL) {
-                found = ENTRY_IDS(put);
-                found_len = put->ids_len;
-            } else if ((entry = cache_find(w, hash, sc->kind, sc->data, i, j)) != NULL) {
-                found = w->cache_ids + entry->ids_at;
-                found_len = entry->ids_len;
-            }
+        const WordRecord *record = shared != NULL ? cache_find(shared, hash, sc->kind, sc->data, i, j) : NULL;
+        if (record == NULL && table != NULL)
+            record = shared_find(table, hash, sc->kind, sc->data, i, j);
+        if (record == NULL)
+            record = cache_find(w, hash, sc->kind, sc->data, i, j);
+        if (record != NULL) {
+            found = RECORD_IDS(record);
+            found_len = record->ids_len;
         }
         int code = 0;
         if (found != NULL) {

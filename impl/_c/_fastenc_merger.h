@@ -31,6 +31,7 @@ Merger_dealloc(Merger *m)
         PyMem_Free(m->whole);
     }
     PyMem_Free(m->whole_slots);
+    PyMem_Free(m->whole_records);
     PyMem_Free(m->whole_filter);
     PyMem_Free(m->slots);
     PyMem_Free(m->byte_pairs);
@@ -99,6 +100,7 @@ merger_alloc(PyTypeObject *type, Py_ssize_t n_ids, Py_ssize_t pairs, PyObject *o
         return NULL;
     }
     m->n_ids = n_ids;
+    advise_huge_pages(m->slots, slots * sizeof(Slot));
     for (uint64_t i = 0; i < slots; i++)
         m->slots[i].key = EMPTY_KEY;
     for (int i = 0; i < 65536; i++)
@@ -242,6 +244,7 @@ size_pairs(Merger *m, Py_ssize_t pairs)
         PyErr_NoMemory();
         return -1;
     }
+    advise_huge_pages(table, slots * sizeof(Slot));
     for (uint64_t i = 0; i < slots; i++)
         table[i].key = EMPTY_KEY;
     PyMem_Free(m->slots);

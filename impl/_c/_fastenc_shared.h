@@ -22,26 +22,16 @@
 
 #include "pythread.h"
 
-typedef struct SharedEntry {
-    uint64_t hash;
-    int32_t key_len, ids_len;
-    /* followed by key_len code points (Py_UCS4), then ids_len dense ids (int32_t) */
-} SharedEntry;
-
-#define ENTRY_KEY(e) ((const Py_UCS4 *)((const SharedEntry *)(e) + 1))
-#define ENTRY_IDS(e) ((const int32_t *)(ENTRY_KEY(e) + (e)->key_len))
-
 typedef struct Chunk {
     struct Chunk *next;
     size_t used, size;
     _Alignas(8) unsigned char data[];
 } Chunk;
 
-/* Room for one entry of ``bytes`` bytes in w's chunks, never moved; NULL when out of memory. */
-static SharedEntry *
+/* Room for one entry of ``bytes`` bytes (a multiple of eight) in w's chunks, never moved; NULL when out of memory. */
+static WordRecord *
 chunk_entry(Work *w, size_t bytes)
 {
-    bytes = (bytes + 7) & ~(size_t)7;
     Chunk *chunk = w->chunks;
     if (chunk == NULL || chunk->size - chunk->used < bytes) {
         size_t size = bytes > (1 << 16) ? bytes : (1 << 16);
@@ -53,7 +43,7 @@ chunk_entry(Work *w, size_t bytes)
         chunk->size = size;
         w->chunks = chunk;
     }
-    SharedEntry *entry = (SharedEntry *)(chunk->data + chunk->used);
+    WordRecord *entry = (WordRecord *)(chunk->data + chunk->used);
     chunk->used += bytes;
     return entry;
 }
@@ -76,7 +66,7 @@ shared_open(SharedTable *table, Py_ssize_t chars)
     uint64_t size = 4096;
     while (size < (uint64_t)(chars / 16) && size < ((uint64_t)1 << 22))
         size *= 2;
-    table->slots = PyMem_RawCalloc(size, sizeof(SharedEntry *));
+    table->slots = PyMem_RawCalloc(size, sizeof(WordRecord *));
     if (table->slots == NULL) {
         PyErr_NoMemory();
         return -1;
@@ -88,16 +78,16 @@ shared_open(SharedTable *table, Py_ssize_t chars)
 }
 
 /* The table's entry for data[start:end], or NULL. */
-static inline const SharedEntry *
+static inline const WordRecord *
 shared_find(const SharedTable *table, uint64_t hash, int kind, const void *data, Py_ssize_t start, Py_ssize_t end)
 {
     uint64_t slot = hash & table->mask;
     for (;;) {
-        const SharedEntry *entry = __atomic_load_n(&table->slots[slot], __ATOMIC_ACQUIRE);
+        const WordRecord *entry = __atomic_load_n(&table->slots[slot], __ATOMIC_ACQUIRE);
         if (entry == NULL)
             return NULL;
         if (entry->hash == hash && entry->key_len == end - start &&
-            key_equal(ENTRY_KEY(entry), kind, data, start, end - start))
+            key_equal(RECORD_KEY(entry), kind, data, start, end - start))
             return entry;
         slot = (slot + 1) & table->mask;
     }
@@ -112,28 +102,38 @@ shared_put(SharedTable *table, Work *w, uint64_t hash, int kind, const void *dat
     if (__atomic_load_n(&table->count, __ATOMIC_RELAXED) >= table->room)
         return 0;
     Py_ssize_t length = end - start;
-    SharedEntry *entry = chunk_entry(w, sizeof(SharedEntry) + (size_t)length * sizeof(Py_UCS4) +
-                                            (size_t)n_ids * sizeof(int32_t));
+    WordRecord *entry = chunk_entry(w, RECORD_SIZE(length, n_ids));
     if (entry == NULL)
         return -1;
-    entry->hash = hash;
-    entry->key_len = (int32_t)length;
-    entry->ids_len = (int32_t)n_ids;
-    Py_UCS4 *key = (Py_UCS4 *)(entry + 1);
-    for (Py_ssize_t i = 0; i < length; i++)
-        key[i] = PyUnicode_READ(kind, data, start + i);
-    memcpy(key + length, ids, (size_t)n_ids * sizeof(int32_t));
+    record_fill(entry, hash, kind, data, start, end, ids, n_ids);
+    const Py_UCS4 *key = RECORD_KEY(entry);
     uint64_t slot = hash & table->mask;
     for (;;) {
-        SharedEntry *seen = NULL;
+        WordRecord *seen = NULL;
         if (__atomic_compare_exchange_n(&table->slots[slot], &seen, entry, 0, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE)) {
             __atomic_fetch_add(&table->count, 1, __ATOMIC_RELAXED);
             return 1;
         }
-        if (seen->hash == hash && seen->key_len == length && memcmp(ENTRY_KEY(seen), key, (size_t)length * 4) == 0)
+        if (seen->hash == hash && seen->key_len == length && memcmp(RECORD_KEY(seen), key, (size_t)length * 4) == 0)
             return 1; /* another thread put the same word first: this entry stays unused in the chunk */
         slot = (slot + 1) & table->mask;
     }
+}
+
+/* Add the records records[0..len) (each a word of a batch) that the calling thread's cache lacks to it, while it has
+ * room; -1 when out of memory. */
+static int
+take_records(Merger *m, const unsigned char *records, size_t len)
+{
+    for (size_t at = 0; at < len && m->work.n_entries < m->pending_limit;) {
+        const WordRecord *r = (const WordRecord *)(records + at);
+        if (cache_find(&m->work, r->hash, PyUnicode_4BYTE_KIND, RECORD_KEY(r), 0, r->key_len) == NULL &&
+            cache_store(&m->work, m->pending_limit, r->hash, PyUnicode_4BYTE_KIND, RECORD_KEY(r), 0, r->key_len,
+                        RECORD_IDS(r), r->ids_len) < 0)
+            return -1;
+        at += RECORD_SIZE(r->key_len, r->ids_len);
+    }
+    return 0;
 }
 
 /* Add the words the last batch merged (its table's, then its threads' own caches') to the calling thread's
@@ -144,25 +144,11 @@ static int
 take_pending_words(Merger *m)
 {
     int error = 0;
-    for (Py_ssize_t k = 0; k < m->pending_work; k++) {
+    for (Py_ssize_t k = 0; k < m->pending_work && !error; k++) {
         const Work *w = &m->more_work[k];
-        for (const Chunk *chunk = w->chunks; chunk != NULL; chunk = chunk->next) {
-            for (size_t at = 0; at < chunk->used && !error && m->work.n_entries < m->pending_limit;) {
-                const SharedEntry *entry = (const SharedEntry *)(chunk->data + at);
-                Py_ssize_t length = entry->key_len;
-                if (cache_find(&m->work, entry->hash, PyUnicode_4BYTE_KIND, ENTRY_KEY(entry), 0, length) == NULL)
-                    error = cache_store(&m->work, m->pending_limit, entry->hash, PyUnicode_4BYTE_KIND,
-                                        ENTRY_KEY(entry), 0, length, ENTRY_IDS(entry), entry->ids_len) < 0;
-                at += (sizeof(SharedEntry) + (size_t)length * 4 + (size_t)entry->ids_len * 4 + 7) & ~(size_t)7;
-            }
-        }
-        for (Py_ssize_t e = 0; e < w->n_entries && !error && m->work.n_entries < m->pending_limit; e++) {
-            const CacheEntry *entry = &w->entries[e];
-            Py_ssize_t start = entry->key_at, end = entry->key_at + entry->key_len;
-            if (cache_find(&m->work, entry->hash, PyUnicode_4BYTE_KIND, w->cache_keys, start, end) == NULL)
-                error = cache_store(&m->work, m->pending_limit, entry->hash, PyUnicode_4BYTE_KIND, w->cache_keys,
-                                    start, end, w->cache_ids + entry->ids_at, entry->ids_len) < 0;
-        }
+        for (const Chunk *chunk = w->chunks; chunk != NULL && !error; chunk = chunk->next)
+            error = take_records(m, chunk->data, chunk->used) < 0;
+        error = error || take_records(m, w->records, w->records_len) < 0;
     }
     for (Py_ssize_t k = 0; k < m->n_more_work; k++) {
         chunks_free(&m->more_work[k]);

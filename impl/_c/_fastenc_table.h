@@ -17,6 +17,9 @@
 
 #include <stdint.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 /* A pair's value: (rank << 32) | dense id of the result; NO_VALUE when the pair does not merge. */
 #define NO_VALUE UINT64_MAX
@@ -42,19 +45,17 @@ typedef struct Work {
     uint64_t *heap;
     unsigned char *bytes; /* the UTF-8 bytes of the word being merged */
     Py_ssize_t cap;
-    struct CacheEntry *entries;
-    Py_ssize_t n_entries, cap_entries;
-    int32_t *index; /* entry numbers, -1 for a free slot */
+    unsigned char *records; /* the cached words' WordRecords, in the order they came, one after the other */
+    size_t records_len, records_cap;
+    Py_ssize_t n_entries;
+    uint64_t *index; /* INDEX_SLOT of each record, 0 for a free slot */
     uint64_t index_mask; /* index size - 1; the index is NULL until the first entry */
-    Py_UCS4 *cache_keys;
-    int32_t *cache_ids;
-    Py_ssize_t keys_len, keys_cap, ids_len, ids_cap;
     struct Chunk *chunks; /* the entries this thread put in a batch's shared table (_fastenc_shared.h), newest first */
 } Work;
 
 /* The table of words a batch's threads share (_fastenc_shared.h): slots of entry pointers, set once each. */
 typedef struct {
-    struct SharedEntry **slots; /* NULL when no batch made one */
+    struct WordRecord **slots; /* NULL when no batch made one */
     uint64_t mask;
     Py_ssize_t room; /* entries it takes (half its slots); further words go to the threads' own caches */
     Py_ssize_t count; /* entries in it, counted atomically */
@@ -71,7 +72,8 @@ typedef struct {
     PyObject **outputs; /* n_ids owned references; None for a byte that has no id (an error when reported) */
     /* The whole-piece table: a word whose bytes are one of these is that dense id, without merging. */
     PyObject **whole; /* n_ids owned bytes references or NULL; NULL when there is no table */
-    uint64_t *whole_slots; /* WHOLE_SLOT(hash, dense id) per slot, 0 for a free one; NULL when there is no table */
+    uint64_t *whole_slots; /* WHOLE_SLOT(hash, record offset) per slot, 0 for a free one; NULL when there is no table */
+    unsigned char *whole_records; /* the WholeRecord of each piece in the table, one after the other */
     uint64_t whole_mask;
     Py_ssize_t whole_longest; /* the most bytes of any whole piece: a longer word is never looked up */
     uint64_t *whole_filter; /* one bit per WHOLE_FILTER_BIT of each whole piece's hash: most words that are no
@@ -87,6 +89,24 @@ typedef struct {
     int64_t *output_values; /* each dense id's reported id as a number, -1 when it is 2**32 or more (made when a
                              * batch first asks for uint32 ids), so that threads write ids without the interpreter */
 } Merger;
+
+/* Ask the kernel to back the 2 MB pages inside p[0..size) with huge pages, before they are first touched: the pair
+ * and whole-piece tables of a large vocabulary are read at random, one cache miss per word, and with 4 KB pages each
+ * miss was also a miss of the TLB. */
+static void
+advise_huge_pages(void *p, size_t size)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    const uintptr_t huge = (uintptr_t)1 << 21;
+    uintptr_t start = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+    uintptr_t end = ((uintptr_t)p + size) & ~(huge - 1);
+    if (end > start)
+        (void)madvise((void *)start, end - start, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)size;
+#endif
+}
 
 static inline uint64_t
 slot_of(const Merger *m, uint64_t key)
@@ -146,9 +166,20 @@ bytes_hash(const unsigned char *data, Py_ssize_t n)
     return h ^ (h >> 29);
 }
 
-/* A slot of the whole-piece table: the hash's high half beside the dense id + 1, so that one read of one slot
- * decides nearly every probe (the bytes are compared only when the halves agree). */
-#define WHOLE_SLOT(hash, d) (((hash) & UINT64_C(0xFFFFFFFF00000000)) | (uint64_t)(uint32_t)((d) + 1))
+/* A slot of the whole-piece table: the hash's high 24 bits beside 1 + the offset of the piece's record in
+ * m->whole_records, so that a probe reads one slot, and a hit one record (its dense id and its bytes side by
+ * side), where the bytes of a Python object were two more dependent reads away. */
+#define WHOLE_TAG_SHIFT 40
+#define WHOLE_SLOT(hash, offset) ((((hash) >> WHOLE_TAG_SHIFT) << WHOLE_TAG_SHIFT) | (uint64_t)((offset) + 1))
+
+/* A record of m->whole_records: the dense id and the length, then the bytes, padded to eight bytes. */
+typedef struct {
+    int32_t id;
+    uint32_t len;
+    unsigned char bytes[];
+} WholeRecord;
+
+#define WHOLE_RECORD_SIZE(n) ((sizeof(WholeRecord) + (size_t)(n) + 7) & ~(size_t)7)
 
 /* A hash's bit in the whole-piece filter (bits other than the slot's, which are the low ones). */
 #define WHOLE_FILTER_BIT(m, h) (((h) * UINT64_C(0x9E3779B97F4A7C15)) >> (m)->whole_filter_shift)
@@ -168,11 +199,11 @@ whole_find(const Merger *m, const unsigned char *data, Py_ssize_t n)
         uint64_t slot = m->whole_slots[i];
         if (slot == 0)
             return -1;
-        if ((slot ^ h) >> 32 == 0) {
-            int32_t d = (int32_t)(uint32_t)slot - 1;
-            PyObject *key = m->whole[d];
-            if (PyBytes_GET_SIZE(key) == n && memcmp(PyBytes_AS_STRING(key), data, (size_t)n) == 0)
-                return d;
+        if ((slot ^ h) >> WHOLE_TAG_SHIFT == 0) {
+            const WholeRecord *record =
+                (const WholeRecord *)(m->whole_records + ((slot & ((UINT64_C(1) << WHOLE_TAG_SHIFT) - 1)) - 1));
+            if (record->len == (uint64_t)n && memcmp(record->bytes, data, (size_t)n) == 0)
+                return record->id;
         }
         i = (i + 1) & m->whole_mask;
     }
@@ -189,15 +220,27 @@ whole_build(Merger *m, PyObject *whole_seq)
     }
     PyObject **items = PySequence_Fast_ITEMS(whole_seq);
     Py_ssize_t count = 0;
+    size_t records = 0;
     for (Py_ssize_t d = 0; d < n; d++) {
-        if (items[d] != Py_None && !PyBytes_Check(items[d])) {
+        if (items[d] == Py_None)
+            continue;
+        if (!PyBytes_Check(items[d])) {
             PyErr_SetString(PyExc_TypeError, "whole entries must be bytes or None");
             return -1;
         }
-        count += items[d] != Py_None;
+        if (PyBytes_GET_SIZE(items[d]) > (Py_ssize_t)UINT32_MAX) {
+            PyErr_SetString(PyExc_OverflowError, "a whole piece too long for the C merge loop");
+            return -1;
+        }
+        count++;
+        records += WHOLE_RECORD_SIZE(PyBytes_GET_SIZE(items[d]));
     }
     if (count == 0)
         return 0;
+    if (records >= (UINT64_C(1) << WHOLE_TAG_SHIFT) - 1) {
+        PyErr_SetString(PyExc_OverflowError, "whole pieces too large for the C merge loop");
+        return -1;
+    }
     uint64_t size = 16;
     while (size < (uint64_t)count * 2 + 2)
         size *= 2;
@@ -209,15 +252,19 @@ whole_build(Merger *m, PyObject *whole_seq)
     m->whole = PyMem_Calloc((size_t)n, sizeof(PyObject *));
     m->whole_slots = PyMem_Calloc(size, sizeof(uint64_t));
     m->whole_filter = PyMem_Calloc(((size_t)1 << filter_bits) / 64, sizeof(uint64_t));
-    if (m->whole == NULL || m->whole_slots == NULL || m->whole_filter == NULL) {
+    m->whole_records = PyMem_Malloc(records);
+    if (m->whole == NULL || m->whole_slots == NULL || m->whole_filter == NULL || m->whole_records == NULL) {
         PyErr_NoMemory();
         return -1;
     }
     m->whole_mask = size - 1;
+    advise_huge_pages(m->whole_slots, size * sizeof(uint64_t));
+    advise_huge_pages(m->whole_records, records);
     m->whole_longest = 0;
     for (Py_ssize_t d = 0; d < n; d++)
         if (items[d] != Py_None && PyBytes_GET_SIZE(items[d]) > m->whole_longest)
             m->whole_longest = PyBytes_GET_SIZE(items[d]);
+    size_t used = 0;
     for (Py_ssize_t d = 0; d < n; d++) {
         if (items[d] == Py_None)
             continue;
@@ -227,11 +274,16 @@ whole_build(Merger *m, PyObject *whole_seq)
             continue; /* the first id with these bytes keeps them */
         Py_INCREF(items[d]);
         m->whole[d] = items[d];
+        WholeRecord *record = (WholeRecord *)(m->whole_records + used);
+        record->id = (int32_t)d;
+        record->len = (uint32_t)len;
+        memcpy(record->bytes, data, (size_t)len);
         uint64_t h = bytes_hash(data, len);
         uint64_t i = h & m->whole_mask;
         while (m->whole_slots[i] != 0)
             i = (i + 1) & m->whole_mask;
-        m->whole_slots[i] = WHOLE_SLOT(h, d);
+        m->whole_slots[i] = WHOLE_SLOT(h, used);
+        used += WHOLE_RECORD_SIZE(len);
         uint64_t bit = WHOLE_FILTER_BIT(m, h);
         m->whole_filter[bit >> 6] |= (uint64_t)1 << (bit & 63);
     }
