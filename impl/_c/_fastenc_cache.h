@@ -184,6 +184,14 @@ cache_find(const Work *w, uint64_t hash, int kind, const void *data, Py_ssize_t 
     }
 }
 
+/* Start fetching the index slot where cache_find(w, hash, ...) will look first. */
+static inline void
+cache_prefetch(const Work *w, uint64_t hash)
+{
+    if (w->index != NULL)
+        __builtin_prefetch(&w->index[hash & w->index_mask]);
+}
+
 /* Drop the older half of the records (at least one). */
 static int
 cache_drop_half(Work *w)
