@@ -34,6 +34,7 @@ Merger_dealloc(Merger *m)
     PyMem_Free(m->whole_records);
     PyMem_Free(m->whole_filter);
     PyMem_Free(m->slots);
+    PyMem_Free(m->pair_filter);
     PyMem_Free(m->byte_pairs);
     work_free(&m->work);
     for (Py_ssize_t t = 0; t < m->n_more_work; t++) {
@@ -83,26 +84,18 @@ merger_alloc(PyTypeObject *type, Py_ssize_t n_ids, Py_ssize_t pairs, PyObject *o
     Merger *m = (Merger *)type->tp_alloc(type, 0);
     if (m == NULL)
         return NULL;
-    uint64_t slots = 16;
-    int bits = 4;
-    while (slots < (uint64_t)pairs * 2 + 2) {
-        slots *= 2;
-        bits++;
+    if (pairs_alloc(m, pairs) < 0) {
+        Py_DECREF(m);
+        return NULL;
     }
-    m->mask = slots - 1;
-    m->shift = 64 - bits;
-    m->slots = PyMem_Malloc(slots * sizeof(Slot));
     m->byte_pairs = PyMem_Malloc(65536 * sizeof(uint64_t));
     m->outputs = PyMem_Calloc((size_t)n_ids, sizeof(PyObject *));
-    if (m->slots == NULL || m->byte_pairs == NULL || m->outputs == NULL) {
+    if (m->byte_pairs == NULL || m->outputs == NULL) {
         PyErr_NoMemory();
         Py_DECREF(m);
         return NULL;
     }
     m->n_ids = n_ids;
-    advise_huge_pages(m->slots, slots * sizeof(Slot));
-    for (uint64_t i = 0; i < slots; i++)
-        m->slots[i].key = EMPTY_KEY;
     for (int i = 0; i < 65536; i++)
         m->byte_pairs[i] = NO_VALUE;
     for (int i = 0; i < 256; i++)
@@ -229,31 +222,6 @@ fail:
     return NULL;
 }
 
-/* Make m's pair table (empty, as merger_alloc made it) the size for ``pairs`` pairs. */
-static int
-size_pairs(Merger *m, Py_ssize_t pairs)
-{
-    uint64_t slots = 16;
-    int bits = 4;
-    while (slots < (uint64_t)pairs * 2 + 2) {
-        slots *= 2;
-        bits++;
-    }
-    Slot *table = PyMem_Malloc(slots * sizeof(Slot));
-    if (table == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    advise_huge_pages(table, slots * sizeof(Slot));
-    for (uint64_t i = 0; i < slots; i++)
-        table[i].key = EMPTY_KEY;
-    PyMem_Free(m->slots);
-    m->slots = table;
-    m->mask = slots - 1;
-    m->shift = 64 - bits;
-    return 0;
-}
-
 /* Merger.from_ranks(tokens, outputs): tiktoken's semantics.  tokens[k] (bytes of two or more bytes, in rank
  * order, distinct) is the dense id 256 + k; every split of it into two parts that are bytes or tokens is a
  * pair of rank k; and every token is a whole piece.  The pairs are found first and the table made for their
@@ -320,7 +288,7 @@ Merger_from_ranks(PyTypeObject *type, PyObject *args)
             }
         }
     }
-    if (size_pairs(m, pairs) < 0)
+    if (pairs_alloc(m, pairs) < 0)
         goto fail;
     for (Py_ssize_t p = 0; p < pairs; p++) {
         int32_t k = found[3 * p + 2];

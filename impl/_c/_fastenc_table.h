@@ -68,6 +68,9 @@ typedef struct {
     Slot *slots;
     uint64_t mask;
     int shift;
+    uint64_t *pair_filter; /* two bits per pair in one word (PAIR_FILTER_*): most pairs that do not merge are told
+                            * so here, small enough to stay in the CPU's cache, without a read of the table */
+    int pair_filter_shift;
     Py_ssize_t n_ids; /* 256 + number of rules */
     PyObject **outputs; /* n_ids owned references; None for a byte that has no id (an error when reported) */
     /* The whole-piece table: a word whose bytes are one of these is that dense id, without merging. */
@@ -114,12 +117,20 @@ slot_of(const Merger *m, uint64_t key)
     return (key * UINT64_C(0x9E3779B97F4A7C15)) >> m->shift;
 }
 
+/* A pair's filter hash: its word is the top bits, its two bits come from bits 32..43 (another multiplier than
+ * slot_of's, so that pairs in one slot do not share their filter bits too). */
+#define PAIR_FILTER_HASH(key) ((key) * UINT64_C(0xD6E8FEB86659FD93))
+#define PAIR_FILTER_BITS(h) ((UINT64_C(1) << ((h) >> 32 & 63)) | (UINT64_C(1) << ((h) >> 38 & 63)))
+
 static inline uint64_t
 lookup(const Merger *m, int32_t a, int32_t b)
 {
     if ((a | b) < 256)
         return m->byte_pairs[a << 8 | b];
     uint64_t key = ((uint64_t)(uint32_t)a << 32) | (uint32_t)b;
+    uint64_t h = PAIR_FILTER_HASH(key), bits = PAIR_FILTER_BITS(h);
+    if ((m->pair_filter[h >> m->pair_filter_shift] & bits) != bits)
+        return NO_VALUE;
     uint64_t i = slot_of(m, key);
     for (;;) {
         uint64_t found = m->slots[i].key;
@@ -129,6 +140,41 @@ lookup(const Merger *m, int32_t a, int32_t b)
             return NO_VALUE;
         i = (i + 1) & m->mask;
     }
+}
+
+/* An empty pair table (and filter) for ``pairs`` pairs, in place of m's; -1 with MemoryError. */
+static int
+pairs_alloc(Merger *m, Py_ssize_t pairs)
+{
+    uint64_t slots = 16;
+    int bits = 4;
+    while (slots < (uint64_t)pairs * 2 + 2) {
+        slots *= 2;
+        bits++;
+    }
+    /* About eight filter bits per pair: with two bits per pair, one pair in twenty that is none gets past. */
+    int filter_bits = 12;
+    while (((uint64_t)1 << filter_bits) < (uint64_t)pairs * 8)
+        filter_bits++;
+    Slot *table = PyMem_Malloc(slots * sizeof(Slot));
+    uint64_t *filter = PyMem_Calloc(((size_t)1 << filter_bits) / 64, sizeof(uint64_t));
+    if (table == NULL || filter == NULL) {
+        PyMem_Free(table);
+        PyMem_Free(filter);
+        PyErr_NoMemory();
+        return -1;
+    }
+    advise_huge_pages(table, slots * sizeof(Slot));
+    for (uint64_t i = 0; i < slots; i++)
+        table[i].key = EMPTY_KEY;
+    PyMem_Free(m->slots);
+    PyMem_Free(m->pair_filter);
+    m->slots = table;
+    m->mask = slots - 1;
+    m->shift = 64 - bits;
+    m->pair_filter = filter;
+    m->pair_filter_shift = 64 - (filter_bits - 6);
+    return 0;
 }
 
 /* Set the value of the pair (a, b), replacing an earlier one when ``replace``. */
@@ -142,6 +188,8 @@ insert_pair(Merger *m, int32_t a, int32_t b, uint64_t value, int replace)
     if (m->slots[i].key == EMPTY_KEY || replace) {
         m->slots[i].key = key;
         m->slots[i].value = value;
+        uint64_t h = PAIR_FILTER_HASH(key);
+        m->pair_filter[h >> m->pair_filter_shift] |= PAIR_FILTER_BITS(h);
         if ((a | b) < 256)
             m->byte_pairs[a << 8 | b] = value;
     }
