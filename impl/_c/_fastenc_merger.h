@@ -32,9 +32,9 @@ Merger_dealloc(Merger *m)
     }
     PyMem_Free(m->whole_slots);
     PyMem_Free(m->whole_records);
-    PyMem_Free(m->whole_filter);
+    PyMem_Free(m->whole_filter.words);
     PyMem_Free(m->slots);
-    PyMem_Free(m->pair_filter);
+    PyMem_Free(m->pair_filter.words);
     PyMem_Free(m->byte_pairs);
     work_free(&m->work);
     for (Py_ssize_t t = 0; t < m->n_more_work; t++) {

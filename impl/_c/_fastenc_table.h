@@ -28,6 +28,48 @@
 #define RESULT_OF(value) ((int32_t)((value) & 0xFFFFFFFFu))
 #define EMPTY_KEY UINT64_MAX
 
+/* A filter of two bits per item in one 64-bit word, about eight bits per item: it answers "surely not there" for
+ * all but about one in twenty of the items it lacks, and it is small enough to stay in the CPU's cache where the
+ * table behind it is not.  Its hashes are the item's hash times FILTER_MIX, so that the items that share a slot
+ * of the table (the low or high bits of their plain hash) do not share their filter bits too. */
+typedef struct {
+    uint64_t *words;
+    int shift; /* 64 - log2(number of words): a hash's word is its top bits */
+} BitFilter;
+
+#define FILTER_MIX UINT64_C(0xD6E8FEB86659FD93)
+#define FILTER_BITS(h) ((UINT64_C(1) << ((h) >> 32 & 63)) | (UINT64_C(1) << ((h) >> 38 & 63)))
+
+/* An empty filter for ``items`` items in place of f's; -1 (no exception set) when out of memory. */
+static int
+filter_alloc(BitFilter *f, uint64_t items)
+{
+    int words_log2 = 6;
+    while (((uint64_t)64 << words_log2) < items * 8)
+        words_log2++;
+    uint64_t *words = PyMem_Calloc((size_t)1 << words_log2, sizeof(uint64_t));
+    if (words == NULL)
+        return -1;
+    PyMem_Free(f->words);
+    f->words = words;
+    f->shift = 64 - words_log2;
+    return 0;
+}
+
+static inline void
+filter_add(BitFilter *f, uint64_t hash)
+{
+    uint64_t h = hash * FILTER_MIX;
+    f->words[h >> f->shift] |= FILTER_BITS(h);
+}
+
+static inline int
+filter_may_hold(const BitFilter *f, uint64_t hash)
+{
+    uint64_t h = hash * FILTER_MIX, bits = FILTER_BITS(h);
+    return (f->words[h >> f->shift] & bits) == bits;
+}
+
 /* One slot of the pair table: key and rank side by side, so that a lookup touches one cache line. */
 typedef struct {
     uint64_t key; /* (a << 32) | b, EMPTY_KEY for a free slot */
@@ -68,9 +110,7 @@ typedef struct {
     Slot *slots;
     uint64_t mask;
     int shift;
-    uint64_t *pair_filter; /* two bits per pair in one word (PAIR_FILTER_*): most pairs that do not merge are told
-                            * so here, small enough to stay in the CPU's cache, without a read of the table */
-    int pair_filter_shift;
+    BitFilter pair_filter; /* the pairs in the table: most pairs that do not merge are told so without reading it */
     Py_ssize_t n_ids; /* 256 + number of rules */
     PyObject **outputs; /* n_ids owned references; None for a byte that has no id (an error when reported) */
     /* The whole-piece table: a word whose bytes are one of these is that dense id, without merging. */
@@ -79,9 +119,7 @@ typedef struct {
     unsigned char *whole_records; /* the WholeRecord of each piece in the table, one after the other */
     uint64_t whole_mask;
     Py_ssize_t whole_longest; /* the most bytes of any whole piece: a longer word is never looked up */
-    uint64_t *whole_filter; /* one bit per WHOLE_FILTER_BIT of each whole piece's hash: most words that are no
-                             * whole piece are told so by this table, small enough to stay in the cache */
-    int whole_filter_shift;
+    BitFilter whole_filter; /* the whole pieces' hashes: most words that are no piece are told so here */
     Work work; /* the calling thread's */
     Work *more_work; /* n_more_work more, one per further thread of encode_texts (their caches stay warm) */
     Py_ssize_t n_more_work;
@@ -117,19 +155,13 @@ slot_of(const Merger *m, uint64_t key)
     return (key * UINT64_C(0x9E3779B97F4A7C15)) >> m->shift;
 }
 
-/* A pair's filter hash: its word is the top bits, its two bits come from bits 32..43 (another multiplier than
- * slot_of's, so that pairs in one slot do not share their filter bits too). */
-#define PAIR_FILTER_HASH(key) ((key) * UINT64_C(0xD6E8FEB86659FD93))
-#define PAIR_FILTER_BITS(h) ((UINT64_C(1) << ((h) >> 32 & 63)) | (UINT64_C(1) << ((h) >> 38 & 63)))
-
 static inline uint64_t
 lookup(const Merger *m, int32_t a, int32_t b)
 {
     if ((a | b) < 256)
         return m->byte_pairs[a << 8 | b];
     uint64_t key = ((uint64_t)(uint32_t)a << 32) | (uint32_t)b;
-    uint64_t h = PAIR_FILTER_HASH(key), bits = PAIR_FILTER_BITS(h);
-    if ((m->pair_filter[h >> m->pair_filter_shift] & bits) != bits)
+    if (!filter_may_hold(&m->pair_filter, key))
         return NO_VALUE;
     uint64_t i = slot_of(m, key);
     for (;;) {
@@ -152,15 +184,9 @@ pairs_alloc(Merger *m, Py_ssize_t pairs)
         slots *= 2;
         bits++;
     }
-    /* About eight filter bits per pair: with two bits per pair, one pair in twenty that is none gets past. */
-    int filter_bits = 12;
-    while (((uint64_t)1 << filter_bits) < (uint64_t)pairs * 8)
-        filter_bits++;
     Slot *table = PyMem_Malloc(slots * sizeof(Slot));
-    uint64_t *filter = PyMem_Calloc(((size_t)1 << filter_bits) / 64, sizeof(uint64_t));
-    if (table == NULL || filter == NULL) {
+    if (table == NULL || filter_alloc(&m->pair_filter, (uint64_t)pairs) < 0) {
         PyMem_Free(table);
-        PyMem_Free(filter);
         PyErr_NoMemory();
         return -1;
     }
@@ -168,12 +194,9 @@ pairs_alloc(Merger *m, Py_ssize_t pairs)
     for (uint64_t i = 0; i < slots; i++)
         table[i].key = EMPTY_KEY;
     PyMem_Free(m->slots);
-    PyMem_Free(m->pair_filter);
     m->slots = table;
     m->mask = slots - 1;
     m->shift = 64 - bits;
-    m->pair_filter = filter;
-    m->pair_filter_shift = 64 - (filter_bits - 6);
     return 0;
 }
 
@@ -188,8 +211,7 @@ insert_pair(Merger *m, int32_t a, int32_t b, uint64_t value, int replace)
     if (m->slots[i].key == EMPTY_KEY || replace) {
         m->slots[i].key = key;
         m->slots[i].value = value;
-        uint64_t h = PAIR_FILTER_HASH(key);
-        m->pair_filter[h >> m->pair_filter_shift] |= PAIR_FILTER_BITS(h);
+        filter_add(&m->pair_filter, key);
         if ((a | b) < 256)
             m->byte_pairs[a << 8 | b] = value;
     }
@@ -229,9 +251,6 @@ typedef struct {
 
 #define WHOLE_RECORD_SIZE(n) ((sizeof(WholeRecord) + (size_t)(n) + 7) & ~(size_t)7)
 
-/* A hash's bit in the whole-piece filter (bits other than the slot's, which are the low ones). */
-#define WHOLE_FILTER_BIT(m, h) (((h) * UINT64_C(0x9E3779B97F4A7C15)) >> (m)->whole_filter_shift)
-
 /* The dense id whose whole-piece bytes are data[0..n), or -1. */
 static int32_t
 whole_find(const Merger *m, const unsigned char *data, Py_ssize_t n)
@@ -239,8 +258,7 @@ whole_find(const Merger *m, const unsigned char *data, Py_ssize_t n)
     if (m->whole_slots == NULL || n > m->whole_longest)
         return -1;
     uint64_t h = bytes_hash(data, n);
-    uint64_t bit = WHOLE_FILTER_BIT(m, h);
-    if (!(m->whole_filter[bit >> 6] >> (bit & 63) & 1))
+    if (!filter_may_hold(&m->whole_filter, h))
         return -1;
     uint64_t i = h & m->whole_mask;
     for (;;) {
@@ -292,16 +310,11 @@ whole_build(Merger *m, PyObject *whole_seq)
     uint64_t size = 16;
     while (size < (uint64_t)count * 2 + 2)
         size *= 2;
-    /* About sixteen filter bits per piece: one word in twenty that is no piece gets past the filter. */
-    int filter_bits = 12;
-    while (((uint64_t)1 << filter_bits) < (uint64_t)count * 16)
-        filter_bits++;
-    m->whole_filter_shift = 64 - filter_bits;
     m->whole = PyMem_Calloc((size_t)n, sizeof(PyObject *));
     m->whole_slots = PyMem_Calloc(size, sizeof(uint64_t));
-    m->whole_filter = PyMem_Calloc(((size_t)1 << filter_bits) / 64, sizeof(uint64_t));
     m->whole_records = PyMem_Malloc(records);
-    if (m->whole == NULL || m->whole_slots == NULL || m->whole_filter == NULL || m->whole_records == NULL) {
+    if (m->whole == NULL || m->whole_slots == NULL || m->whole_records == NULL ||
+        filter_alloc(&m->whole_filter, (uint64_t)count) < 0) {
         PyErr_NoMemory();
         return -1;
     }
@@ -332,8 +345,7 @@ whole_build(Merger *m, PyObject *whole_seq)
             i = (i + 1) & m->whole_mask;
         m->whole_slots[i] = WHOLE_SLOT(h, used);
         used += WHOLE_RECORD_SIZE(len);
-        uint64_t bit = WHOLE_FILTER_BIT(m, h);
-        m->whole_filter[bit >> 6] |= (uint64_t)1 << (bit & 63);
+        filter_add(&m->whole_filter, h);
     }
     return 0;
 }
