@@ -40,8 +40,6 @@
 #define BATCH_THREADS 0
 #endif
 
-#define MAX_BATCH_THREADS 64
-
 typedef struct {
     const Merger *m;
     Work *work; /* the thread's own: its merge space, and the words it merged in this batch */

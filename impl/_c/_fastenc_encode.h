@@ -154,14 +154,18 @@ static int
 encode_run(const Merger *m, Work *w, const Work *shared, SharedTable *table, const Scan *sc, int which,
            Py_ssize_t limit, int strict, DenseIds *out, Failure *failure)
 {
-    /* The pieces are found one ahead, and the cache's index slot of the next one is fetched while this one is
-     * looked up or merged: an index larger than the CPU's cache otherwise costs a wait for memory per word. */
+    /* The pieces are found one ahead, and the slots where the next one will be looked up are fetched while this
+     * one is looked up or merged: tables larger than the CPU's cache otherwise cost a wait for memory per word. */
     Py_ssize_t i = 0, j = sc->n > 0 ? piece_end(sc, which, 0) : 0;
     uint64_t hash = piece_hash(sc->kind, sc->data, 0, j);
     while (i < sc->n) {
         Py_ssize_t after = j < sc->n ? piece_end(sc, which, j) : j;
         uint64_t next_hash = piece_hash(sc->kind, sc->data, j, after);
-        cache_prefetch(shared != NULL ? shared : w, next_hash);
+        if (shared != NULL)
+            cache_prefetch(shared, next_hash);
+        if (table != NULL)
+            __builtin_prefetch(&table->slots[next_hash & table->mask]);
+        cache_prefetch(w, next_hash);
         const int32_t *found = NULL;
         Py_ssize_t found_len = 0;
         const WordRecord *record = shared != NULL ? cache_find(shared, hash, sc->kind, sc->data, i, j) : NULL;

@@ -22,6 +22,9 @@
 
 #include "pythread.h"
 
+#define MAX_BATCH_THREADS 64
+#define SHARED_COUNT_STEP 16
+
 typedef struct Chunk {
     struct Chunk *next;
     size_t used, size;
@@ -58,13 +61,14 @@ chunks_free(Work *w)
     }
 }
 
-/* A table for a batch of ``chars`` characters (about one new word per 32 characters, from 4,096 to 2**22 slots);
- * -1 with MemoryError. */
+/* A table for a batch of ``chars`` characters (room for a new word per 16 characters, from 4,096 to 2**22 slots):
+ * text of Chinese or Japanese, whose words are few characters, has one in 30 or so, and a table it filled made the
+ * threads merge the words after that each on its own; -1 with MemoryError. */
 static int
 shared_open(SharedTable *table, Py_ssize_t chars)
 {
     uint64_t size = 4096;
-    while (size < (uint64_t)(chars / 16) && size < ((uint64_t)1 << 22))
+    while (size < (uint64_t)(chars / 8) && size < ((uint64_t)1 << 22))
         size *= 2;
     table->slots = PyMem_RawCalloc(size, sizeof(WordRecord *));
     if (table->slots == NULL) {
@@ -72,7 +76,8 @@ shared_open(SharedTable *table, Py_ssize_t chars)
         return -1;
     }
     table->mask = size - 1;
-    table->room = (Py_ssize_t)(size / 2);
+    /* The count lags by under SHARED_COUNT_STEP per thread: the room leaves that much of the half free. */
+    table->room = (Py_ssize_t)(size / 2) - SHARED_COUNT_STEP * MAX_BATCH_THREADS;
     table->count = 0;
     return 0;
 }
@@ -111,7 +116,10 @@ shared_put(SharedTable *table, Work *w, uint64_t hash, int kind, const void *dat
     for (;;) {
         WordRecord *seen = NULL;
         if (__atomic_compare_exchange_n(&table->slots[slot], &seen, entry, 0, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE)) {
-            __atomic_fetch_add(&table->count, 1, __ATOMIC_RELAXED);
+            if (++w->uncounted == SHARED_COUNT_STEP) {
+                __atomic_fetch_add(&table->count, SHARED_COUNT_STEP, __ATOMIC_RELAXED);
+                w->uncounted = 0;
+            }
             return 1;
         }
         if (seen->hash == hash && seen->key_len == length && memcmp(RECORD_KEY(seen), key, (size_t)length * 4) == 0)

@@ -93,14 +93,20 @@ typedef struct Work {
     uint64_t *index; /* INDEX_SLOT of each record, 0 for a free slot */
     uint64_t index_mask; /* index size - 1; the index is NULL until the first entry */
     struct Chunk *chunks; /* the entries this thread put in a batch's shared table (_fastenc_shared.h), newest first */
+    Py_ssize_t uncounted; /* entries this thread put there and has not yet added to the table's count */
 } Work;
 
 /* The table of words a batch's threads share (_fastenc_shared.h): slots of entry pointers, set once each. */
 typedef struct {
     struct WordRecord **slots; /* NULL when no batch made one */
     uint64_t mask;
-    Py_ssize_t room; /* entries it takes (half its slots); further words go to the threads' own caches */
-    Py_ssize_t count; /* entries in it, counted atomically */
+    Py_ssize_t room; /* entries it takes (under half its slots); further words go to the threads' own caches */
+    /* Entries in it, counted atomically, SHARED_COUNT_STEP at a time by each thread, on a cache line of its own:
+     * a count written at every new word, beside the fields every look-up reads, made each thread's look-ups
+     * wait for the line the other had just written. */
+    char before_count[64];
+    Py_ssize_t count;
+    char after_count[64];
 } SharedTable;
 
 typedef struct {
