@@ -61,14 +61,13 @@ chunks_free(Work *w)
     }
 }
 
-/* A table for a batch of ``chars`` characters (room for a new word per 16 characters, from 4,096 to 2**22 slots):
- * text of Chinese or Japanese, whose words are few characters, has one in 30 or so, and a table it filled made the
- * threads merge the words after that each on its own; -1 with MemoryError. */
+/* A table for a batch of ``chars`` characters (room for a new word per 32 to 64 characters, from 4,096 to 2**22
+ * slots: a larger table, mostly empty, is slower to read); -1 with MemoryError. */
 static int
 shared_open(SharedTable *table, Py_ssize_t chars)
 {
     uint64_t size = 4096;
-    while (size < (uint64_t)(chars / 8) && size < ((uint64_t)1 << 22))
+    while (size < (uint64_t)(chars / 16) && size < ((uint64_t)1 << 22))
         size *= 2;
     table->slots = PyMem_RawCalloc(size, sizeof(WordRecord *));
     if (table->slots == NULL) {

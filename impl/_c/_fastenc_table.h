@@ -94,6 +94,9 @@ typedef struct Work {
     uint64_t index_mask; /* index size - 1; the index is NULL until the first entry */
     struct Chunk *chunks; /* the entries this thread put in a batch's shared table (_fastenc_shared.h), newest first */
     Py_ssize_t uncounted; /* entries this thread put there and has not yet added to the table's count */
+    /* The Works of a batch's threads lie side by side (Merger.more_work): a cache line apart, so that what one
+     * thread writes in its own never makes another wait for the line that holds the fields it reads. */
+    char apart[64];
 } Work;
 
 /* The table of words a batch's threads share (_fastenc_shared.h): slots of entry pointers, set once each. */

@@ -121,6 +121,22 @@ def test_what_does_not_go_through_the_c_loop_is_left_to_the_caller() -> None:
     assert raw.encode_on_threads(["ab"], 2) is None
 
 
+@pytest.mark.parametrize("threads", [2, 3])
+def test_a_batch_of_more_new_words_than_its_table_takes(threads: int) -> None:
+    """Past the room of the batch's table of new words (1,024 words in a batch this size), each thread keeps its
+    words in its own cache: still the ids of ``encode``, in the batch, the next batch and single calls."""
+    rng = random.Random(threads)
+    words = ["".join(rng.choice("abZ1é語😀'") for _ in range(rng.randint(2, 7))) for _ in range(5000)]
+    texts = [" ".join(words[start : start + 40]) for start in range(0, len(words), 40)]
+    assert len(set(words)) > 3000 and sum(map(len, texts)) < 8 * 4096  # more words than room, the smallest table
+    tokenizer = _tokenizer("cl100k", 1 << 18)
+    fresh = _tokenizer("cl100k", 0)
+    expected = [fresh.encode(text) for text in texts]
+    assert _threaded(tokenizer, texts, threads) == expected
+    assert _threaded(tokenizer, texts[::-1], threads) == expected[::-1]
+    assert [tokenizer.encode(text) for text in texts] == expected
+
+
 def test_batches_and_single_calls_from_several_threads_at_once() -> None:
     """Batches wait for each other and single calls wait for a batch: no cache is changed while it is read."""
     tokenizer = _tokenizer("cl100k", 5)
