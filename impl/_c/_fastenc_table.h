@@ -3,8 +3,10 @@
  *
  * Included by _fastenc.c (one translation unit, so that lookup inlines into the merge loops of _fastenc_merge.h).
  * It provides the Merger struct (its tables, and the fields of the merge loops' work space and of the word cache
- * of _fastenc_cache.h), the pair table (lookup: the rank and result of a pair of dense ids; insert_pair) and the
- * whole-piece table (whole_find: the dense id whose bytes are a whole word; whole_build).
+ * of _fastenc_cache.h), the pair table (lookup: the rank and result of a pair of dense ids; insert_pair;
+ * pairs_alloc), the whole-piece table (whole_find: the dense id whose bytes are a whole word; whole_build), the
+ * BitFilter in front of each (most look-ups find nothing, and the filter answers them without reading the
+ * table) and advise_huge_pages for the large tables.
  */
 
 #ifndef BPEPROOF_FASTENC_TABLE_H
