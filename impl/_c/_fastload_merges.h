@@ -256,6 +256,25 @@ usual_merge_cut(PyObject *text, Py_ssize_t n)
     return cut > 0 && cut < n - 1 ? cut : -1;
 }
 
+/* The tuple (a, b, c) of new ints, made directly (Py_BuildValue parses its format for every merge). */
+static PyObject *
+int_triple(int32_t a, int32_t b, int32_t c)
+{
+    PyObject *tuple = PyTuple_New(3);
+    if (tuple == NULL)
+        return NULL;
+    int32_t values[3] = {a, b, c};
+    for (int i = 0; i < 3; i++) {
+        PyObject *value = PyLong_FromLong(values[i]);
+        if (value == NULL) {
+            Py_DECREF(tuple);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(tuple, i, value);
+    }
+    return tuple;
+}
+
 static PyObject *
 merge_ids(PyObject *Py_UNUSED(module), PyObject *args)
 {
@@ -368,7 +387,7 @@ merge_ids(PyObject *Py_UNUSED(module), PyObject *args)
             pairs[line] = (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
             if (triples != NULL) {
                 /* Fresh ints for the positions themselves (made in order, where the ids' own objects lie anywhere). */
-                PyObject *triple = ids == Py_True ? Py_BuildValue("(iii)", a, b, c)
+                PyObject *triple = ids == Py_True ? int_triple(a, b, c)
                     : PyTuple_Pack(3, PyList_GET_ITEM(ids, a), PyList_GET_ITEM(ids, b), PyList_GET_ITEM(ids, c));
                 if (triple == NULL)
                     goto done;
