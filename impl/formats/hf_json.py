@@ -333,9 +333,12 @@ def _parse_hf_json(path: str | os.PathLike[str], data: bytes) -> Vocab:
     ids: dict[str, int] = {}
     tokens: dict[int, bytes] = {}
     numbers = cast("list[int]", list(vocab_obj.values()))  # (ints when ``plain``)
-    # The usual file: distinct integer ids >= 0 (checked at once here, one by one below otherwise).
-    plain = (set(map(type, numbers)) <= {int} and min(numbers, default=0) >= 0
-             and len(set(numbers)) == len(numbers))
+    # The usual file: distinct integer ids >= 0 (checked at once here, one by one below otherwise); most files
+    # number their tokens 0, 1, 2, … in order, which the C reader tells in one pass.
+    fast = c_readers()
+    counted = fast.int_array(numbers) if fast is not None else None
+    plain = bool(counted is not None and counted[2]) or (
+        set(map(type, numbers)) <= {int} and min(numbers, default=0) >= 0 and len(set(numbers)) == len(numbers))
     merge_items = reader.lst(model.get("merges", []), "model.merges")
     # The merges of a vocabulary of distinct ids, read while the JSON reader's strings are fresh in the caches
     # (the table of ids below is then the vocabulary itself).

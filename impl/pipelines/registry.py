@@ -270,7 +270,6 @@ def _text_model_tokenizer(path: str, vocab: formats.Vocab, text_model: TextModel
     vocabulary whose last pre-tokenizer step is its only ``ByteLevel`` one, no word prefix, suffix or byte
     fallback, an unknown token that is in the vocabulary; to ``HuggingFaceTextModel`` otherwise."""
     import json
-    from itertools import filterfalse
 
     from bpeproof.impl.formats.vocab import token_string_to_bytes
     from bpeproof.impl.models.hugging_face import HuggingFaceModel, HuggingFaceTextModel
@@ -290,19 +289,20 @@ def _text_model_tokenizer(path: str, vocab: formats.Vocab, text_model: TextModel
     kinds = [step.type for step in steps]
     specials = {token.content: token.id for token in text_model.added_tokens}
     special_ids = set(specials.values())
-    ordinary = list(filterfalse(special_ids.__contains__, vocab.tokens))
+    tokens = dict(vocab.tokens)  # the ordinary tokens: one copy, the added tokens taken out of it
+    for special in special_ids:
+        tokens.pop(special, None)
     byte_model = (
         text_model.byte_level and bool(kinds) and kinds[-1] == "ByteLevel" and kinds.count("ByteLevel") == 1
         and text_model.prefix is None and text_model.suffix is None and not vocab.byte_fallback
         and (text_model.unk_token is None or (vocab.unk is not None and vocab.unk not in special_ids))
         and "ByteLevel" not in normalizer.kinds
         and (text_model.spelt  # (the reader found every string but the added tokens' spelt byte-level)
-             or token_string_to_bytes("".join(map(text_model.strings.__getitem__, ordinary))) is not None)
+             or token_string_to_bytes("".join(map(text_model.strings.__getitem__, tokens))) is not None)
     )
     recipe = TextPipelineRecipe(text_model.normalizer, text_model.added_tokens, steps, pattern, vocab.pattern,
                                 text_model.byte_level, byte_model)
     pipeline, pretokenizer = _text_pipeline(path, recipe, normalizer)
-    tokens = dict(zip(ordinary, map(vocab.tokens.__getitem__, ordinary), strict=True))
     if byte_model:
         model: HuggingFaceModel | HuggingFaceTextModel = HuggingFaceModel(
             tokens, vocab.merges, ignore_merges=vocab.ignore_merges, unk=vocab.unk, fuse_unk=vocab.fuse_unk)
