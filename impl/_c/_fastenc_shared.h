@@ -61,7 +61,7 @@ chunks_free(Work *w)
     }
 }
 
-/* A table for a batch of ``chars`` characters (room for a new word per 32 to 64 characters, from 4,096 to 2**22
+/* A table for a batch of ``chars`` characters (room for a new word per 16 to 32 characters, from 4,096 to 2**22
  * slots: a larger table, mostly empty, is slower to read); -1 with MemoryError. */
 static int
 shared_open(SharedTable *table, Py_ssize_t chars)
