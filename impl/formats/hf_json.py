@@ -349,7 +349,10 @@ def _parse_hf_json(path: str | os.PathLike[str], data: bytes) -> Vocab:
         texts = list(vocab_obj)
         each = token_strings_each_to_bytes(texts)
         own = specials.keys() & vocab_obj.keys()
-        for position in compress(range(len(texts)), map(own.__contains__, texts)) if own else ():
+        # Where the ids are 0, 1, 2, … in order, a text's id is its position: no pass over every text.
+        positions = (map(cast("dict[str, int]", vocab_obj).__getitem__, own) if counted is not None and counted[2]
+                     else compress(range(len(texts)), map(own.__contains__, texts)))
+        for position in positions if own else ():
             each[position] = texts[position].encode("utf-8")
         spelt = each if None not in each else None
     if spelt is not None:

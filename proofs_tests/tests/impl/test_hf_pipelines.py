@@ -30,6 +30,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bpeproof.impl.formats.vocab import token_string_to_bytes
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.models.hugging_face import HuggingFaceTextModel
 from bpeproof.impl.normalizers.hf import Normalizer, Piece
@@ -292,6 +293,31 @@ def bases() -> dict[bool, dict[str, Any]]:
     return {byte_level: json.loads(_trained(None, BYTE_LEVEL if byte_level else pre_tokenizers.Whitespace(),
                                             byte_level=byte_level, vocab_size=300).to_str())
             for byte_level in (True, False)}
+
+
+def test_an_added_token_in_the_vocabulary_is_its_own_text(bases: dict[bool, dict[str, Any]], tmp_path: Path) -> None:
+    """The usual byte-level file whose added tokens are in its vocabulary (as DeepSeek's are), read by the bulk
+    path: each added token is its own UTF-8 text, also one that reads as byte-level characters ('é' is the byte
+    0xE9 there), and every id is the library's."""
+    document = json.loads(json.dumps(bases[True]))
+    vocab = document["model"]["vocab"]
+    assert list(vocab.values()) == list(range(len(vocab)))  # ids 0, 1, 2, … in order: the usual file
+    contents = ("é", "hello", "Çab")
+    for content in contents:
+        vocab.setdefault(content, len(vocab))
+        document["added_tokens"].append({"id": vocab[content], "content": content, "single_word": False,
+                                         "lstrip": False, "rstrip": False, "normalized": False, "special": True})
+    source = json.dumps(document)
+    path = tmp_path / "tokenizer.json"
+    path.write_text(source, encoding="utf-8")
+    ours = load_tokenizer(str(path))
+    library = tokenizers.Tokenizer.from_str(source)
+    added = {vocab[content] for content in contents}
+    for string, token in vocab.items():  # every token's bytes, against the reader of one string at a time
+        assert ours.token_bytes(token) == (string.encode("utf-8") if token in added else
+                                           token_string_to_bytes(string)), string
+    for text in ("é hello", "xéyÇab", "hello world é", "Ç"):
+        assert ours.encode(text, allowed_special="all") == _library_ids(library, text), text
 
 
 @given(data=st.data())
