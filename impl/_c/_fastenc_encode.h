@@ -164,7 +164,7 @@ encode_run(const Merger *m, Work *w, const Work *shared, SharedTable *table, con
         if (shared != NULL)
             cache_prefetch(shared, next_hash);
         if (table != NULL)
-            __builtin_prefetch(&table->slots[next_hash & table->mask]);
+            shared_prefetch(table, next_hash);
         cache_prefetch(w, next_hash);
         const int32_t *found = NULL;
         Py_ssize_t found_len = 0;

@@ -25,11 +25,6 @@ Merger_dealloc(Merger *m)
             Py_XDECREF(m->outputs[i]);
         PyMem_Free(m->outputs);
     }
-    if (m->whole != NULL) {
-        for (Py_ssize_t i = 0; i < m->n_ids; i++)
-            Py_XDECREF(m->whole[i]);
-        PyMem_Free(m->whole);
-    }
     PyMem_Free(m->whole_slots);
     PyMem_Free(m->whole_records);
     PyMem_Free(m->whole_filter.words);
@@ -322,7 +317,7 @@ Merger_tables(Merger *m, PyObject *Py_UNUSED(ignored))
     PyObject *keys = PyBytes_FromStringAndSize(NULL, used * (Py_ssize_t)sizeof(uint64_t));
     PyObject *values = PyBytes_FromStringAndSize(NULL, used * (Py_ssize_t)sizeof(uint64_t));
     PyObject *outputs = PyList_New(m->n_ids);
-    PyObject *whole = m->whole == NULL ? Py_NewRef(Py_None) : PyList_New(m->n_ids);
+    PyObject *whole = whole_list(m);
     if (units == NULL || keys == NULL || values == NULL || outputs == NULL || whole == NULL)
         goto fail;
     uint64_t *key_out = (uint64_t *)PyBytes_AS_STRING(keys), *value_out = (uint64_t *)PyBytes_AS_STRING(values);
@@ -332,11 +327,8 @@ Merger_tables(Merger *m, PyObject *Py_UNUSED(ignored))
         *key_out++ = m->slots[i].key;
         *value_out++ = m->slots[i].value;
     }
-    for (Py_ssize_t d = 0; d < m->n_ids; d++) {
+    for (Py_ssize_t d = 0; d < m->n_ids; d++)
         PyList_SET_ITEM(outputs, d, Py_NewRef(m->outputs[d]));
-        if (m->whole != NULL)
-            PyList_SET_ITEM(whole, d, Py_NewRef(m->whole[d] != NULL ? m->whole[d] : Py_None));
-    }
     return Py_BuildValue("(NNNNN)", units, keys, values, outputs, whole);
 fail:
     Py_XDECREF(units);

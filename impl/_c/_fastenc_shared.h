@@ -81,6 +81,13 @@ shared_open(SharedTable *table, Py_ssize_t chars)
     return 0;
 }
 
+/* Start fetching the slot where shared_find(table, hash, ...) will look first. */
+static inline void
+shared_prefetch(const SharedTable *table, uint64_t hash)
+{
+    __builtin_prefetch(&table->slots[hash & table->mask]);
+}
+
 /* The table's entry for data[start:end], or NULL. */
 static inline const WordRecord *
 shared_find(const SharedTable *table, uint64_t hash, int kind, const void *data, Py_ssize_t start, Py_ssize_t end)

@@ -4,9 +4,9 @@
  * Included by _fastenc.c (one translation unit, so that lookup inlines into the merge loops of _fastenc_merge.h).
  * It provides the Merger struct (its tables, and the fields of the merge loops' work space and of the word cache
  * of _fastenc_cache.h), the pair table (lookup: the rank and result of a pair of dense ids; insert_pair;
- * pairs_alloc), the whole-piece table (whole_find: the dense id whose bytes are a whole word; whole_build), the
- * BitFilter in front of each (most look-ups find nothing, and the filter answers them without reading the
- * table) and advise_huge_pages for the large tables.
+ * pairs_alloc), the whole-piece table (whole_find: the dense id whose bytes are a whole word; whole_build;
+ * whole_list, what it was built from), the BitFilter in front of each (most look-ups find nothing, and the
+ * filter answers them without reading the table) and advise_huge_pages for the large tables.
  */
 
 #ifndef BPEPROOF_FASTENC_TABLE_H
@@ -125,9 +125,9 @@ typedef struct {
     Py_ssize_t n_ids; /* 256 + number of rules */
     PyObject **outputs; /* n_ids owned references; None for a byte that has no id (an error when reported) */
     /* The whole-piece table: a word whose bytes are one of these is that dense id, without merging. */
-    PyObject **whole; /* n_ids owned bytes references or NULL; NULL when there is no table */
     uint64_t *whole_slots; /* WHOLE_SLOT(hash, record offset) per slot, 0 for a free one; NULL when there is no table */
     unsigned char *whole_records; /* the WholeRecord of each piece in the table, one after the other */
+    size_t whole_records_len;
     uint64_t whole_mask;
     Py_ssize_t whole_longest; /* the most bytes of any whole piece: a longer word is never looked up */
     BitFilter whole_filter; /* the whole pieces' hashes: most words that are no piece are told so here */
@@ -321,10 +321,9 @@ whole_build(Merger *m, PyObject *whole_seq)
     uint64_t size = 16;
     while (size < (uint64_t)count * 2 + 2)
         size *= 2;
-    m->whole = PyMem_Calloc((size_t)n, sizeof(PyObject *));
     m->whole_slots = PyMem_Calloc(size, sizeof(uint64_t));
     m->whole_records = PyMem_Malloc(records);
-    if (m->whole == NULL || m->whole_slots == NULL || m->whole_records == NULL ||
+    if (m->whole_slots == NULL || m->whole_records == NULL ||
         filter_alloc(&m->whole_filter, (uint64_t)count) < 0) {
         PyErr_NoMemory();
         return -1;
@@ -344,8 +343,6 @@ whole_build(Merger *m, PyObject *whole_seq)
         Py_ssize_t len = PyBytes_GET_SIZE(items[d]);
         if (whole_find(m, data, len) >= 0)
             continue; /* the first id with these bytes keeps them */
-        Py_INCREF(items[d]);
-        m->whole[d] = items[d];
         WholeRecord *record = (WholeRecord *)(m->whole_records + used);
         record->id = (int32_t)d;
         record->len = (uint32_t)len;
@@ -356,9 +353,37 @@ whole_build(Merger *m, PyObject *whole_seq)
             i = (i + 1) & m->whole_mask;
         m->whole_slots[i] = WHOLE_SLOT(h, used);
         used += WHOLE_RECORD_SIZE(len);
+        m->whole_records_len = used;
         filter_add(&m->whole_filter, h);
     }
     return 0;
+}
+
+/* The ``whole`` that whole_build took, made again from the records: a bytes object for each dense id the table
+ * keeps, None for the others; None when there is no table.  NULL with an exception on failure. */
+static PyObject *
+whole_list(const Merger *m)
+{
+    if (m->whole_slots == NULL)
+        return Py_NewRef(Py_None);
+    PyObject *whole = PyList_New(m->n_ids);
+    if (whole == NULL)
+        return NULL;
+    for (Py_ssize_t d = 0; d < m->n_ids; d++)
+        PyList_SET_ITEM(whole, d, Py_NewRef(Py_None));
+    for (size_t at = 0; at < m->whole_records_len;) {
+        const WholeRecord *record = (const WholeRecord *)(m->whole_records + at);
+        PyObject *data = PyBytes_FromStringAndSize((const char *)record->bytes, (Py_ssize_t)record->len);
+        if (data == NULL) {
+            Py_DECREF(whole);
+            return NULL;
+        }
+        PyObject *none = PyList_GET_ITEM(whole, record->id);
+        PyList_SET_ITEM(whole, record->id, data);
+        Py_DECREF(none);
+        at += WHOLE_RECORD_SIZE(record->len);
+    }
+    return whole;
 }
 
 #endif /* BPEPROOF_FASTENC_TABLE_H */

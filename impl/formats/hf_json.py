@@ -217,18 +217,31 @@ def _merge_pairs(reader: JsonReader, merges: list[object]) -> list[tuple[str, st
     return pairs
 
 
-def _plain_merges(items: list[object], ids: dict[str, int]) -> list[tuple[int, int, int]] | None:
+def _counts_from_zero(numbers: list[int]) -> bool:
+    """Whether ``numbers`` are the ints 0, 1, 2, … in order, as most files number their tokens (told by the C
+    reader in one pass; False without it)."""
+    fast = c_readers()
+    found = fast.int_array(numbers) if fast is not None else None
+    return bool(found is not None and found[2])
+
+
+def _plain_merges(
+    items: list[object], ids: dict[str, int], counting: bool | None = None
+) -> list[tuple[int, int, int]] | None:
     """The merges of the usual file, all ``"left right"`` strings or all ``[left, right]`` pairs of token strings
     whose parts and joins are tokens, read in whole-list passes (no Python step per merge); None for any other
-    list, which ``_merge_pairs`` and ``resolve_merges`` then read merge by merge, naming the first problem."""
+    list, which ``_merge_pairs`` and ``resolve_merges`` then read merge by merge, naming the first problem.
+    ``counting``: whether the ids are 0, 1, 2, … in order (found here when not given)."""
     kinds = set(map(type, items))
     fast = c_readers()
     if fast is not None and kinds == {str}:
         texts = list(ids)
         numbers = list(ids.values())
-        counted = fast.int_array(numbers)  # (the ids 0, 1, 2, … in order: the positions are the ids)
+        if counting is None:
+            counting = _counts_from_zero(numbers)
+        # (ids 0, 1, 2, … in order: the positions are the ids)
         found: list[tuple[int, int, int]] | None = fast.merge_ids(
-            texts, bytes(len(texts)), items, True, True if counted is not None and counted[2] else numbers)
+            texts, bytes(len(texts)), items, True, True if counting else numbers)
         if found is not None:
             return found
     if kinds == {str}:
@@ -335,14 +348,14 @@ def _parse_hf_json(path: str | os.PathLike[str], data: bytes) -> Vocab:
     numbers = cast("list[int]", list(vocab_obj.values()))  # (ints when ``plain``)
     # The usual file: distinct integer ids >= 0 (checked at once here, one by one below otherwise); most files
     # number their tokens 0, 1, 2, … in order, which the C reader tells in one pass.
-    fast = c_readers()
-    counted = fast.int_array(numbers) if fast is not None else None
-    plain = bool(counted is not None and counted[2]) or (
+    counting = _counts_from_zero(numbers)
+    plain = counting or (
         set(map(type, numbers)) <= {int} and min(numbers, default=0) >= 0 and len(set(numbers)) == len(numbers))
     merge_items = reader.lst(model.get("merges", []), "model.merges")
     # The merges of a vocabulary of distinct ids, read while the JSON reader's strings are fresh in the caches
     # (the table of ids below is then the vocabulary itself).
-    plain_merges = _plain_merges(merge_items, cast("dict[str, int]", vocab_obj)) if plain and prefix is None else None
+    plain_merges = (_plain_merges(merge_items, cast("dict[str, int]", vocab_obj), counting)
+                    if plain and prefix is None else None)
     spelt = None
     if plain and byte_level and "" not in vocab_obj:  # the usual byte-level file: every string read at once
         # An added token in the vocabulary is its own text (read as UTF-8), every other string byte-level.
@@ -350,7 +363,7 @@ def _parse_hf_json(path: str | os.PathLike[str], data: bytes) -> Vocab:
         each = token_strings_each_to_bytes(texts)
         own = specials.keys() & vocab_obj.keys()
         # Where the ids are 0, 1, 2, … in order, a text's id is its position: no pass over every text.
-        positions = (map(cast("dict[str, int]", vocab_obj).__getitem__, own) if counted is not None and counted[2]
+        positions = (map(cast("dict[str, int]", vocab_obj).__getitem__, own) if counting
                      else compress(range(len(texts)), map(own.__contains__, texts)))
         for position in positions if own else ():
             each[position] = texts[position].encode("utf-8")

@@ -359,6 +359,7 @@ def test_only_the_allowed_classes_are_packed_or_made() -> None:
 def test_the_c_tables_come_back_and_are_checked() -> None:
     merger = _fastenc.Merger.from_ranks([b"ab", b"abc", b"bc"], [*range(256), 256, 257, 258])
     units, keys, values, outputs, whole = merger.tables()
+    assert whole == [None] * 256 + [b"ab", b"abc", b"bc"]  # the whole pieces it was made with, by dense id
     again = _fastenc.Merger.from_tables(units, keys, values, outputs, whole)
     for word in (b"abc", b"abcabc", b"xbcab", b""):
         assert again.encode(word) == merger.encode(word)
