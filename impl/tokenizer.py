@@ -88,9 +88,13 @@ def check_texts(texts: object) -> None:
 
 
 class TextPipeline(Protocol):
-    """What turns a text into a model's words: the words and the ids of the (allowed) special tokens, in order."""
+    """What turns a text into a model's words: the words and the ids of the (allowed) special tokens, in order.
+
+    ``library_allowed_special``: the ``allowed_special`` under which the pipeline answers as the file's own library
+    does when it is given no option ("all" where that library reads special tokens in any text)."""
 
     description: str
+    library_allowed_special: AllowedSpecial
 
     def pieces(self, text: str, allowed: Collection[str] | None = None) -> list[str | int]: ...
 
@@ -304,6 +308,14 @@ class Tokenizer:
     def special_tokens(self) -> dict[str, int]:
         """A copy of the special tokens, name → id."""
         return dict(self._specials)
+
+    @property
+    def library_allowed_special(self) -> AllowedSpecial:
+        """The ``allowed_special`` under which ``encode`` answers as the file's own library does by default: "all"
+        for a ``tokenizer.json`` (the ``tokenizers`` library reads every added token in any text: it has no mode
+        for ordinary text), None for the others (tiktoken's ``encode_ordinary``, llama.cpp without
+        ``parse_special``)."""
+        return None if self._pipeline is None else self._pipeline.library_allowed_special
 
     @property
     def byte_ids(self) -> tuple[int, ...]:

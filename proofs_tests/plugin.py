@@ -19,7 +19,7 @@ file's reference tokenizer the same way (``bpeproof check --tokenizer``)::
     pytest --pyargs bpeproof.proofs_tests --bpe-tokenizer mymod:encode --bpe-vocab cl100k_base.tiktoken
            [--bpe-pattern cl100k] [--bpe-decode mymod:decode] [--bpe-seconds 20] [--bpe-examples N]
            [--bpe-ignore GROUP ...] [--bpe-ignore-file FILE] [--bpe-special NAME=ID ...]
-           [--bpe-corpus FILE...]
+           [--bpe-special-names text|allowed|always] [--bpe-corpus FILE...]
 
 which runs only ``test_bpe_tokenizer`` (``proofs_tests/tests/checker/test_checker_tokenizer.py``).
 """
@@ -55,6 +55,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     " aside, one a line")
     group.addoption("--bpe-special", metavar="NAME=ID", action="append", default=None, help="--bpe-tokenizer: a"
                     " special token of --bpe-vocab (repeatable)")
+    group.addoption("--bpe-special-names", choices=["text", "allowed", "always"], default=None,
+                    help="--bpe-tokenizer: how FUNC reads special tokens' names (see bpeproof check"
+                    " --special-names)")
     group.addoption("--bpe-corpus", metavar="FILE", nargs="+", default=None, help="text files (UTF-8, plain or .gz)"
                     " whose lines --bpe-tokenizer checks among its texts")
 

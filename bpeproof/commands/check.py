@@ -72,8 +72,8 @@ def run(args: argparse.Namespace) -> int:
     if args.examples is not None:
         raise UsageError("--examples counts the texts of a --tokenizer/--cmd check; --enc, --dec, --train and"
                          " --impl run on --seconds")
-    if args.ignore or args.ignore_file or args.special:
-        raise UsageError("--ignore, --ignore-file and --special are for a --tokenizer/--cmd check")
+    if args.ignore or args.ignore_file or args.special or args.special_names:
+        raise UsageError("--ignore, --ignore-file, --special and --special-names are for a --tokenizer/--cmd check")
     targets, optional = _targets(args)
     from bpeproof.proofs_tests.checker.functions import TargetError, check
 
@@ -135,6 +135,7 @@ def _run_tokenizer(args: argparse.Namespace) -> int:
             memory_mb=args.memory_mb,
             ignore=ignore,
             special=parse_specials(args.special or []),
+            special_names=args.special_names,
             corpus=args.corpus,
             progress=args.progress if args.progress > 0 else None,
         )
@@ -190,6 +191,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     group.add_argument("--special", metavar="NAME=ID", action="append", help="a special token of the vocabulary"
                        " (repeatable): allowed with allowed_special, ordinary text without; a rank file of r50k,"
                        " p50k, cl100k or o200k gets its encoding's own")
+    group.add_argument("--special-names", choices=["text", "allowed", "always"], default=None,
+                       help="how the tokenizer reads special tokens' names in a text: never (text), where"
+                       " allowed_special allows them (allowed: tiktoken), in every text (always: the tokenizers"
+                       " library); default: as its hello says, else as the file's own library does")
     group.add_argument("--corpus", metavar="FILE", nargs="+", default=None,
                        help="text files (UTF-8, plain or .gz) whose lines are the real-text source of the texts"
                        " (default: ../shared/corpora if present, else a multilingual sample shipped with bpeproof)")

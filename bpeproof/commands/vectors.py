@@ -19,7 +19,7 @@ def max_option(text: str) -> int:
 def run(args: argparse.Namespace) -> int:
     from bpeproof.commands._vocab import parse_specials
     from bpeproof.proofs_tests.checker import vectors
-    from bpeproof.proofs_tests.checker.library import load_reference, with_special_tokens
+    from bpeproof.proofs_tests.checker.library import Library, load_reference, with_special_tokens
     from bpeproof.proofs_tests.checker.worker import TargetError
 
     if not os.path.isfile(args.vocab):
@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
                                                 parse_specials(args.special or []))
     except TargetError as error:
         raise UsageError(str(error)) from None
-    chosen = vectors.choose(reference, args.max)
+    chosen = vectors.choose(reference, args.max, decode=Library(args.vocab, reference).decode)
     written = vectors.write(chosen, args.output)
     allowed = sum(vector.allowed_special for vector in chosen)
     specials = f", special tokens {origin}" if reference.special_tokens else ", no special tokens"
@@ -48,7 +48,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         " with each Unicode category, the known variants a port may follow, ties, long runs and pieces, the edges of"
         " UTF-8, special tokens, the vocabulary's tokens) with the ids of the file's own semantics:"
         " DIR/vectors.jsonl ({\"text\", \"ids\"} a line, \"allowed_special\": \"all\" where special tokens are"
-        " read) and llama.cpp's DIR/vectors.inp / DIR/vectors.out. Every vector is also a decode round trip.",
+        " read; special tokens are read as the file's own library reads them) and llama.cpp's DIR/vectors.inp /"
+        " DIR/vectors.out. Every vector is also a decode round trip (to \"decoded\" where the file's normalizer"
+        " changes the text).",
         epilog="Exit codes: 0 written, 2 usage error or bad input.",
     )
     parser.add_argument("--vocab", metavar="FILE", required=True, help="the vocabulary file (tiktoken rank file,"

@@ -35,6 +35,7 @@ from bpeproof.impl.formats.clip_merges import CLIP_PATTERN, CLIP_SPECIALS, clip_
 from bpeproof.impl.formats.vocab import TextModel, Vocab
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.models.hugging_face import HuggingFaceTextModel
+from bpeproof.impl.special_tokens import AllowedSpecial
 from bpeproof.impl.tokenizer import Tokenizer
 from bpeproof.spec.types import InvalidTextError
 
@@ -85,6 +86,8 @@ class ClipPipeline:
     """CLIP's cleaning and pattern: the pieces as GPT-2's characters for their bytes, and the special tokens."""
 
     description = "CLIP's text cleaning and pattern"
+    # CLIP's tokenizer reads its special tokens only where it is told to.
+    library_allowed_special: AllowedSpecial = None
 
     def __init__(self, specials: Mapping[str, int], pattern: str | None = None) -> None:
         self._specials = dict(specials)

@@ -39,6 +39,7 @@ from bpeproof.impl.formats.vocab import AddedToken, PreTokenizerStep
 from bpeproof.impl.normalizers.hf import Normalizer, Piece, byte_level_piece, prepend, replace
 from bpeproof.impl.pre_tokenizers import hf_chars
 from bpeproof.impl.pre_tokenizers.hf_splits import GPT2_SPLIT, SplitStep, split_spans
+from bpeproof.impl.special_tokens import AllowedSpecial
 
 __all__ = ["HFPipeline", "Step", "TextPipelineRecipe", "needs_alignment", "pattern_step", "steps_from_file"]
 
@@ -300,6 +301,10 @@ def _normalized_patterns(tokens: Iterable[AddedToken], normalizer: Normalizer) -
 
 class HFPipeline:
     """Added tokens, a normalizer and pre-tokenizer steps, run on a text as the library runs them."""
+
+    # The library's encode reads every added token, special or not, in any text (only its encode_special_tokens
+    # switch, which pieces(text, None) follows, leaves the special ones as text).
+    library_allowed_special: AllowedSpecial = "all"
 
     def __init__(
         self,

@@ -136,6 +136,10 @@ class Classifier:
             if isinstance(actual, ErrorAnswer):
                 return Analysis("decode", "thm-bpe-roundtrip", f"decode(encode(t)) must give t back; decode"
                                 f" answered {actual!r}", "decode:error")
+            if finding.expected not in (None, finding.text):
+                return Analysis("decode", "thm-bpe-roundtrip", "decode must give what the file's own library's"
+                                f" decode gives for the same ids, {finding.expected!r}; it gave {actual!r}",
+                                "decode")
             return Analysis("decode", "thm-bpe-roundtrip", f"decode(encode(t)) must give t back; it gave"
                             f" {actual!r}", "decode")
         if finding.kind == "memory" or "memory cap" in str(actual):

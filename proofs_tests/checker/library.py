@@ -12,11 +12,10 @@ and the implementation's, so that a difference can be attributed to one side.
 from __future__ import annotations
 
 import base64
-import contextlib
 import hashlib
+import importlib.metadata
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from bpeproof.impl.optional_libraries import LibraryMissingError, require
@@ -114,75 +113,140 @@ def with_special_tokens(reference: Any, given: dict[str, int] | None) -> tuple[A
     return Tokenizer.from_model(reference.model, reference.pattern, merged, pretokenizer=reference.pretokenizer), origin
 
 
+#: An encode (text, whether special tokens are read) and a decode (ids → text; None: the library has none here).
+Encode = Callable[[str, bool], list[int]]
+Decode = Callable[[list[int]], str] | None
+
+
+def _tiktoken_of(vocab: str, reference: Any) -> tuple[str, Encode, Decode]:
+    """tiktoken on the reference's ranks (a rank file's, a tekken file's live ranks shifted by its special
+    tokens, GPT-2's ``encoder.json``: tiktoken's own ``gpt2`` encoding is built from it) and pattern."""
+    tiktoken = require("tiktoken", "comparing with the file's own library")
+    if reference.pretokenizer is not None or reference.pipeline is not None:
+        raise LibraryMissingError("the reference cuts its text by steps that tiktoken has no pattern for")
+    specials = reference.special_tokens
+    ranks = {data: token for token, data in token_table(reference).items() if token not in specials.values()}
+    encoding = tiktoken.Encoding("checked", pat_str=reference.pattern, mergeable_ranks=ranks,
+                                 special_tokens=specials)
+
+    def encode(text: str, special: bool) -> list[int]:
+        return list(encoding.encode(text, allowed_special="all" if special else set(), disallowed_special=()))
+
+    def decode(ids: list[int]) -> str:
+        return str(encoding.decode(ids, errors="strict"))
+
+    return f"tiktoken {getattr(tiktoken, '__version__', '')}".strip(), encode, decode
+
+
+def _tokenizers_of(vocab: str, reference: Any) -> tuple[str, Encode, Decode]:
+    """The ``tokenizers`` library on the ``tokenizer.json`` itself."""
+    tokenizers = require("tokenizers", "comparing with the file's own library")
+    from bpeproof.impl.io.files import read_bytes
+
+    hf = tokenizers.Tokenizer.from_str(read_bytes(vocab).decode("utf-8"))
+
+    def encode(text: str, special: bool) -> list[int]:
+        # The library reads every added token unless told to leave the special ones as text.
+        hf.encode_special_tokens = not special
+        return list(hf.encode(text, add_special_tokens=False).ids)
+
+    def decode(ids: list[int]) -> str:
+        return str(hf.decode(ids, skip_special_tokens=False))
+
+    return f"tokenizers {tokenizers.__version__}", encode, decode
+
+
+def _sentencepiece_of(vocab: str, reference: Any) -> tuple[str, Encode, Decode]:
+    """sentencepiece on the model file itself."""
+    sentencepiece = require("sentencepiece", "comparing with the file's own library")
+    from bpeproof.impl.io.files import read_bytes
+
+    processor = sentencepiece.SentencePieceProcessor(model_proto=read_bytes(vocab))
+
+    def encode(text: str, special: bool) -> list[int]:
+        return list(processor.encode(text))
+
+    def decode(ids: list[int]) -> str:
+        return str(processor.decode(ids))
+
+    return f"sentencepiece {getattr(sentencepiece, '__version__', '')}".strip(), encode, decode
+
+
+#: The file's own library for each kind of file (``formats.loader.sniff``'s kinds), and its package.
+_LIBRARIES: dict[str, tuple[str, Callable[[str, Any], tuple[str, Encode, Decode]]]] = {
+    "tiktoken": ("tiktoken", _tiktoken_of),
+    "tekken": ("tiktoken", _tiktoken_of),  # as mistral-common's Tekkenizer builds it: the live ranks, shifted
+    "gpt2": ("tiktoken", _tiktoken_of),
+    "hf-bpe": ("tokenizers", _tokenizers_of),
+    "sentencepiece-bpe": ("sentencepiece", _sentencepiece_of),
+}
+#: Why there is none to compare with, for the other kinds.
+_NO_LIBRARY = {
+    "bpeproof": "the project's own file: its library is the reference",
+    "clip": "CLIP's tokenizer is not a library installed here",
+    "gguf": "llama.cpp is not a Python library installed here",
+}
+
+
 class Library:
-    """The vocabulary file's own library (tiktoken, tokenizers, sentencepiece), when it is installed."""
+    """The vocabulary file's own library (tiktoken, tokenizers, sentencepiece), when it is installed: its encode
+    is shown beside each difference, and its decode is what a program's decode must give.  ``name`` says which,
+    with its version; ``note`` why there is none.  It is built when first asked (a tiktoken of 130,000 ranks
+    takes seconds to build, which a check whose decode always gives the text back never needs)."""
 
     def __init__(self, vocab: str, reference: Any) -> None:
         self.name: str | None = None
         self.note: str | None = None
-        self._encode: Callable[[str, bool], list[int]] | None = None
-        with contextlib.suppress(Exception):
-            self._setup(vocab, reference)
+        self._vocab, self._reference = vocab, reference
+        self._build: Callable[[str, Any], tuple[str, Encode, Decode]] | None = None
+        self._encode: Encode | None = None
+        self._decode: Decode = None
+        from bpeproof.impl.formats.loader import sniff
+        from bpeproof.impl.io.errors import FormatError
 
-    def _setup(self, vocab: str, reference: Any) -> None:
-        from bpeproof.impl import formats
+        try:
+            kind, _data = sniff(vocab)
+        except (FormatError, OSError) as error:
+            self.note = f"none: {error}"
+            return
+        if kind not in _LIBRARIES:
+            self.note = f"none: {_NO_LIBRARY.get(kind, f'no library reads {kind} files')}"
+            return
+        package, self._build = _LIBRARIES[kind]
+        try:
+            self.name = f"{package} {importlib.metadata.version(package)}"
+        except importlib.metadata.PackageNotFoundError:
+            self.note = f"none: {package} is not installed (pip install 'bpeproof[compare]')"
+            self._build = None
 
-        kind = formats.load(Path(vocab)).kind
-        if kind == "tiktoken":
+    def _built(self) -> bool:
+        if self._build is not None:
+            build, self._build = self._build, None
             try:
-                tiktoken = require("tiktoken", "comparing with the file's own library")
-            except LibraryMissingError as error:
-                self.note = str(error)
-                return
-            from bpeproof.impl.formats.tiktoken_file import load_tiktoken_ranks
+                self.name, self._encode, self._decode = build(self._vocab, self._reference)
+            except Exception as error:  # the library refuses the file: said, never hidden
+                self.note = f"none: {self.name} refused the file: {type(error).__name__}: {str(error)[:200]}"
+                self.name = None
+        return self._encode is not None
 
-            if reference.pretokenizer is not None:
-                return
-            encoding = tiktoken.Encoding("checked", pat_str=reference.pattern,
-                                         mergeable_ranks=load_tiktoken_ranks(vocab),
-                                         special_tokens=reference.special_tokens)
-            self.name = f"tiktoken {getattr(tiktoken, '__version__', '')}".strip()
-
-            def encode_tiktoken(text: str, special: bool) -> list[int]:
-                return list(encoding.encode(text, allowed_special="all" if special else set(), disallowed_special=()))
-
-            self._encode = encode_tiktoken
-        elif kind == "hf-bpe":
-            try:
-                tokenizers = require("tokenizers", "comparing with the file's own library")
-            except LibraryMissingError as error:
-                self.note = str(error)
-                return
-            from bpeproof.impl.io.files import read_bytes
-
-            hf = tokenizers.Tokenizer.from_str(read_bytes(vocab).decode("utf-8"))
-            self.name = f"tokenizers {tokenizers.__version__}"
-
-            def encode_hf(text: str, special: bool) -> list[int]:
-                return list(hf.encode(text, add_special_tokens=False).ids)
-
-            self._encode = encode_hf
-        elif kind == "sentencepiece-bpe":
-            try:
-                sentencepiece = require("sentencepiece", "comparing with the file's own library")
-            except LibraryMissingError as error:
-                self.note = str(error)
-                return
-            from bpeproof.impl.io.files import read_bytes
-
-            processor = sentencepiece.SentencePieceProcessor(model_proto=read_bytes(vocab))
-            self.name = f"sentencepiece {getattr(sentencepiece, '__version__', '')}".strip()
-
-            def encode_sentencepiece(text: str, special: bool) -> list[int]:
-                return list(processor.encode(text))
-
-            self._encode = encode_sentencepiece
+    @property
+    def shown(self) -> str:
+        """The library for the report: its name and version, else why there is none."""
+        return self.name or self.note or "none"
 
     def encode(self, text: str, special: bool = False) -> list[int] | str | None:
-        if self._encode is None:
+        if not self._built() or self._encode is None:
             return None
         try:
             return self._encode(text, special)
         except Exception as error:
             return f"raised {type(error).__name__}: {error}"
 
+    def decode(self, ids: list[int]) -> str | None:
+        """The library's decode of ``ids``; None when it has none here or refuses them."""
+        if not self._built() or self._decode is None:
+            return None
+        try:
+            return self._decode(ids)
+        except Exception:
+            return None

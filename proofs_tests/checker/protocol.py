@@ -28,6 +28,12 @@ BATCH = 64
 #: Environment variables the implementation's process is given: the vocabulary file and the pattern asked for.
 ENV_VOCAB = "BPEPROOF_CHECK_VOCAB"
 ENV_PATTERN = "BPEPROOF_CHECK_PATTERN"
+#: How a program reads special tokens' names in a text: never ("text": names are ordinary text, tiktoken's
+#: ``encode_ordinary``), where ``allowed_special`` allows them ("allowed": tiktoken's ``encode``), or in every text
+#: ("always": the ``tokenizers`` library's ``encode``, which has no mode for ordinary text).  The hello's
+#: ``"special"`` says which: false, true or "always".
+SPECIAL_NAMES = ("text", "allowed", "always")
+_HELLO_SPECIAL: dict[bool | str, str] = {False: "text", True: "allowed", "always": "always"}
 
 
 class ErrorAnswer:
@@ -71,13 +77,15 @@ def serve(
     decode: Callable[..., object] | None,
 ) -> None:
     """Answer protocol requests with ``encode(text)`` and ``decode(ids)`` until ``receive`` returns None."""
+    # A function without the parameter reads special tokens as its own convention says (the hello's).
+    takes_allowed = _takes_allowed_special(encode)
     while True:
         request = receive()
         if not isinstance(request, dict):
             return
         results: list[Any] = []
         if "encode" in request:
-            allowed = request.get("allowed_special")
+            allowed = request.get("allowed_special") if takes_allowed else None
             for text in request["encode"]:
                 try:
                     value = encode(text) if allowed is None else encode(text, allowed_special=allowed)
@@ -121,8 +129,10 @@ def _python_worker(channel: Channel, tokenizer: Target, decode: Target | None, e
     except TargetError as error:
         channel.send({"protocol": PROTOCOL, "error": str(error)})
         return
-    channel.send({"protocol": PROTOCOL, "version": 1, "name": describe(tokenizer),
-                  "decode": decode_function is not None, "special": _takes_allowed_special(encode_function)})
+    hello = {"protocol": PROTOCOL, "version": 1, "name": describe(tokenizer), "decode": decode_function is not None}
+    if _takes_allowed_special(encode_function):  # else it states no convention: the file's own library's holds
+        hello["special"] = True
+    channel.send(hello)
 
     def receive() -> Any:
         try:
@@ -146,7 +156,7 @@ class Implementation:
         self.memory_mb = memory_mb
         self.name = cmd if cmd is not None else describe(tokenizer) if tokenizer is not None else "?"
         self.has_decode = False
-        self.special = False
+        self.special_names: str | None = None  # as the hello says (``SPECIAL_NAMES``); None: it says nothing
         self.restarts = 0
         self._peer = Peer(self._launch)
 
@@ -190,7 +200,12 @@ class Implementation:
             self.stop()
             raise TargetError(str(hello["error"]))
         self.has_decode = hello.get("decode") is True
-        self.special = hello.get("special") is True
+        said = hello.get("special")
+        if said is not None and not isinstance(said, bool) and said != "always":
+            self.stop()
+            raise TargetError(f'{self.name}: the hello\'s "special" must be false, true or "always", not'
+                              f" {json.dumps(said)[:40]}")
+        self.special_names = None if said is None else _HELLO_SPECIAL[said]
         if isinstance(hello.get("name"), str) and self.cmd is not None:
             self.name = f"{self.cmd} ({hello['name'][:80]})"
 

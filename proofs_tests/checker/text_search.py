@@ -40,10 +40,20 @@ SameGroup = Callable[[Finding], bool]
 class Judge:
     """Runs texts on the implementation and compares its answers with the reference's."""
 
-    def __init__(self, impl: Implementation, reference: Any, table: dict[int, bytes]) -> None:
+    def __init__(self, impl: Implementation, reference: Any, table: dict[int, bytes],
+                 library_decode: Callable[[list[int]], str | None] | None = None) -> None:
         self.impl = impl
         self.reference = reference
         self.table = table  # id → token bytes: whether an implementation's ids spell the text
+        self.library_decode = library_decode
+        self.special_ids = frozenset(reference.special_tokens.values())
+
+    def decoded(self, text: str, ids: list[int]) -> str:
+        """What a decode of ``ids`` (which spell ``text``, or are the reference's ids of it) must give: the file's
+        own library's decode of them where it is installed (a normalizer can make that differ from the text:
+        with NFC, U+F98A encodes to the token of U+529B), else the text (thm-bpe-roundtrip)."""
+        back = None if self.library_decode is None else self.library_decode(ids)
+        return text if back is None else back
 
     def spells(self, text: str, ids: Answer) -> bool:
         """Whether ``ids`` are tokens of the vocabulary whose bytes are the text's UTF-8."""
@@ -71,9 +81,11 @@ class Judge:
                    sources: Sequence[str]) -> list[Finding]:
         """Every text whose ids the implementation's own decode does not turn back into it: of the texts
         answered right, and of those answered otherwise with ids that still spell the text (a decode bug is
-        not hidden behind an encode bug; ids that spell another text are the encode's fault alone)."""
+        not hidden behind an encode bug; ids that spell another text are the encode's fault alone).  Ids with a
+        special token are left out: whether a decode spells them or skips them is each library's own choice."""
+        specials = self.special_ids
         spelled = [(i, got) for i, (text, want, got) in enumerate(zip(texts, expected, answers, strict=True))
-                   if isinstance(got, list) and (got == want or self.spells(text, got))]
+                   if isinstance(got, list) and (got == want or self.spells(text, got)) and specials.isdisjoint(got)]
         if not spelled:
             return []
         try:
@@ -85,8 +97,11 @@ class Judge:
                     decoded += self.impl.decode([ids])
                 except Gone as gone:
                     decoded.append(ErrorAnswer(f"no answer: {gone}"))
-        return [Finding("decode", texts[i], None, texts[i], back, [], sources[i], ids=list(ids))
-                for (i, ids), back in zip(spelled, decoded, strict=True) if back != texts[i]]
+        out: list[Finding] = []
+        for (i, ids), back in zip(spelled, decoded, strict=True):
+            if back != texts[i] and back != (want := self.decoded(texts[i], ids)):
+                out.append(Finding("decode", texts[i], None, want, back, [], sources[i], ids=list(ids)))
+        return out
 
     def probe(self, piece: str) -> Answer:
         """The implementation's ids of one piece, in the running process (for the diagnosis)."""
@@ -106,8 +121,9 @@ class Judge:
                 if not isinstance(got, list):
                     return None
                 back = self.impl.decode([got])[0]
-                return Finding("decode", text, None, text, back, list(earlier), finding.source, ids=got) \
-                    if back != text else None
+                if back == text or back == (library_back := self.decoded(text, got)):
+                    return None
+                return Finding("decode", text, None, library_back, back, list(earlier), finding.source, ids=got)
             answers = self.impl.encode(texts, finding.allowed_special)
         except Gone as gone:
             if finding.kind in NO_ANSWER:
@@ -231,36 +247,38 @@ class Batch:
 
 class TextSource:
     """Batches of generated texts, pipelined: the next batch is drawn and judged by the reference while the
-    implementation answers the current one.  ``allowed``: some batches allow special tokens (the implementation
-    takes ``allowed_special``); ``names``: special tokens' names also come as ordinary text."""
+    implementation answers the current one.  ``special_names``: how the implementation reads special tokens'
+    names (``protocol.SPECIAL_NAMES``): "allowed", some batches allow them; "always", every batch does (the
+    implementation reads them in any text); "text", never.  ``names``: the vocabulary has special tokens, whose
+    names come among the texts."""
 
     name = "texts"
     weight = 1.0
 
-    def __init__(self, judge: Judge, generator: TextGenerator, batch: int, groups: Groups, allowed: bool,
+    def __init__(self, judge: Judge, generator: TextGenerator, batch: int, groups: Groups, special_names: str,
                  names: bool) -> None:
         self.judge = judge
         self.generator = generator
         self.batch = batch
         self.groups = groups
-        self.allowed = allowed
+        self.special_names = special_names
         self.names = names
 
     def draw(self, search: Search[Finding]) -> Batch | None:
         """The next batch; None when no example is left."""
-        allowed = "all" if self.allowed and self.generator.rng.random() < 0.15 else None
+        reads = self.special_names
+        allowed = "all" if reads == "always" or (reads == "allowed" and self.generator.rng.random() < 0.15) else None
+        # A batch that allows them holds only texts with names in "allowed" (the rest are in the other batches).
+        only_names = allowed is not None and reads == "allowed"
         size = search.take(self.batch)
         if size == 0:
             return None
         texts: list[str] = []
         sources: list[str] = []
         for _ in range(size):
-            if allowed:
+            if only_names or (self.names and self.generator.rng.random() < 0.05):
                 texts.append(self.generator.special())
-                sources.append("special")
-            elif self.names and self.generator.rng.random() < 0.05:  # special names as ordinary text
-                texts.append(self.generator.special())
-                sources.append("special_as_text")
+                sources.append("special" if allowed else "special_as_text")
             else:
                 text, source = self.generator.draw()
                 texts.append(text)
@@ -302,7 +320,7 @@ class TextSource:
         """Count a batch, and put each wrong answer (and wrong round trip) in its group."""
         search.counts.update(batch.sources)
         findings = self.judge.differences(batch.texts, batch.expected, answers, batch.allowed, batch.sources)
-        if self.judge.impl.has_decode and batch.allowed is None:
+        if self.judge.impl.has_decode:
             try:
                 findings += self.judge.roundtrips(batch.texts, batch.expected, answers, batch.sources)
             except TargetError as error:

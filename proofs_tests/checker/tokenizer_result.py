@@ -89,8 +89,9 @@ class Divergence:
         if self.kind == "decode":  # texts as texts, ids as ids
             if self.ids is not None:
                 lines.append(f"  ids      : {self.ids!r} (the implementation's encoding of the text)")
-            lines.append(f"  decoded  : {self.actual!r} (the implementation's decode of those ids; expected the"
-                         " text)")
+            lines.append(f"  decoded  : {self.actual!r} (the implementation's decode of those ids; expected "
+                         + ("the text)" if self.expected in (None, self.text) else
+                            f"{self.expected!r}, the file's own library's decode of them)"))
             return lines + self._settled_lines()
         lines.append(f"  reference: {self.expected!r}")
         if library:  # the library's answer is ids: beside a decode's texts it has no place

@@ -33,7 +33,7 @@ from bpeproof.proofs_tests.checker.diagnosis import align
 from bpeproof.proofs_tests.checker.groups import Classifier, Finding, Group, Groups
 from bpeproof.proofs_tests.checker.library import Library
 from bpeproof.proofs_tests.checker.progress import Progress
-from bpeproof.proofs_tests.checker.protocol import BATCH, ErrorAnswer
+from bpeproof.proofs_tests.checker.protocol import BATCH, SPECIAL_NAMES, ErrorAnswer, Implementation
 from bpeproof.proofs_tests.checker.sandbox import DEFAULT_MEMORY_MB
 from bpeproof.proofs_tests.checker.search import Search, run
 from bpeproof.proofs_tests.checker.startup import prepare
@@ -48,7 +48,25 @@ __all__ = ["TargetError", "check_tokenizer"]
 FIRST_SLICE = 1.0
 
 
-def _special_note(reference: Any, origin: str, takes_allowed: bool) -> str:
+def special_names_of(impl: Implementation, reference: Any, given: str | None) -> tuple[str, str]:
+    """How the implementation reads special tokens' names (``protocol.SPECIAL_NAMES``), and where that comes
+    from: ``given`` (``--special-names``), else what the implementation says (the hello's ``"special"``, a
+    function's ``allowed_special`` parameter), else the file's own library's convention (``tokenizers`` reads
+    them in every text; tiktoken, without ``allowed_special``, in none)."""
+    if given is not None:
+        return given, f"--special-names {given}"
+    if impl.special_names is not None:
+        if impl.cmd is None:  # a function's worker says only this
+            return impl.special_names, "the function takes an allowed_special parameter"
+        said = {"text": "false", "allowed": "true", "always": '"always"'}[impl.special_names]
+        return impl.special_names, f'the program\'s hello says "special": {said}'
+    if reference.library_allowed_special == "all":
+        return "always", "the file's own library reads them in every text, and the program states no other way"
+    return "text", ("the program does not say it takes allowed_special (a hello with \"special\": true, a"
+                    " function's allowed_special parameter, or --special-names)")
+
+
+def _special_note(reference: Any, origin: str, special_names: str, why: str) -> str:
     """What the run does with special tokens, and why (for the report)."""
     names = reference.special_tokens
     if not names:
@@ -56,10 +74,10 @@ def _special_note(reference: Any, origin: str, takes_allowed: bool) -> str:
                 + "; give them with --special NAME=ID")
     shown = ", ".join(f"{name} {token}" for name, token in list(names.items())[:6])
     what = f"{len(names)} ({origin}: {shown}{', …' if len(names) > 6 else ''})"
-    if takes_allowed:
-        return f"{what}, tested with allowed_special and as ordinary text"
-    return (f"{what}, tested as ordinary text only: the program's hello does not say it takes allowed_special"
-            ' ("special": true)')
+    how = {"allowed": "tested with allowed_special and as ordinary text",
+           "always": "read as special tokens in every text",
+           "text": "tested as ordinary text only"}[special_names]
+    return f"{what}, {how}: {why}"
 
 
 def check_tokenizer(
@@ -81,6 +99,7 @@ def check_tokenizer(
     special: dict[str, int] | None = None,
     corpus: Sequence[str] | None = None,
     progress: float | None = None,
+    special_names: str | None = None,
 ) -> TokenizerCheckResult:
     """Check ``tokenizer(text) -> list[int]`` (a callable or ``MOD:FUNC``), or the program ``cmd`` speaking the
     line protocol, against the reference tokenizer of the vocabulary file ``vocab``, for ``seconds``.
@@ -88,6 +107,9 @@ def check_tokenizer(
     The search goes on after a difference until the budget is spent and reports every group of differences
     (``result.groups``); ``ignore`` names groups to set aside (their keys, or prefixes up to a colon).
     ``special``: special tokens (name → id) the reference gets besides those of a known encoding.
+    ``special_names``: how the implementation reads their names in a text ("text", "allowed" or "always",
+    ``protocol.SPECIAL_NAMES``); by default as it says (the hello's ``"special"``, a function's
+    ``allowed_special`` parameter), else as the file's own library does.
     ``examples`` also ends the search after that many texts: the same seed and count try the same texts on
     any machine, however loaded (``seconds`` then only bounds the run).
 
@@ -105,6 +127,8 @@ def check_tokenizer(
         raise TargetError(f"examples must be a positive whole number, not {examples!r}")
     if (tokenizer is None) == (cmd is None):
         raise TargetError("give one of a tokenizer function (MOD:FUNC) and a program (cmd)")
+    if special_names is not None and special_names not in SPECIAL_NAMES:
+        raise TargetError(f"special_names must be one of {', '.join(SPECIAL_NAMES)}, not {special_names!r}")
     ignore = [ignore] if isinstance(ignore, str) else list(ignore)
     run_seed = secrets.randbelow(2**31) if seed is None else seed
     start = time.monotonic()
@@ -114,25 +138,26 @@ def check_tokenizer(
     reference, impl, origin = ready.reference, ready.impl, ready.special_origin
     semantics = getattr(reference, "semantics", None)
     reference_name = "bpeproof Tokenizer" + (f", semantics {semantics}" if semantics else "")
+    library = Library(vocab, reference)
     classifier = Classifier(reference)
-    judge = Judge(impl, reference, classifier.variants.table if classifier.variants is not None else {})
+    judge = Judge(impl, reference, classifier.variants.table if classifier.variants is not None else {},
+                  library.decode)
     classifier.probe = judge.probe
     groups = Groups(classifier, ignore)
     specials = sorted(reference.special_tokens)
+    reads, why = special_names_of(impl, reference, special_names)
     generator = TextGenerator(run_seed, ready.token_texts, specials, weights, ready.whole_only, lines)
-    source = TextSource(judge, generator, batch, groups, allowed=bool(specials) and impl.special,
-                        names=bool(specials))
+    source = TextSource(judge, generator, batch, groups, reads if specials else "text", names=bool(specials))
     try:
         with Progress(lambda: (sum(list(search.counts.values())), len(groups)), progress):
             run(search, [source], FIRST_SLICE)
         shrink_for = max(1.0, min(5.0, 0.2 * seconds)) if shrink_seconds is None else shrink_seconds
         reported = settle(judge, groups, shrink_for)
-        library = Library(vocab, reference) if len(groups) else None
         result = TokenizerCheckResult(
             found=False, implementation=impl.name, vocab=vocab, reference=reference_name,
             examples=sum(search.counts.values()), seconds=time.monotonic() - start, seed=run_seed,
-            per_source=dict(search.counts), library=None if library is None else library.name, ignore=ignore,
-            special_tokens=_special_note(reference, origin, impl.special),
+            per_source=dict(search.counts), library=library.shown, ignore=ignore,
+            special_tokens=_special_note(reference, origin, reads, why),
         )
         for group in groups.ordered():
             finding, settled = reported[group.key]
@@ -153,8 +178,8 @@ def check_tokenizer(
     return result
 
 
-def _describe(group: Group, finding: Finding, classifier: Classifier, library: Library | None,
-              start: float) -> Divergence:
+def _describe(group: Group, finding: Finding, classifier: Classifier, library: Library, start: float
+              ) -> Divergence:
     """The report of one group: its smallest text, diagnosed, beside the file's own library's answer."""
     analysis = classifier.diagnose(finding)
     divergence = Divergence(
@@ -166,7 +191,7 @@ def _describe(group: Group, finding: Finding, classifier: Classifier, library: L
         actual=finding.actual.message if isinstance(finding.actual, ErrorAnswer) else finding.actual,
         ids=finding.ids,
     )
-    if library is not None and library.name is not None and finding.kind != "decode":
+    if library.name is not None and finding.kind != "decode":
         divergence.library_answer = library.encode(finding.text, finding.allowed_special is not None)
     if finding.kind == "encode" and isinstance(finding.actual, list):
         divergence.aligned = align(classifier.reference, finding.expected, finding.actual)

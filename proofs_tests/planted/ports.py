@@ -314,6 +314,28 @@ def encode_hf(text: str) -> list[int]:
     return list(_hf(_vocab()).encode(text, add_special_tokens=False).ids)  # type: ignore[attr-defined]
 
 
+def decode_hf(ids: list[int]) -> str:
+    """The ``tokenizers`` library's decode on a ``tokenizer.json`` file."""
+    return str(_hf(_vocab()).decode(ids, skip_special_tokens=False))  # type: ignore[attr-defined]
+
+
+def encode_hf_names_as_text(text: str) -> list[int]:
+    """Planted: the ``tokenizers`` library with its special tokens' names left as text (tiktoken's convention,
+    the library's ``encode_special_tokens``), where the library reads them."""
+    tokenizer = _hf(_vocab())
+    tokenizer.encode_special_tokens = True  # type: ignore[attr-defined]  # was: left at False
+    return list(tokenizer.encode(text, add_special_tokens=False).ids)  # type: ignore[attr-defined]
+
+
+def decode_hf_clean_up(ids: list[int]) -> str:
+    """Planted: the library's decode, then the clean-up of spaces before punctuation that transformers.js does by
+    default (``' .'`` becomes ``'.'``)."""
+    text = decode_hf(ids)
+    for before, after in ((" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" n't", "n't"), (" 's", "'s")):
+        text = text.replace(before, after)  # was: no clean-up
+    return text
+
+
 @lru_cache(maxsize=4)
 def _reference(path: str, pattern: str | None) -> object:
     from bpeproof.impl.pipelines.registry import load_tokenizer

@@ -323,7 +323,8 @@ def test_bpe_tokenizer(pytestconfig: pytest.Config) -> None:
                              seconds=float(pytestconfig.getoption("--bpe-seconds", default=10.0)),
                              seed=pytestconfig.getoption("--bpe-seed", default=None),
                              examples=pytestconfig.getoption("--bpe-examples", default=None), ignore=ignore,
-                             special=special, corpus=pytestconfig.getoption("--bpe-corpus", default=None))
+                             special=special, corpus=pytestconfig.getoption("--bpe-corpus", default=None),
+                             special_names=pytestconfig.getoption("--bpe-special-names", default=None))
     assert result.ran, result.note
     assert not result.found, "\n" + result.report()
 

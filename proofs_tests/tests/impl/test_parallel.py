@@ -42,6 +42,7 @@ from bpeproof.impl.io.packed_counts import unpack_counts
 from bpeproof.impl.io.token_arrays import INDEX_NAME, read_shard_index
 from bpeproof.impl.pre_tokenizers.patterns import compile_pattern, compile_pinned
 from bpeproof.impl.pre_tokenizers.unicode_classes import changed_code_points
+from bpeproof.impl.special_tokens import AllowedSpecial
 from bpeproof.impl.tokenizer import Tokenizer
 from bpeproof.impl.trainer import count_words, train_counts, train_iter, train_tables
 from bpeproof.proofs_tests.tests.impl.corpus_files import read_npy, write_files
@@ -723,6 +724,7 @@ class _LocalPipeline:
     """A text pipeline holding a function defined in a function: it cannot be pickled."""
 
     description = "local"
+    library_allowed_special: AllowedSpecial = None
 
     def __init__(self) -> None:
         def split(text: str) -> list[str]:
