@@ -1,6 +1,6 @@
 """The HTML page of an audit report: one self-contained file, tables and inline SVG bar charts.
 
-The page shows the report of ``bpeproof.audit.report.audit`` (see its docstring for the keys): the findings, the
+The page shows the report of ``bpeproof.audit.report.audit`` (its keys: docs/audit.md): the findings, the
 vocabulary checks (missing bytes, improper merges, ex-same-string groups, unreachable tokens, tokens that are
 not UTF-8 alone by prop-utf8-boundary), the token length histogram, the variant agreement, compression per
 corpus against the log2 |V| bound of prop-token-information, and the greedy-against-shortest gap of

@@ -1,6 +1,6 @@
 """``bpeproof audit``: what a real BPE vocabulary file holds, and which BPE its own library computes.
 
-This module is the audit's run, a short sequence of named steps, and the report's schema (below).  Each section
+This module is the audit's run, a short sequence of named steps.  Each section
 of the report is made by its own module (named below); the words compared are sampled by
 ``bpeproof.audit.sampling``, the findings drawn by ``bpeproof.audit.findings``; the fast variants and the
 shortest-length DP are in ``bpeproof.audit.variants``, the adapters of the reference libraries in
@@ -32,50 +32,8 @@ and compares it with each BPE variant of ``bpeproof.spec.variants``:
   (``bpeproof.audit.greedy_gap_section``);
 - the project's own ``Tokenizer`` against the library on a sample of the text (``bpeproof.audit.project_section``).
 
-The JSON report (``audit`` returns it as a dict; ``--json FILE`` writes it).  Keys are stable; a key may gain
-siblings, never change meaning.
-
-- ``format``: "bpeproof-audit"; ``version``: 1.
-- ``file``: ``path``, ``kind`` (``bpeproof.impl.formats.KINDS``), ``tokens`` (entries of the file's token table),
-  ``merges``, ``specials`` (counts), ``specials_in_tokens`` (special tokens that are also entries of the token
-  table, as a ``tokenizer.json`` may list them: ``tokens`` − ``specials_in_tokens`` are ordinary),
-  ``pattern`` (the regex used, or null), ``pattern_name``, ``pattern_source`` ("option", "file", "guessed": a rank
-  file's pattern by its name or size, o200k when neither tells, "library": the library's own pre-tokenizer,
-  "none"), ``ignore_merges``, ``byte_fallback``.
-- ``vocabulary``: ``size`` (ordinary tokens |V|), ``expected_size`` (256 + merges, prop-bpe-vocab-size),
-  ``size_matches``, ``missing_bytes`` (byte values without a token), ``proper`` (no improper merge),
-  ``improper_merges`` {``count``, ``by_kind``, ``examples`` [{``index``, ``merge``, ``kind``, ``detail``}]},
-  ``duplicate_merges`` (pairs merged twice) {``count``, ``examples`` [{``pair``, ``text``, ``merges``}]},
-  ``same_bytes`` (ex-same-string) {``count``, ``examples`` [{``text``, ``hex``, ``ids``}]},
-  ``unreachable`` {``declared_variant``, ``sequential``, ``declared``, ``both``, ``library`` (the library
-  itself on the token's bytes as one pre-token; null when it cannot be asked): each {``count``, ``examples``
-  [{``id``, ``text``, ``hex``}]}}, ``not_utf8`` (prop-utf8-boundary) {``count``,
-  ``single_bytes`` (those of one byte ≥ 0x80), ``examples`` (longer tokens first)}, ``specials`` {``count``,
-  ``examples`` [{``text``, ``id``}]}, ``token_lengths`` {byte length as a string: count},
-  ``max_token_bytes``, ``bits_per_token`` (log2 |V|, prop-token-information).
-- ``library``: ``name`` ("tiktoken", "tokenizers", "sentencepiece", "bpeproof"), ``version``, ``available``, ``error``.
-- ``variants``: ``declared`` (the variants the library documents), ``words`` (compared), ``skipped_long``
-  (distinct corpus words over ``MAX_WORD_BYTES``), ``sources`` {``corpus``, ``tokens``, ``generated``},
-  ``results`` {variant: {``compared``, ``agree``, ``disagreements`` [{``word``, ``hex``, ``library``,
-  ``variant``}]}}, ``verdict`` (the variants agreeing on every word), ``follows_declared`` (null when nothing
-  was compared), ``spec_checked`` (words also run through ``bpeproof.spec.variants``: small rule lists only),
-  ``spec_mismatches`` [{``word``, ``variant``, ``ids``}] (a fast variant ≠ the specification; expected empty).
-- ``project``: the project's tokenizer for the file (``bpeproof.impl.pipelines.registry``, the file's own
-  library's semantics) against the library: ``compared``, ``reason`` (how, or why not), ``semantics``, ``bytes``,
-  ``library_tokens``, ``project_tokens`` (on sample text), ``token_texts``, ``token_texts_differing`` (the
-  vocabulary's own tokens as texts, tokens no merge makes first), ``lines_left_out`` (sample lines with a byte the
-  vocabulary has no token for, which neither can encode), ``agree``, ``first_difference`` {``index``,
-  ``library``, ``project``, and ``text`` for a token text} or null (all null when not compared).
-- ``corpora``: [{``name``, ``bytes``, ``tokens``, ``bytes_per_token`` (def-utf8's compression rate),
-  ``raw_bits_per_token`` (8 · bytes/token), ``bits_per_token`` (log2 |V|), ``encoded_by``}].
-- ``greedy_gap`` (prop-bpe-greedy-not-optimal, over the sampled corpus words weighted by their counts):
-  ``words``, ``occurrences``, ``bpe_tokens``, ``shortest_tokens``, ``saved_percent``, ``words_shorter``,
-  ``worst`` [{``word``, ``count``, ``bpe``, ``shortest``, ``bpe_pieces``, ``shortest_pieces``}].
-- ``timings``: {phase: seconds} (``unreachable`` is part of ``vocabulary``, see
-  ``bpeproof.audit.progress.SUBPHASES``; ``total`` is the sum of the other phases); ``findings``: one-line
-  statements, the most important first.
-
-Words and token bytes are shown as text where they are UTF-8, with ``\\xNN`` escapes elsewhere.
+The report is a JSON document (``audit`` returns it as a dict; ``--json FILE`` writes it) whose keys the manual
+lists (``docs/audit.md``, "The JSON report").
 """
 
 from __future__ import annotations
@@ -120,7 +78,7 @@ def audit(
     progress: bool = False,
     engine: TaskEngine | None = None,
 ) -> dict[str, Any]:
-    """Audit a tokenizer file; returns the JSON report described in the module docstring.
+    """Audit a tokenizer file; returns the JSON report whose keys docs/audit.md lists.
 
     ``pattern``: a name of ``bpeproof.impl.pre_tokenizers.patterns.PATTERNS`` or a regex (rank files hold none; by
     default it is guessed from the name).  ``corpora``: UTF-8 text files (``.gz`` allowed); none = the built-in sample.

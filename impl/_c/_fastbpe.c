@@ -17,9 +17,9 @@
  * same rules for any number; a step whose pair has fewer than ``parallel_min``
  * positions runs on one thread.  Beyond the C loop's limits (a count beyond 2**63 - 1,
  * more than 2**31 - 1 bytes of distinct words) both raise OverflowError: the
- * Python loops (impl/trainer.py) train on such corpora.
+ * Python loops (impl/trainer_loops.py) train on such corpora.
  *
- * The algorithm is the one of impl/trainer.py (_train_strings), one level finer:
+ * The algorithm is the one of impl/trainer_loops.py (train_strings), one level finer:
  * the words are doubly linked lists of positions in one token array, and a pair
  * lists the positions where it starts rather than the words it occurs in.
  *

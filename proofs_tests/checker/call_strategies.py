@@ -15,8 +15,8 @@ Three additions matter most for catching real bugs:
 * **Structure.**  Every part is its own composite strategy, so that Hypothesis
   sees the parts (a run, a rule, a word) and its mutator can copy one part over
   another: equal inputs, equal words and repeated pairs come from that.  (Plain
-  functions drawing only integers are faster per example but found the
-  tiktoken-style and pre-tokenizing bugs several times slower; measured.)
+  functions drawing only integers run more examples a second but take several
+  times longer to find the tiktoken-style and pre-tokenizing bugs.)
 * **Long inputs.**  ``long_enc_calls`` makes 300–2100 bytes over 1–3 symbols, so
   that a pair straddles any chunk border of 64, 128, 256, 1024 or 2048 bytes.  The
   checker judges them with the specification's own functions with the

@@ -4,8 +4,8 @@ CrossHair must trace the code under check, so the implementation is called *in* 
 (``TimedLocalCaller``, each call interrupted by a timer signal: pure Python code only), with the smaller, flatter
 generators of ``function_search.CROSSHAIR_PROPERTIES``.  That process is a forked child which the parent kills
 at the deadline; it sends its progress as JSON data (the failing calls, made concrete, and the counts), and the
-parent runs a finding again on concrete inputs in an isolated worker before reporting anything.  Measured:
-0.2–3 examples per second, so this is for long opt-in runs, never the default.
+parent runs a finding again on concrete inputs in an isolated worker before reporting anything.  It is far
+slower than the default search (the manual gives its rate), so it is for long opt-in runs, never the default.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Check anyone's byte-level BPE implementation against the specification, with the article's claims.
+"""Check anyone's byte-level BPE functions (enc, dec, train) against the specification, with the claim each breaks.
 
 Usage from Python::
 
@@ -25,95 +25,21 @@ thm-bpe-roundtrip, prop-bpe-length-monotone, def-alphabet-vocab,
 prop-bpe-training-termination, prop-bpe-vocab-size, def-merge.
 The properties are the sources of the one search loop (``search``, ``function_search``):
 round-robin in time slices that double each round until the budget is spent; the
-first difference is shrunk (a share of the budget) and then replayed in a fresh
-process to tell a plain bug from one that needs earlier calls (a cache with a wrong key).
-
-Measured on the project's 2-core machine, shared with other work (load average
-2.5–3.7), ``python -m bpeproof.proofs_tests.checker.functions --measure 30 --no-explicit``: each
-planted implementation checked alone with a 30 s budget, seed 1, *without* the
-hand-picked first examples (``call_strategies.EXPLICIT``, which find most of
-these at once), so the table measures the search.  "found" is the time from the
-start of the run (worker start and smoke call included) to the first wrong
-answer; "total" adds shrinking (at most 5 s, less for calls that hang; long
-inputs are cut by ``_shrink_long``, e.g. to the 65 and 1025 bytes that show the
-chunk bugs) and the replay in a fresh process:
-
-=====================================  =============================  =======  =======
-planted implementation (planted.*)       claim reported                 found    total
-=====================================  =============================  =======  =======
-encoders:enc_right_to_left             def-bpe                        0.19 s   2.6 s
-encoders:enc_rightmost_first           def-bpe                        0.15 s   2.7 s
-encoders:enc_overlap_from_end          def-bpe                        0.10 s   3.9 s
-encoders:enc_bytes_rank                def-bpe                        0.69 s   5.8 s
-encoders:enc_contiguous_ids            thm-bpe-roundtrip              0.17 s   2.3 s
-encoders:enc_chunks_64                 def-bpe                        0.29 s   0.3 s
-encoders:enc_chunks_1024               def-bpe                        2.43 s   3.1 s
-encoders:enc_cache_by_length           thm-bpe-roundtrip              0.18 s   0.6 s
-encoders:enc_cache_by_first_byte       prop-bpe-length-monotone       0.14 s   0.6 s
-encoders:enc_cache_without_rules       thm-bpe-roundtrip              0.11 s   1.3 s
-encoders:enc_drops_equal_parts         def-bpe                        0.09 s   1.2 s
-encoders:enc_by_frequency              def-bpe                        0.17 s   2.8 s
-encoders:enc_duplicate_pair_last       def-bpe                        0.51 s   5.3 s
-encoders:enc_cache_by_rule_set         def-bpe                        3.82 s   5.8 s
-encoders:enc_splits_on_space           def-bpe                        0.55 s   4.3 s
-decoders:dec_each_token_as_text        def-alphabet-vocab             0.06 s   0.4 s
-decoders:dec_through_text              def-alphabet-vocab             0.04 s   0.3 s
-decoders:dec_contiguous_ids            def-alphabet-vocab             0.13 s   3.4 s
-decoders:dec_cache_without_rules       def-alphabet-vocab             0.61 s   3.6 s
-trainers:train_across_words            prop-bpe-training-termination  2.10 s   6.3 s
-trainers:train_ties_first_seen        def-bpe (step 4)               0.13 s   1.7 s
-trainers:train_ties_largest            def-bpe (step 4)               0.08 s   1.9 s
-trainers:train_ties_by_bytes           def-bpe (step 4)               0.19 s   3.0 s
-trainers:train_non_overlapping         def-bpe (step 2)               0.37 s   1.9 s
-trainers:train_stops_at_one            def-bpe (step 3)               0.01 s   0.03 s
-trainers:train_distinct_words          def-bpe (step 2)               0.05 s   3.3 s
-trainers:train_stale_counts            def-bpe (step 2 / 3)           0.17 s   0.6 s
-trainers:train_never_stops             prop-bpe-training-termination  2.11 s   6.4 s
-trainers:train_pads_to_bound           prop-bpe-training-termination  0.17 s   0.6 s
-=====================================  =============================  =======  =======
-
-(train_across_words also never stops with num_merges = None: whichever shows first is
-reported.  The cache bugs are reported under the claim the stale answer happens to
-break.)  A hang costs the call time limit (2 s by default) before it counts.
-
-Throughput, 10 s runs on the correct variants (examples per second; one example is
-a sequence of 1–4 calls, judged by the specification; about 2 in 10 encoder examples
-are 300–2100 bytes long, judged by the recursive spec at 0.05–0.5 s each):
-
-=============================================  =========
-correct implementation                         examples/s
-=============================================  =========
-planted.correct:enc_rank_order                   85
-planted.correct:enc_fixpoint                     93
-bpeproof.impl.encoder:enc                               103
-spec:enc (declines the long inputs)            108
-planted.correct:dec_table                        124
-bpeproof.impl.encoder:dec                               164
-planted.correct:train_word_counts                170
-bpeproof.impl.trainer:train                             172
-spec:train                                     180
-=============================================  =========
-
-Most of the time goes to Hypothesis drawing the structured examples (about 100
-draws each) and to the recursive specification; the round trip to the worker
-process is about 0.1 ms per batch.  The encoder rows above predate the
-``enc_batch`` property: 64 independent calls per example, drawn with ``random``
-(``call_strategies.fast_enc_calls``) and sent in one round trip, which lifts
-encoder checks to 1,700 (``bpeproof.impl.encoder:enc``) and 2,300
-(``planted.correct:enc_rank_order``) examples/s (``python bench/bench_check.py``).
-Inputs beyond the spec's 800-byte guard are judged by the engine
+first difference is shrunk (a share of the budget; long inputs are cut by ``shrink_long``)
+and then replayed in a fresh process to tell a plain bug from one that needs earlier calls
+(a cache with a wrong key).  The ``enc_batch`` property draws 64 independent encoder calls
+per example with ``random`` (``call_strategies.fast_enc_calls``) and sends them in one round
+trip; inputs beyond the spec's 800-byte guard are judged by the engine
 (``properties.ENGINE_ORACLE_LENGTH``), which the suite shows equal to the spec.
 
 The CrossHair backend (``backend="crosshair"``, ``--backend crosshair``, through
-hypothesis-crosshair; ``crosshair_backend``) runs smaller, flatter generators (``CROSSHAIR_PROPERTIES``:
-``strategies.rules_and_data``, ``rules_and_tokens``, ``corpora``) with the
-implementation called *in* the searching process, since CrossHair must trace its
-code; that process is a child the parent kills at the deadline, and a call that
-does not return is interrupted by a timer signal (pure Python code only).  Limits,
-measured here: 0.2–3 examples per second; within 40 s it found dec_contiguous_ids
-(15 s) and train_ties_largest (29 s) but not enc_right_to_left, which plain
-Hypothesis finds in 0.2 s.  Use it for long opt-in runs, never as the default
-(``../shared/CROSSHAIR.md`` has the same picture: 1.4–23 examples/s).
+hypothesis-crosshair; ``crosshair_backend``) runs smaller, flatter generators (``CROSSHAIR_PROPERTIES``)
+with the implementation called *in* the searching process, since CrossHair must trace its code;
+it is for long opt-in runs, never the default.
+
+How fast each planted bug is found and how many examples a second each kind of check runs are in the manual
+(``docs/check-your-implementation.md``); ``python -m bpeproof.proofs_tests.checker.functions --measure SECONDS``
+measures them again.
 """
 
 
@@ -152,7 +78,7 @@ __all__ = [
     "check_trainer",
 ]
 
-#: Measured examples per second (Hypothesis backend, correct implementations, 2 shared cores; see above).
+#: Examples per second of each kind of check (Hypothesis backend, correct implementations; the manual's figures).
 THROUGHPUT: dict[str, float] = {"enc": 1700.0, "dec": 124.0, "train": 170.0}
 
 

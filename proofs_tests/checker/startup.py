@@ -1,10 +1,10 @@
 """Getting a text → ids check ready: the implementation's process starts while the checker loads the reference.
 
-Done one after the other, start-up took seconds before the first text was sent: loading the reference (reading
-the vocabulary file and building the engine's tables, 0.7 s for cl100k, 1.5 s for o200k), then starting the
-implementation and waiting for its hello (an adapter loads the same file: 0.4–0.8 s), then sampling the texts
-of the vocabulary's tokens (0.2–0.6 s).  The implementation runs in a process of its own, on another core, so
-``prepare`` starts it first and reads its hello last:
+Three steps come before the first text: loading the reference (reading the vocabulary file and building the
+engine's tables), starting the implementation and waiting for its hello (an adapter loads the same file), and
+sampling the texts of the vocabulary's tokens.  Each takes a good part of a second on a large vocabulary, so they
+overlap: the implementation runs in a process of its own, on another core, and ``prepare`` starts it first and
+reads its hello last:
 
 1. the process is started at once when the pattern it is to be handed is known before loading (given, or
    implied by a rank file's name, ``guess_pattern``);

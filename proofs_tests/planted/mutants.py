@@ -154,15 +154,15 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("impl-shortcut-no-cross-check", "the whole-token shortcut without its cross-merge check", "impl", _one(
         "impl/encoder.py", "                and self._no_cross_merge(a, b, rank)\n", "")),
     Mutant("impl-strings-no-stale-check", "the strings trainer trusts stale heap counts", "impl", _one(
-        "impl/trainer.py", "        n = counts_get(pair, 0)\n        if n != -negative:",
+        "impl/trainer_loops.py", "        n = counts_get(pair, 0)\n        if n != -negative:",
         "        n = -negative\n        if n != -negative:")),
     Mutant("impl-strings-ids", "the strings trainer numbers new ids from 257", "impl", _one(
-        "impl/trainer.py", "    new_id = ALPHABET_SIZE\n    stop = ALPHABET_SIZE + merges\n",
+        "impl/trainer_loops.py", "    new_id = ALPHABET_SIZE\n    stop = ALPHABET_SIZE + merges\n",
         "    new_id = ALPHABET_SIZE + 1\n    stop = ALPHABET_SIZE + 1 + merges\n")),
     Mutant("impl-strings-rescan-hangs", "the strings trainer rescans the merge it just made: training never ends",
-           "impl", _one("impl/trainer.py", "j = merged.find(c, j + 1)", "j = merged.find(c, j)")),
+           "impl", _one("impl/trainer_loops.py", "j = merged.find(c, j + 1)", "j = merged.find(c, j)")),
     Mutant("impl-apply-rule-skip", "the trainer's M_r steps over one token after a merge, not two", "impl", _one(
-        "impl/trainer.py", "            out.append(c)\n            i += 2\n",
+        "impl/trainer_loops.py", "            out.append(c)\n            i += 2\n",
         "            out.append(c)\n            i += 1\n")),
     # --- the C loops ------------------------------------------------------------------------------------------
     Mutant("c-enc-short-rightmost", "the C flat-array loop merges the rightmost of equal ranks", "c", _one(
