@@ -117,3 +117,10 @@ def test_vectors_are_the_librarys_answers(nfc_file: str) -> None:
     assert not wrong, wrong[:5]
     assert sum(vector.allowed_special for vector in chosen) >= len(ADDED) - 1  # each added token read once at least
     assert any(vector.decoded is not None for vector in chosen)  # NFC changed a text, and the vector says so
+
+
+def test_a_pass_on_few_texts_says_so(nfc_file: str) -> None:
+    result = check_tokenizer(f"{PORTS}:encode_hf", vocab=nfc_file, seconds=BOUND_SECONDS, examples=100, seed=2)
+    assert result.ran and not result.found, result.report()
+    assert result.note is not None and "100 texts checked, too few to trust this pass" in result.note
+    assert "too few to trust" in result.report()
