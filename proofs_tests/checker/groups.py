@@ -26,6 +26,7 @@ from typing import Any
 
 from bpeproof.proofs_tests.checker.diagnosis import Analysis, analyse
 from bpeproof.proofs_tests.checker.protocol import Answer, ErrorAnswer
+from bpeproof.proofs_tests.checker.texts import LONE_SURROGATE
 from bpeproof.proofs_tests.checker.variants import Reruns, Variants, same_kind
 
 #: Kinds of finding where the process gave no answer at all: replaying costs a whole time limit.
@@ -100,6 +101,8 @@ class Classifier:
             return ("decode", isinstance(actual, ErrorAnswer))
         if finding.kind != "encode":
             return (finding.kind, str(actual)[:40] if finding.kind == "protocol" else "")
+        if LONE_SURROGATE.search(finding.text) is not None:
+            return ("surrogate",)
         named = any(name in finding.text for name in self.special_names)
         if isinstance(actual, ErrorAnswer):
             return ("error", error_name(actual.message), named)
@@ -119,6 +122,13 @@ class Classifier:
         """The layer, the cause and the group key of one finding."""
         self.diagnosed += 1
         actual = finding.actual
+        surrogate = LONE_SURROGATE.search(finding.text)
+        if finding.kind == "encode" and surrogate is not None:
+            return Analysis("surrogate", "def-utf8", f"the text holds a lone surrogate (U+{ord(surrogate.group()):04X}"
+                            f" at character {surrogate.start()}), which is not Unicode text; the file's own library"
+                            " replaces each with U+FFFD (a pair written as two halves becomes its character) and"
+                            f" encodes that: {finding.expected!r}; the implementation gave {actual!r}",
+                            "surrogate:other-ids")
         if finding.kind == "encode" and isinstance(actual, list):
             return analyse(self.reference, finding.text, finding.expected, actual,
                            finding.allowed_special is not None, self.probe, self.reruns)

@@ -180,6 +180,9 @@ _LIBRARIES: dict[str, tuple[str, Callable[[str, Any], tuple[str, Encode, Decode]
     "hf-bpe": ("tokenizers", _tokenizers_of),
     "sentencepiece-bpe": ("sentencepiece", _sentencepiece_of),
 }
+#: The libraries that replace each lone surrogate with U+FFFD (tiktoken's encode does, through UTF-16); the others
+#: raise on one (tokenizers: "TextInputSequence must be str"; sentencepiece: "Unable to cast").
+_REPLACE_SURROGATES = frozenset({"tiktoken"})
 #: Why there is none to compare with, for the other kinds.
 _NO_LIBRARY = {
     "bpeproof": "the project's own file: its library is the reference",
@@ -197,6 +200,7 @@ class Library:
     def __init__(self, vocab: str, reference: Any) -> None:
         self.name: str | None = None
         self.note: str | None = None
+        self.surrogates = "refuse"  # what the library does with a lone surrogate: "replace" or "refuse"
         self._vocab, self._reference = vocab, reference
         self._build: Callable[[str, Any], tuple[str, Encode, Decode]] | None = None
         self._encode: Encode | None = None
@@ -213,6 +217,7 @@ class Library:
             self.note = f"none: {_NO_LIBRARY.get(kind, f'no library reads {kind} files')}"
             return
         package, self._build = _LIBRARIES[kind]
+        self.surrogates = "replace" if package in _REPLACE_SURROGATES else "refuse"
         try:
             self.name = f"{package} {importlib.metadata.version(package)}"
         except importlib.metadata.PackageNotFoundError:

@@ -16,6 +16,7 @@ shrunk (``shrink``) while it still fails *in the same group*, so that another bu
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +26,7 @@ from bpeproof.proofs_tests.checker.groups import NO_ANSWER, Finding, Group, Grou
 from bpeproof.proofs_tests.checker.process import Gone
 from bpeproof.proofs_tests.checker.protocol import Answer, ErrorAnswer, Implementation
 from bpeproof.proofs_tests.checker.search import Search, isolate_state
-from bpeproof.proofs_tests.checker.texts import TextGenerator
+from bpeproof.proofs_tests.checker.texts import LONE_SURROGATE, TextGenerator, replace_surrogates
 from bpeproof.proofs_tests.checker.worker import TargetError
 
 #: Candidates per request while shrinking: a slow implementation stops early.
@@ -35,18 +36,28 @@ SHRINK_GROUPS = 3
 
 #: Whether a finding still belongs to the group being shrunk.
 SameGroup = Callable[[Finding], bool]
+#: The reference's answer to a text its file's own library refuses (tokenizers raises on a lone surrogate).
+REFUSED = ErrorAnswer("the file's own library refuses a text with a lone surrogate")
 
 
 class Judge:
-    """Runs texts on the implementation and compares its answers with the reference's."""
+    """Runs texts on the implementation and compares its answers with the reference's.
+
+    A text with a lone surrogate is not Unicode text, and each library does its own thing with it: tiktoken
+    replaces each with U+FFFD (``surrogates="replace"``), tokenizers and sentencepiece raise (``"refuse"``).  The
+    reference does what the file's own library does; only ids against other ids is a difference, and what each
+    side did is counted (``surrogate_outcomes``) for the report."""
 
     def __init__(self, impl: Implementation, reference: Any, table: dict[int, bytes],
-                 library_decode: Callable[[list[int]], str | None] | None = None) -> None:
+                 library_decode: Callable[[list[int]], str | None] | None = None,
+                 surrogates: str = "refuse") -> None:
         self.impl = impl
         self.reference = reference
         self.table = table  # id → token bytes: whether an implementation's ids spell the text
         self.library_decode = library_decode
         self.special_ids = frozenset(reference.special_tokens.values())
+        self.surrogates = surrogates
+        self.surrogate_outcomes: Counter[str] = Counter()
 
     def decoded(self, text: str, ids: list[int]) -> str:
         """What a decode of ``ids`` (which spell ``text``, or are the reference's ids of it) must give: the file's
@@ -61,23 +72,42 @@ class Judge:
             return False
         return b"".join(self.table[token] for token in ids) == text.encode("utf-8")
 
-    def expected(self, text: str, allowed: str | None) -> list[int]:
+    def expected(self, text: str, allowed: str | None) -> list[int] | ErrorAnswer:
+        """The reference's ids of ``text``; ``REFUSED`` for a lone surrogate where the library refuses it."""
+        if LONE_SURROGATE.search(text) is not None:
+            if self.surrogates == "refuse":
+                return REFUSED
+            text = replace_surrogates(text)
         if allowed is None:
             return list(self.reference.encode(text))
         return list(self.reference.encode(text, allowed_special=allowed))
 
-    def differences(self, texts: Sequence[str], expected: Sequence[list[int]], answers: Sequence[Answer],
-                    allowed: str | None, sources: Sequence[str]) -> list[Finding]:
+    def _surrogate_outcome(self, want: Answer, got: Answer) -> str:
+        """What the implementation did with a text holding a lone surrogate, beside what the library does."""
+        if isinstance(want, ErrorAnswer):
+            return "refused them, as the library does" if isinstance(got, ErrorAnswer) else \
+                "gave ids where the library refuses them"
+        if isinstance(got, ErrorAnswer):
+            return "refused them (not a difference: they are not Unicode text)"
+        return "gave the library's ids" if got == want else "gave other ids than the library"
+
+    def differences(self, texts: Sequence[str], expected: Sequence[list[int] | ErrorAnswer],
+                    answers: Sequence[Answer], allowed: str | None, sources: Sequence[str]) -> list[Finding]:
         """Every text of a batch whose answer differs, each with the texts before it in the same request."""
         out: list[Finding] = []
         for index, (text, want, got) in enumerate(zip(texts, expected, answers, strict=True)):
+            if LONE_SURROGATE.search(text) is not None:
+                outcome = self._surrogate_outcome(want, got)
+                self.surrogate_outcomes[outcome] += 1
+                if not (isinstance(want, list) and isinstance(got, list) and got != want):
+                    continue
             if got != want:
                 memory = isinstance(got, ErrorAnswer) and "memory cap" in got.message
                 out.append(Finding("memory" if memory else "encode", text, allowed, want, got, list(texts[:index]),
                                    sources[index]))
         return out
 
-    def roundtrips(self, texts: Sequence[str], expected: Sequence[list[int]], answers: Sequence[Answer],
+    def roundtrips(self, texts: Sequence[str], expected: Sequence[list[int] | ErrorAnswer], answers: Sequence[Answer],
                    sources: Sequence[str]) -> list[Finding]:
         """Every text whose ids the implementation's own decode does not turn back into it: of the texts
         answered right, and of those answered otherwise with ids that still spell the text (a decode bug is
@@ -85,7 +115,8 @@ class Judge:
         special token are left out: whether a decode spells them or skips them is each library's own choice."""
         specials = self.special_ids
         spelled = [(i, got) for i, (text, want, got) in enumerate(zip(texts, expected, answers, strict=True))
-                   if isinstance(got, list) and (got == want or self.spells(text, got)) and specials.isdisjoint(got)]
+                   if isinstance(got, list) and LONE_SURROGATE.search(text) is None
+                   and (got == want or self.spells(text, got)) and specials.isdisjoint(got)]
         if not spelled:
             return []
         try:
@@ -241,7 +272,7 @@ class Batch:
 
     texts: list[str]
     sources: list[str]
-    expected: list[list[int]]
+    expected: list[list[int] | ErrorAnswer]
     allowed: str | None
 
 
@@ -263,6 +294,7 @@ class TextSource:
         self.groups = groups
         self.special_names = special_names
         self.names = names
+        self.surrogates = True  # texts with lone surrogates are drawn (until the program ends on one)
 
     def draw(self, search: Search[Finding]) -> Batch | None:
         """The next batch; None when no example is left."""
@@ -279,10 +311,16 @@ class TextSource:
             if only_names or (self.names and self.generator.rng.random() < 0.05):
                 texts.append(self.generator.special())
                 sources.append("special" if allowed else "special_as_text")
-            else:
-                text, source = self.generator.draw()
-                texts.append(text)
-                sources.append(source)
+                continue
+            text, source = self.generator.draw()
+            # A few texts are replaced by the side sources', drawn apart: the others stay those of the seed.
+            side = self.generator.side_rng.random()
+            if side < 0.01 and self.surrogates:
+                text, source = self.generator.surrogate(), "surrogate"
+            elif side < 0.03:
+                text, source = self.generator.unicode_change(), "unicode"
+            texts.append(text)
+            sources.append(source)
         return Batch(texts, sources, [self.judge.expected(t, allowed) for t in texts], allowed)
 
     def send(self, search: Search[Finding], batch: Batch) -> bool:
@@ -337,8 +375,15 @@ class TextSource:
             try:
                 got = impl.encode([text], batch.allowed)
             except Gone as again:
-                self.groups.add(Finding(again.kind, text, batch.allowed, None, str(again), [], source))
                 located = True
+                if LONE_SURROGATE.search(text) is not None:
+                    # Not Unicode text: a program that ends or hangs on it refused it, harshly.  None is sent
+                    # again, or every other batch would cost a fresh process.
+                    self.judge.surrogate_outcomes[f"{'hung' if again.kind == 'timeout' else 'ended'} on them (not"
+                                                  " a difference: they are not Unicode text; no more were sent)"] += 1
+                    self.surrogates = False
+                    continue
+                self.groups.add(Finding(again.kind, text, batch.allowed, None, str(again), [], source))
                 continue
             except TargetError as error:
                 search.halted = str(error)

@@ -29,6 +29,7 @@ import io
 import json
 import os
 import random
+import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from functools import lru_cache
@@ -40,6 +41,32 @@ from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.io.files import open_binary
 from bpeproof.proofs_tests.checker.variants import token_table
 from bpeproof.proofs_tests.checker.worker import TargetError
+
+#: A lone surrogate: a half of a UTF-16 pair alone (or a pair written as two halves), not Unicode text.
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+@lru_cache(maxsize=1)
+def changed_chars() -> tuple[str, ...]:
+    """The code points whose general category differs between the Unicode versions a port may be built on: the
+    version the reference pins (that of tiktoken's and tokenizers' engines), the ``regex`` module's newer one
+    (Node's and ICU's are between them), and Python's older ``unicodedata`` (code points assigned since)."""
+    from bpeproof.impl.pre_tokenizers.unicode_classes import changed_code_points, class_ranges
+
+    changed = set(changed_code_points())
+    # Assigned in the pinned version (private use and surrogates aside), unassigned in Python's.
+    assigned = frozenset({"Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No", "Pc", "Pd", "Ps", "Pe",
+                          "Pi", "Pf", "Po", "Sm", "Sc", "Sk", "So", "Zs", "Zl", "Zp", "Cc", "Cf"})
+    for first, last in class_ranges(assigned):
+        changed.update(code for code in range(first, last + 1) if unicodedata.category(chr(code)) == "Cn")
+    return tuple(chr(code) for code in sorted(changed))
+
+
+def replace_surrogates(text: str) -> str:
+    """``text`` as tiktoken makes it before encoding a lone surrogate: through UTF-16, so that a pair written as
+    two halves becomes its character and every other half U+FFFD."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
 
 #: Where real text may be found (skipped when absent).
 CORPORA = Path(__file__).resolve().parents[3] / "shared" / "corpora"
@@ -242,6 +269,9 @@ class TextGenerator:
                  weights: dict[str, float] | None = None, whole_only: Sequence[str] = (),
                  corpus: Sequence[str] | None = None) -> None:
         self.rng = random.Random(seed)
+        # Lone surrogates and code points that Unicode versions classify otherwise come from a generator of their
+        # own: the other sources draw the same texts whether these are drawn or not.
+        self.side_rng = random.Random(seed + 0x5D800)
         self.token_texts = list(token_texts)
         self.whole_only = list(whole_only)  # tokens that only the whole-piece lookup reaches
         self.specials = list(specials)
@@ -352,6 +382,28 @@ class TextGenerator:
     def special(self) -> str:
         name = self.rng.choice(self.specials)
         return self.pretok()[:10] + name + self.pretok()[:10]
+
+    def surrogate(self) -> str:
+        """A text with a lone surrogate (U+D800–U+DFFF alone, which JSON and Python strings carry though it is
+        not Unicode text): a high or low half, two highs, or a pair's halves swapped, between short fragments.  It
+        is the text as a program reads it from the protocol's JSON, where a high half just before a low one
+        is the pair's character."""
+        rng = self.side_rng
+        halves = rng.choice(["\ud800", "\udbff", "\udc00", "\udfff", "\ud83d", "\ude00", "\ude00\ud83d",
+                             "\ud800\ud800"])
+        around = ["", "a", " ", "1", "\u00e9", "\u4e2d", "'s", "\n", " a", "\U0001f600"]
+        text: str = json.loads(json.dumps(rng.choice(around) + halves + rng.choice(around)))
+        return text
+
+    def unicode_change(self) -> str:
+        """A code point whose general category differs between the Unicode versions in use (``changed_chars``),
+        where a pattern's classes decide a cut: before a contraction, after a space, between digits, after a
+        letter and a mark, doubled, between letters."""
+        rng = self.side_rng
+        char = rng.choice(changed_chars())
+        template = rng.choice(["{c}'s", "{c}'T", " {c}", "1{c}2", "e\u0301{c}", "{c}{c}", "a{c}b", "{c}a", "'{c}",
+                               "{c} ", "{c}\n", "{c}1"])
+        return template.format(c=char)
 
     def draw(self) -> tuple[str, str]:
         """One text and the name of its source."""

@@ -136,6 +136,7 @@ class TokenizerCheckResult(Divergence, RunResult):
     groups: list[Divergence] = field(default_factory=list)
     ignore: list[str] = field(default_factory=list)
     special_tokens: str | None = None  # what the run did with special tokens, and why
+    lone_surrogates: str | None = None  # what each side did with texts holding a lone surrogate
 
     def adopt(self) -> None:
         """Set ``found`` and the top-level fields from the groups (the first not set aside)."""
@@ -161,6 +162,7 @@ class TokenizerCheckResult(Divergence, RunResult):
             "reference": self.reference, "examples": self.examples, "seconds": round(self.seconds, 3),
             "examples_per_second": round(self.examples_per_second, 1), "per_source": dict(self.per_source),
             "seed": self.seed, "note": self.note, "special_tokens": self.special_tokens,
+            "lone_surrogates": self.lone_surrogates,
             "groups": [group.fields_dict() for group in self.groups], "ignore": list(self.ignore),
         }
 
@@ -170,6 +172,8 @@ class TokenizerCheckResult(Divergence, RunResult):
         head += f"; library: {self.library})" if self.library else ")"
         if self.special_tokens:
             head += f"\nspecial tokens: {self.special_tokens}"
+        if self.lone_surrogates:
+            head += f"\nlone surrogates: {self.lone_surrogates}"
         aside = self.set_aside
         if not self.found:
             text = self.nothing_found(head, self.per_source)

@@ -84,6 +84,17 @@ def _special_note(reference: Any, origin: str, special_names: str, why: str) -> 
     return f"{what}, {how}: {why}"
 
 
+def _surrogate_note(judge: Judge, library: Library) -> str | None:
+    """What each side did with the texts that hold a lone surrogate (for the report)."""
+    seen = judge.surrogate_outcomes
+    if not seen:
+        return None
+    does = ("replaces each with U+FFFD, as tiktoken does" if library.surrogates == "replace" else
+            "refuses them, as tokenizers and sentencepiece do (they raise)")
+    did = ", ".join(f"{outcome} ({count(number, 'text')})" for outcome, number in seen.most_common())
+    return f"{count(sum(seen.values()), 'text')}; the file's own library {does}; the implementation {did}"
+
+
 def check_tokenizer(
     tokenizer: Target | None = None,
     *,
@@ -145,7 +156,7 @@ def check_tokenizer(
     library = Library(vocab, reference)
     classifier = Classifier(reference)
     judge = Judge(impl, reference, classifier.variants.table if classifier.variants is not None else {},
-                  library.decode)
+                  library.decode, library.surrogates)
     classifier.probe = judge.probe
     groups = Groups(classifier, ignore)
     specials = sorted(reference.special_tokens)
@@ -162,6 +173,7 @@ def check_tokenizer(
             examples=sum(search.counts.values()), seconds=time.monotonic() - start, seed=run_seed,
             per_source=dict(search.counts), library=library.shown, ignore=ignore,
             special_tokens=_special_note(reference, origin, reads, why),
+            lone_surrogates=_surrogate_note(judge, library),
         )
         for group in groups.ordered():
             finding, settled = reported[group.key]

@@ -172,6 +172,14 @@ class _MissingBomToken(Port):
         super().__init__({token: rank for token, rank in ranks.items() if token != BOM_TOKEN}, pattern)  # added
 
 
+class _NewerUnicode(Port):
+    def encode(self, text: str) -> list[int]:
+        out: list[int] = []
+        for match in self.regex.finditer(text):  # was: finditer(stand_ins(text)), Unicode 16.0's classes
+            out += self.encode_piece(match.group().encode("utf-8"))
+        return out
+
+
 class _CacheByLength(Port):
     def encode(self, text: str) -> list[int]:
         key = len(text)  # was: key = text
@@ -202,7 +210,7 @@ def _port(kind: str) -> Port:
     classes: dict[str, type[Port]] = {
         "pair_ranks": _PairRanks, "no_whole_piece": _NoWholePiece, "nfc": _Nfc, "greedy_longest": _GreedyLongest,
         "byte_table_from_1": _ByteTableFrom1, "cache_by_length": _CacheByLength,
-        "missing_bom_token": _MissingBomToken, "js_port": _MissingBomToken,
+        "missing_bom_token": _MissingBomToken, "js_port": _MissingBomToken, "newer_unicode": _NewerUnicode,
     }
     return classes.get(kind, Port)(ranks, PATTERN_BUGS.get(kind, _pattern()))
 
@@ -259,6 +267,12 @@ def encode_pair_ranks(text: str) -> list[int]:
 
 def encode_no_whole_piece(text: str) -> list[int]:
     return _port("no_whole_piece").encode(text)
+
+
+def encode_newer_unicode(text: str) -> list[int]:
+    """Planted: code points classified by the ``regex`` module's own (newer) Unicode tables, as a port built on a
+    newer regular expression engine or Node's tables does."""
+    return _port("newer_unicode").encode(text)
 
 
 def encode_nfc(text: str) -> list[int]:
@@ -402,6 +416,12 @@ def _tiktoken_special(path: str, pattern: str, specials: str) -> object:
     import tiktoken
 
     return tiktoken.Encoding("port", pat_str=pattern, mergeable_ranks=_ranks(path), special_tokens=json.loads(specials))
+
+
+def encode_tiktoken_surrogates_dropped(text: str) -> list[int]:
+    """Planted: tiktoken on the text with each lone surrogate dropped, where tiktoken replaces it with U+FFFD."""
+    kept = "".join(char for char in text if not 0xD800 <= ord(char) <= 0xDFFF)  # was: text (tiktoken replaces)
+    return encode_tiktoken(kept)
 
 
 def encode_tiktoken_special(text: str, allowed_special: str | None = None) -> list[int]:

@@ -64,6 +64,7 @@ def test_the_library_itself_passes(nfc_file: str) -> None:
     assert result.per_source.get("special", 0) > 0, result.per_source  # names came, read as the library reads them
     assert result.library is not None and result.library.startswith("tokenizers")
     assert result.special_tokens is not None and "read as special tokens in every text" in result.special_tokens
+    assert result.lone_surrogates is not None and "refused them, as the library does" in result.lone_surrogates
 
 
 def test_a_port_that_leaves_special_names_as_text_is_caught(nfc_file: str) -> None:
