@@ -268,6 +268,15 @@ def _text_model_tokenizer(path: str, vocab: formats.Vocab, text_model: TextModel
     steps = vocab.pre_tokenizers
     kinds = [step.type for step in steps]
     specials = {token.content: token.id for token in text_model.added_tokens}
+    for token in text_model.added_tokens:
+        # The library numbers an added token that is not in the model's vocabulary from the model's size on,
+        # whatever id the file gives it: beside a model whose ids start late or have gaps, that is another token's.
+        string = text_model.strings.get(token.id)
+        if string is not None and string != token.content:
+            raise FormatError(path, "added_tokens", f"{token.content[:40]!r} takes the id {token.id} in the tokenizers"
+                              f" library (it is not in the model's vocabulary, so it is numbered on from the model's"
+                              f" {text_model.vocabulary_size} tokens), which is also the model's token {string[:40]!r};"
+                              " the file's ids are ambiguous")
     special_ids = set(specials.values())
     tokens = dict(vocab.tokens)  # the ordinary tokens: one copy, the added tokens taken out of it
     for special in special_ids:
