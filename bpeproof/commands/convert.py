@@ -1,7 +1,7 @@
 """``bpeproof convert IN OUT``: rewrite a tokenizer file in another format, keeping the file's own ids.
 
-The input is anything ``bpeproof.impl.formats.load`` reads.  The output format is
-``--to``, or else OUT's name decides:
+The input is anything ``bpeproof.impl.formats.load`` reads, its format told by its content.  The output format
+is ``--to``, or else OUT's name decides:
 
 - ``*.tiktoken``, ``*.tiktoken.gz``: a tiktoken rank file (``tiktoken``);
 - ``*.bpeproof.json``, ``*.bpeproof.json.gz``: the project's tokenizer file (``bpeproof``);
@@ -10,21 +10,22 @@ The input is anything ``bpeproof.impl.formats.load`` reads.  The output format i
 
 For ``gpt2`` the merges go to OUT's name with ``encoder.json`` replaced by
 ``vocab.bpe`` (``vocab.bpe`` in OUT's directory when the name does not hold
-``encoder.json``).  Every file is written atomically.  What cannot be
-converted is refused with one line and exit 2, writing nothing: a
-sentencepiece model (it merges characters, not bytes), a model without a
-token for every byte (to a rank file or the project's file), a model the
-target format cannot hold (the writers say why), a project file without a
-pattern.  The conversion keeps tokens, ids, merges, special tokens and the
-pattern as far as the target holds them; it does not keep the source
-library's merge procedure (a rank file is merged by rank, the project's file
-rule after rule), which ``bpeproof audit`` compares.
+``encoder.json``).  Every file is written atomically, and loads back, in bpeproof and in its own library, with
+the ids the source's library gives on text (given the pattern a rank file does not hold, or GPT-2's files
+imply).  What cannot be converted so is refused with one line and exit 2, writing nothing: a source whose
+library does to the text what no format written here holds (``_lost_in_conversion``), a model without a token
+for every byte (to a rank file or the project's file), a model the target format cannot hold (the writers say
+why), a project file without a pattern.  The conversion keeps tokens, ids, merges, special tokens and the
+pattern as far as the target holds them; it does not keep the source library's merge procedure (a rank file is
+merged by rank, the project's file rule after rule), which gives other ids only on a vocabulary whose merges are
+not those of training, and which ``bpeproof audit`` compares.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 from pathlib import Path
 
 from bpeproof.commands import EXIT_OK, UsageError
@@ -79,9 +80,9 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as error:
             raise UsageError(f"--pattern: {error}") from None
     vocab = formats.load(args.input, pattern=pattern)
-    if vocab.kind == "sentencepiece-bpe":
-        raise UsageError(f"{args.input}: a sentencepiece model merges characters, not bytes; it converts to no"
-                         " byte-level format")
+    refusal = _lost_in_conversion(vocab, target)
+    if refusal is not None:
+        raise UsageError(f"{args.input}: {refusal}")
     notes: list[str] = []
     if pattern is not None:
         vocab = dataclasses.replace(vocab, pattern=pattern)
@@ -112,7 +113,8 @@ def run(args: argparse.Namespace) -> int:
         formats.write_gpt2(vocab, args.output, merges)
         written.append(str(merges))
         if vocab.pattern not in (None, formats.GPT2_PATTERN):
-            notes.append("the pattern is not kept: GPT-2 files imply GPT-2's")
+            notes.append(f"the pattern is not kept: GPT-2 files imply GPT-2's; pass --pattern {_given(vocab.pattern)}"
+                         " when you use them")
     else:
         formats.write_project(vocab, args.output)
     note = f" ({'; '.join(notes)})" if notes else ""
@@ -122,14 +124,47 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _pattern_lost(vocab: formats.Vocab) -> str:
-    """What a rank file, which holds no pre-tokenizer, loses of ``vocab``'s, and what to pass when using it."""
+def _lost_in_conversion(vocab: formats.Vocab, target: str) -> str | None:
+    """Why ``vocab`` cannot be written as ``target`` with the ids its own library gives on text, or None.
+
+    Every format written is byte-level BPE after a pre-tokenizer, with a normalizer in a tokenizer.json only: a
+    file whose library does more to the text (or otherwise) would be written as one that gives other ids."""
+    text = vocab.text_model
+    if vocab.kind == "sentencepiece-bpe":
+        return "a sentencepiece model merges characters, not bytes; it converts to no byte-level format"
+    if vocab.kind == "clip":
+        return ("CLIP's tokenizer cleans and lowercases the text and marks each word's end (</w>); it converts to no"
+                " byte-level format")
+    if vocab.kind == "gguf" and vocab.pattern is None:
+        return ("llama.cpp cuts this file's text with its own code for its pre-tokenizer (tokenizer.ggml.pre), which"
+                " no other format holds; only GGUF files cut with GPT-2's expression convert")
+    if vocab.unsupported:
+        return (f"the engine does not execute {'; '.join(vocab.unsupported)}, so the converted file could not be"
+                " read with the same ids")
+    if text is not None and not text.byte_level:
+        return ("its tokens are text, not bytes (it has no ByteLevel pre-tokenizer, normalizer or decoder); it"
+                " converts to no byte-level format")
+    if text is not None and (text.prefix or text.suffix):
+        return ("its model marks where words go on (continuing_subword_prefix) or end (end_of_word_suffix), which"
+                " no format written here holds")
+    if text is not None and text.normalizer is not None and target != "hf":
+        kind = json.loads(text.normalizer).get("type", "?")
+        return f"its normalizer ({kind}) would be lost: only a tokenizer.json holds one"
+    return None
+
+
+def _given(pattern: str) -> str:
+    """How to pass ``pattern`` to ``--pattern``: its name, or the expression quoted."""
     from bpeproof.impl.pre_tokenizers.patterns import pattern_name
 
+    name = pattern_name(pattern)
+    return name if name is not None else repr(pattern)
+
+
+def _pattern_lost(vocab: formats.Vocab) -> str:
+    """What a rank file, which holds no pre-tokenizer, loses of ``vocab``'s, and what to pass when using it."""
     if vocab.pattern is not None:
-        name = pattern_name(vocab.pattern)
-        given = name if name is not None else repr(vocab.pattern)
-        return f"a rank file holds no pattern: pass --pattern {given} when you use it"
+        return f"a rank file holds no pattern: pass --pattern {_given(vocab.pattern)} when you use it"
     if vocab.pre_tokenizers:
         steps = ", ".join(step.type for step in vocab.pre_tokenizers)
         return (f"a rank file holds no pre-tokenizer: this file's ({steps}) is lost and is no single pattern, so the"
@@ -142,9 +177,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "convert",
         help="rewrite a tokenizer file in another format, keeping its ids",
         description="Read a tokenizer file (the project's own, tiktoken rank file, tokenizer.json, GPT-2"
-        " encoder.json + vocab.bpe) and write it as a rank file, tokenizer.json, GPT-2 files or the project's file."
-        " The format is --to, or OUT's name: *.tiktoken[.gz] tiktoken, *.bpeproof.json[.gz] bpeproof,"
-        " *encoder*.json[.gz] gpt2 (vocab.bpe beside it), other *.json[.gz] hf.",
+        " encoder.json + vocab.bpe, Mistral's tekken file, a GGUF file cut by GPT-2's expression; its format told by"
+        " its content) and write it as a rank file, tokenizer.json, GPT-2 files or the project's file, which loads"
+        " back with the same ids. The format is --to, or OUT's name: *.tiktoken[.gz] tiktoken, *.bpeproof.json[.gz]"
+        " bpeproof, *encoder*.json[.gz] gpt2 (vocab.bpe beside it), other *.json[.gz] hf.",
     )
     parser.add_argument("input", metavar="IN", help="the tokenizer file to read (or a directory holding one)")
     parser.add_argument("output", metavar="OUT", help="the file to write (atomically)")

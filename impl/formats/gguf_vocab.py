@@ -26,7 +26,13 @@ from bpeproof.impl.formats.gguf_tokenizer import (
     GGUFTokenizer,
     read_gguf_tokenizer,
 )
-from bpeproof.impl.formats.vocab import Vocab, byte_level_codec, bytes_to_unicode, token_strings_each_to_bytes
+from bpeproof.impl.formats.vocab import (
+    GPT2_PATTERN,
+    Vocab,
+    byte_level_codec,
+    bytes_to_unicode,
+    token_strings_each_to_bytes,
+)
 from bpeproof.impl.io.c_readers import c_readers, cut_at
 from bpeproof.impl.io.errors import FormatError
 
@@ -260,7 +266,9 @@ def vocab_from_gguf(path: str | os.PathLike[str]) -> Vocab:
 
     ``tokens``: the non-special tokens' bytes and the special tokens' texts (UTF-8); ``merges``: the merges
     whose sides and result are tokens, as id triples, in rank order; ``specials``: the control, user-defined
-    and unknown tokens; ``ignore_merges`` as llama.cpp sets it for the pre-tokenizer.
+    and unknown tokens; ``ignore_merges`` as llama.cpp sets it for the pre-tokenizer; ``pattern``: GPT-2's when
+    the pre-tokenizer is GPT-2's expression alone (llama.cpp's ``gpt2`` kind), None for the others, which are
+    llama.cpp's own sequences of expressions (``bpeproof.impl.pre_tokenizers.llama_cpp``), no one pattern.
     """
     tokenizer = read_gguf_tokenizer(path)
     if tokenizer.model != "gpt2" or tokenizer.escape_whitespaces:
@@ -281,5 +289,6 @@ def vocab_from_gguf(path: str | os.PathLike[str]) -> Vocab:
             a, b, c = lookup.get(left), lookup.get(right), lookup.get(left + right)
             if a is not None and b is not None and c is not None:
                 merges.append((a, b, c))
+    pattern = GPT2_PATTERN if tokenizer.pre_type == "gpt2" else None
     return Vocab(tokens=dict(sorted(tokens.items())), merges=merges, specials=specials, kind="gguf",
-                 source=os.fspath(path), ignore_merges=tokenizer.ignore_merges)
+                 source=os.fspath(path), ignore_merges=tokenizer.ignore_merges, pattern=pattern)

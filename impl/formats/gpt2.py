@@ -137,13 +137,15 @@ def load_gpt2(
 
 
 def merges_path_for(encoder_path: str | os.PathLike[str]) -> Path | None:
-    """The ``vocab.bpe`` next to an ``encoder.json`` (same prefix and compression, or the other), if any."""
+    """The ``vocab.bpe`` next to an ``encoder.json`` (same prefix and compression, or the other), or the
+    ``merges.txt`` next to a ``vocab.json`` (the tokenizers library's names for them), if any."""
     path = Path(encoder_path)
     name = path.name
     candidates: list[str] = []
-    if "encoder.json" in name:
-        base = name.replace("encoder.json", "vocab.bpe")
-        candidates += [base, base.removesuffix(".gz") if base.endswith(".gz") else base + ".gz"]
+    for encoder, merges in (("encoder.json", "vocab.bpe"), ("vocab.json", "merges.txt")):
+        if encoder in name:
+            base = name.replace(encoder, merges)
+            candidates += [base, base.removesuffix(".gz") if base.endswith(".gz") else base + ".gz"]
     candidates += ["vocab.bpe", "vocab.bpe.gz", "merges.txt", "merges.txt.gz"]
     for candidate in candidates:
         if (path.parent / candidate).is_file():

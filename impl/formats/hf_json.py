@@ -541,6 +541,7 @@ def hf_json_bytes(vocab: Vocab) -> bytes:
         if token_id < 0:
             raise FormatError(source, f"special token {content[:40]!r}", "a token id cannot be negative")
     strings: dict[str, int] = {}
+    spelled: dict[int, str] = {}  # each token's byte-level string, which the merges name it by
     special_text = {token_id: content for content, token_id in vocab.specials.items()}
     for token_id in sorted(vocab.tokens):
         data = vocab.tokens[token_id]
@@ -548,40 +549,46 @@ def hf_json_bytes(vocab: Vocab) -> bytes:
             raise FormatError(source, f"token {token_id}", "an empty token cannot be written")
         if token_id < 0:
             raise FormatError(source, f"token {token_id}", "a token id cannot be negative")
+        spelled[token_id] = bytes_to_token_string(data)
         text = special_text.get(token_id, "")
         if text.encode("utf-8") != data:
             # an added token in the model's vocabulary is spelled as its text; every other token byte-level
-            text = bytes_to_token_string(data)
+            text = spelled[token_id]
         if text in strings:
             raise FormatError(
                 source, f"token {token_id}", f"stands for the same bytes {data!r} as token {strings[text]}"
             )
         strings[text] = token_id
+    _add_special_strings(source, vocab, strings)
     merges: list[str] = []
     for index, (a, b, c) in enumerate(vocab.merges):
         if a not in vocab.tokens or b not in vocab.tokens or c not in vocab.tokens:
             raise FormatError(source, f"merge {index}", f"{(a, b, c)} names an id that is not a token")
         if vocab.tokens[a] + vocab.tokens[b] != vocab.tokens[c]:
             raise FormatError(source, f"merge {index}", f"{(a, b, c)}: token {c} is not the join of tokens {a} and {b}")
-        merges.append(f"{bytes_to_token_string(vocab.tokens[a])} {bytes_to_token_string(vocab.tokens[b])}")
-    added = [
-        {
+        merges.append(f"{spelled[a]} {spelled[b]}")
+    # A tokenizer.json's added tokens keep the flags they had (read in any text, as the library does, with them);
+    # those of another format are special tokens with none.
+    flags = {token.content: token for token in vocab.text_model.added_tokens} if vocab.text_model else {}
+    added = []
+    for content, token_id in sorted(vocab.specials.items(), key=lambda item: (item[1], item[0])):
+        flagged = flags.get(content)
+        added.append({
             "id": token_id,
             "content": content,
-            "single_word": False,
-            "lstrip": False,
-            "rstrip": False,
-            "normalized": False,
-            "special": True,
-        }
-        for content, token_id in sorted(vocab.specials.items(), key=lambda item: (item[1], item[0]))
-    ]
+            "single_word": flagged.single_word if flagged else False,
+            "lstrip": flagged.lstrip if flagged else False,
+            "rstrip": flagged.rstrip if flagged else False,
+            "normalized": flagged.normalized if flagged else False,
+            "special": flagged.special if flagged else True,
+        })
+    normalizer = vocab.text_model.normalizer if vocab.text_model else None
     document = {
         "version": "1.0",
         "truncation": None,
         "padding": None,
         "added_tokens": added,
-        "normalizer": None,
+        "normalizer": None if normalizer is None else json.loads(normalizer),
         "pre_tokenizer": _pre_tokenizer(vocab),
         "post_processor": None,
         "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
@@ -599,6 +606,32 @@ def hf_json_bytes(vocab: Vocab) -> bytes:
         },
     }
     return (json.dumps(document, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+
+def _add_special_strings(source: str, vocab: Vocab, strings: dict[str, int]) -> None:
+    """Put each special token into the model's vocabulary ``strings`` (text → id) under its own id, when it is not
+    there already.
+
+    The tokenizers library reads no added token's id from the file: one whose text the model has takes that
+    token's id, the others the ids from the model's size on, in order (``AddedVocabulary::add_tokens``).  So an
+    added token outside the model keeps its id only when the ids are 0, 1, 2, … and it comes next; beside a model
+    whose ids start past the special tokens (tekken's, at 1,000) or have gaps, it would take an ordinary token's
+    id.  In the vocabulary it keeps its own, and no merge makes it (no merge's parts join into its text, which is
+    checked to be no other token's).
+    """
+    taken = {token_id: text for text, token_id in strings.items()} if vocab.specials else {}
+    for content, token_id in sorted(vocab.specials.items(), key=lambda item: (item[1], item[0])):
+        where = f"special token {content[:40]!r}"
+        if strings.get(content) == token_id:
+            continue  # (an added token in the model's vocabulary, spelled as its text)
+        if token_id in taken:
+            raise FormatError(source, where, f"its id {token_id} is also {taken[token_id][:40]!r}'s; a tokenizer.json"
+                              " gives each id one text")
+        if content in strings:
+            raise FormatError(source, where, f"its text is token {strings[content]}'s; the tokenizers library would"
+                              f" give it that id, not {token_id}")
+        strings[content] = token_id
+        taken[token_id] = content
 
 
 def write_hf_json(vocab: Vocab, path: str | os.PathLike[str]) -> None:

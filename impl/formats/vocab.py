@@ -88,8 +88,14 @@ def unicode_to_bytes() -> dict[str, int]:
 
 def bytes_to_token_string(data: bytes) -> str:
     """The GPT-2 / Hugging Face byte-level spelling of ``data`` (one character per byte)."""
-    table = bytes_to_unicode()
-    return "".join(table[byte] for byte in data)
+    # Latin-1 gives each byte the code point of its value, which the table (indexed by it) replaces: in C.
+    return data.decode("latin-1").translate(_byte_level_table())
+
+
+@functools.cache
+def _byte_level_table() -> tuple[str, ...]:
+    """The character of each byte, indexed by the byte (``str.translate``'s table)."""
+    return tuple(bytes_to_unicode()[byte] for byte in range(ALPHABET_SIZE))
 
 
 @functools.cache

@@ -25,6 +25,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.io.vocab_cache import CacheEntry, cache_directory, file_digest
 from bpeproof.impl.tokenizer import Tokenizer
 
@@ -101,7 +102,7 @@ def cache_entry(path: str | os.PathLike[str], pattern: str | None, decode_only: 
         content = _content_digest(file)
     except (OSError, ValueError):
         return None
-    # The path as given: names choose a file's format and a rank file's pattern (``cl100k`` in the name).
+    # The path as given: names choose a rank file's pattern (``cl100k`` in the name) and GPT-2's other file.
     options = {"path": os.fspath(path), "pattern": pattern, "decode_only": decode_only,
                "c_loop": [encoder.HAVE_C_LOOP, encoder.USE_C_LOOP, encoder.C_RULE_LIMIT]}
     return CacheEntry(directory, content, options)
@@ -137,11 +138,9 @@ def companion(file: Path, vocab: Any) -> Path | None:
     other kind of file."""
     if vocab.kind != "gpt2":
         return None
-    from bpeproof.impl.formats.gpt2 import merges_path_for
-    from bpeproof.impl.formats.loader import encoder_path_for
+    from bpeproof.impl.formats.loader import gpt2_companion
 
-    name = file.name.lower()
-    return encoder_path_for(file) if name.endswith((".bpe", ".bpe.gz")) else merges_path_for(file)
+    return gpt2_companion(file)
 
 
 def companion_changed(record: dict[str, Any], path: str) -> bool:
@@ -150,14 +149,12 @@ def companion_changed(record: dict[str, Any], path: str) -> bool:
     kept = record.get("companion")
     if kept is None:
         return False
-    from bpeproof.impl.formats.gpt2 import merges_path_for
-    from bpeproof.impl.formats.loader import encoder_path_for
+    from bpeproof.impl.formats.loader import gpt2_companion
 
-    file = Path(path)
-    found = encoder_path_for(file) if file.name.lower().endswith((".bpe", ".bpe.gz")) else merges_path_for(file)
     try:
+        found = gpt2_companion(Path(path))
         return found is None or [found.name, file_digest(found)] != list(kept)
-    except OSError:
+    except (OSError, FormatError):
         return True
 
 

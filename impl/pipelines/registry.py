@@ -23,21 +23,6 @@ if TYPE_CHECKING:
 __all__ = ["guess_pattern", "load_tokenizer"]
 
 
-def _is_project_file(path: Path) -> bool:
-    """Whether the file's first bytes name the project's format; damaged gzip data raises ``FormatError`` here
-    (``impl.io.files.read_head``), as every reader of the file would."""
-    from bpeproof.impl.io.files import read_head
-
-    if not path.is_file():
-        return False
-    head = read_head(path, 4096)
-    if b'"format"' not in head:
-        return False  # most files: the project file's reader is not even imported
-    from bpeproof.impl.formats.project_file import FORMAT_NAME
-
-    return FORMAT_NAME.encode() in head
-
-
 def guess_pattern(vocab: formats.Vocab) -> str | None:
     """A rank file's pattern by its name (r50k/gpt2, cl100k, o200k) or its size; None when neither tells."""
     return patterns.guess_pattern(vocab.source, len(vocab.tokens))
@@ -130,17 +115,12 @@ def _load(path: str, file: Path, pattern: str | None, decode_only: bool) -> tupl
                               " does not apply to it")
         gguf = load_gguf_tokenizer(str(file))
         return gguf, compiled_vocab.gguf_record(gguf)
-    if _is_project_file(file):
-        from bpeproof.impl.io.files import read_bytes
-
-        tokenizer = Tokenizer.from_json(read_bytes(file), file)
+    kind, data = formats.sniff(file) if file.is_file() else ("directory", b"")
+    if kind == "bpeproof":
+        tokenizer = Tokenizer.from_json(data, file)
         if pattern is not None:
             tokenizer = Tokenizer(tokenizer.rules, pattern, tokenizer.special_tokens, byte_ids=tokenizer.byte_ids)
         return tokenizer, compiled_vocab.parts_record(tokenizer)
-    kind, data = formats.sniff(file) if file.is_file() else ("directory", b"")
-    if kind == "hf-bpe" and b'"format"' in data and b'"model"' not in data:
-        # No tokenizer.json (it has a model) but a file that states a format: the project's reader says what is wrong.
-        return Tokenizer.from_json(data, file), None
     try:
         if kind == "tiktoken":
             from bpeproof.impl.formats.tiktoken_file import parse_tiktoken
@@ -288,6 +268,15 @@ def _text_model_tokenizer(path: str, vocab: formats.Vocab, text_model: TextModel
     steps = vocab.pre_tokenizers
     kinds = [step.type for step in steps]
     specials = {token.content: token.id for token in text_model.added_tokens}
+    for token in text_model.added_tokens:
+        # The library numbers an added token that is not in the model's vocabulary from the model's size on,
+        # whatever id the file gives it: beside a model whose ids start late or have gaps, that is another token's.
+        string = text_model.strings.get(token.id)
+        if string is not None and string != token.content:
+            raise FormatError(path, "added_tokens", f"{token.content[:40]!r} takes the id {token.id} in the tokenizers"
+                              f" library (it is not in the model's vocabulary, so it is numbered on from the model's"
+                              f" {text_model.vocabulary_size} tokens), which is also the model's token {string[:40]!r};"
+                              " the file's ids are ambiguous")
     special_ids = set(specials.values())
     tokens = dict(vocab.tokens)  # the ordinary tokens: one copy, the added tokens taken out of it
     for special in special_ids:

@@ -15,11 +15,12 @@ import regex
 
 from bpeproof.cli import main
 from bpeproof.commands.convert import merges_path, target_of
-from bpeproof.impl.formats import Vocab, load, read_tiktoken, write_hf_json, write_tiktoken
+from bpeproof.impl.formats import Vocab, hf_json_bytes, load, read_tiktoken, write_hf_json, write_tiktoken
 from bpeproof.impl.pre_tokenizers.patterns import PATTERNS
 from bpeproof.impl.tokenizer import Tokenizer
 from bpeproof.impl.trainer import train
 from bpeproof.proofs_tests.tests.formats.test_formats import model_proto
+from bpeproof.proofs_tests.tests.formats.test_gguf import SMALL_MERGES, gguf_bytes, tokenizer_pairs
 
 SHARED = Path(__file__).resolve().parents[4] / "shared"
 VOCABS = SHARED / "vocabs"
@@ -146,7 +147,9 @@ def _tiny_vocab(skip_byte: int | None = None) -> Vocab:
 
 
 def test_refusals_are_one_line_with_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Unsupported conversions write nothing and print one line naming the problem."""
+    """Unsupported conversions write nothing and print one line naming the problem: among them every source whose
+    library does to text what no byte-level file written here holds (CLIP's cleaning and word ends, llama.cpp's own
+    pre-tokenizers, tokens of text, word prefixes and suffixes, a normalizer outside a tokenizer.json)."""
     source, _ = _trained(tmp_path, merges=20)
     ranks = tmp_path / "small.tiktoken"
     write_tiktoken(_tiny_vocab(), ranks)
@@ -155,8 +158,27 @@ def test_refusals_are_one_line_with_exit_2(tmp_path: Path, capsys: pytest.Captur
     spm = tmp_path / "m.model"
     pieces = [("<unk>", 0.0, 2), ("ab", -1.0, 1), ("a", -2.0, 1), ("b", -3.0, 1)]
     spm.write_bytes(model_proto(pieces, byte_fallback=False))
+    clip = Path(__file__).resolve().parents[2] / "fixtures" / "bpe_simple_vocab_16e6.txt.gz"
+    qwen2 = tmp_path / "qwen2.gguf"
+    qwen2.write_bytes(gguf_bytes(tokenizer_pairs(SMALL_MERGES, pre="qwen2")))
+    text_model = tmp_path / "text.json"  # no ByteLevel step: its tokens are text
+    text_model.write_text(json.dumps({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]}}))
+    suffixed = tmp_path / "suffixed.json"
+    document = json.loads(hf_json_bytes(_tiny_vocab()))
+    document["model"]["end_of_word_suffix"] = "</w>"
+    suffixed.write_text(json.dumps(document))
+    normalized = tmp_path / "nfc.json"
+    document = json.loads(hf_json_bytes(_tiny_vocab()))
+    document["normalizer"] = {"type": "NFC"}
+    normalized.write_text(json.dumps(document))
     before = sorted(path.name for path in tmp_path.iterdir())
     cases = [
+        (["convert", str(clip), str(tmp_path / "out.json")], "CLIP's tokenizer cleans and lowercases"),
+        (["convert", str(qwen2), str(tmp_path / "out.json")], "its own code for its pre-tokenizer"),
+        (["convert", str(text_model), str(tmp_path / "out.tiktoken")], "its tokens are text, not bytes"),
+        (["convert", str(suffixed), str(tmp_path / "out2.json")], "end_of_word_suffix"),
+        (["convert", str(normalized), str(tmp_path / "out.tiktoken")], "its normalizer (NFC) would be lost"),
+        (["convert", str(normalized), str(tmp_path / "encoder.json")], "its normalizer (NFC) would be lost"),
         (["convert", str(source), str(tmp_path / "out.txt")], "cannot tell the output format"),
         (["convert", str(ranks), str(tmp_path / "out.bpeproof.json")], "pass --pattern"),
         (["convert", str(spm), str(tmp_path / "out.tiktoken")], "sentencepiece"),

@@ -22,6 +22,7 @@ SEMANTICS = {"bpeproof": "sequential", "tiktoken": "tiktoken", "tokenizer.json":
 #: Command × format that refuse, with what the one line says they lack.
 REFUSED = {
     ("convert", "sentencepiece"): "merges characters, not bytes",
+    ("convert", "clip"): "CLIP's tokenizer cleans and lowercases the text",
     ("audit", "clip"): "the audit does not cover CLIP's merges file",
     ("audit", "gguf"): "the audit does not cover GGUF files",
 }
