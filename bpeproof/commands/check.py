@@ -58,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
         sys.path.insert(0, os.getcwd())
     _positive(args.seconds, "--seconds")
     _positive(args.call_timeout, "--call-timeout")
+    _positive(args.load_timeout, "--load-timeout")
     if args.memory_mb is not None and args.memory_mb <= 0:
         raise UsageError(f"--memory-mb must be positive, not {args.memory_mb}")
     from bpeproof.proofs_tests.checker.sandbox import install_signal_handlers
@@ -136,6 +137,7 @@ def _run_tokenizer(args: argparse.Namespace) -> int:
             ignore=ignore,
             special=parse_specials(args.special or []),
             special_names=args.special_names,
+            load_timeout=args.load_timeout,
             corpus=args.corpus,
             progress=args.progress if args.progress > 0 else None,
         )
@@ -193,6 +195,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     group.add_argument("--special", metavar="NAME=ID", action="append", help="a special token of the vocabulary"
                        " (repeatable): allowed with allowed_special, ordinary text without; a rank file of r50k,"
                        " p50k, cl100k or o200k gets its encoding's own")
+    group.add_argument("--load-timeout", type=float, default=60.0, metavar="SECONDS",
+                       help="the limit on the first call of each process of the tokenizer, which may load its"
+                       " vocabulary (default 60; every other call has --call-timeout)")
     group.add_argument("--special-names", choices=["text", "allowed", "always"], default=None,
                        help="how the tokenizer reads special tokens' names in a text: never (text), where"
                        " allowed_special allows them (allowed: tiktoken), in every text (always: the tokenizers"

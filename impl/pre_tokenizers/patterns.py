@@ -15,6 +15,7 @@ Any other string is taken as a raw regular expression.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 __all__ = [
@@ -68,6 +69,7 @@ class PatternTimeoutError(ValueError):
     """A pre-tokenization pattern ran past its time limit on a text (it backtracks without end)."""
 
 
+@cache  # asked for every piece a split step cuts, of a few expressions
 def backtracks(source: str) -> bool:
     """Whether an expression may take exponential time: a repeated group whose body repeats or alternates
     (``(a|aa)+``, ``(a+)*``, ``(?:\\d{1,3})+``).  Such patterns run under ``time_limit``; the others (tiktoken's,

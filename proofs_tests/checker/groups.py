@@ -199,6 +199,7 @@ class Groups:
         self.classifier = classifier
         self.ignore = list(ignore)
         self.by_key: dict[str, Group] = {}
+        self.on_new_group: Callable[[], None] | None = None  # told of each new group (the search keeps time)
 
     def __len__(self) -> int:
         return len(self.by_key)
@@ -216,6 +217,8 @@ class Groups:
         if group is None:
             group = Group(key, finding, 0, time.monotonic(), ignored_by(key, self.ignore))
             self.by_key[key] = group
+            if self.on_new_group is not None:
+                self.on_new_group()
         elif len(finding.text) < len(group.finding.text):
             group.finding = finding
         group.count += 1

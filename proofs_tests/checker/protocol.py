@@ -14,6 +14,7 @@ import inspect
 import json
 import os
 import shlex
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -25,6 +26,8 @@ from bpeproof.proofs_tests.checker.worker import Target, TargetError, describe, 
 PROTOCOL = "bpeproof-check"
 #: Texts per request.
 BATCH = 64
+#: The limit on a process's first call, which may load the vocabulary (``Implementation.load_timeout``).
+LOAD_TIMEOUT = 60.0
 #: Environment variables the implementation's process is given: the vocabulary file and the pattern asked for.
 ENV_VOCAB = "BPEPROOF_CHECK_VOCAB"
 ENV_PATTERN = "BPEPROOF_CHECK_PATTERN"
@@ -149,10 +152,15 @@ class Implementation:
     """The implementation under check, answering encode/decode requests over a ``Peer``; restarted on demand."""
 
     def __init__(self, tokenizer: Target | None, decode: Target | None, cmd: str | None, env: dict[str, str],
-                 call_timeout: float, memory_mb: int | None) -> None:
+                 call_timeout: float, memory_mb: int | None, load_timeout: float = LOAD_TIMEOUT) -> None:
         self.tokenizer, self.decode_target, self.cmd = tokenizer, decode, cmd
         self.env = env
         self.call_timeout = call_timeout
+        # A process's first call may load the vocabulary (many programs do it when first asked): it is a call of
+        # its own, the empty text, with a limit of its own (``start``), or every fresh process would time out on
+        # its first text.
+        self.load_timeout = max(call_timeout, load_timeout)
+        self.deadline: float | None = None  # no wait goes past it (the end of the check's budget)
         self.memory_mb = memory_mb
         self.name = cmd if cmd is not None else describe(tokenizer) if tokenizer is not None else "?"
         self.has_decode = False
@@ -208,6 +216,21 @@ class Implementation:
         self.special_names = None if said is None else _HELLO_SPECIAL[said]
         if isinstance(hello.get("name"), str) and self.cmd is not None:
             self.name = f"{self.cmd} ({hello['name'][:80]})"
+        self._load()
+
+    def _load(self) -> None:
+        """The process's first call, the empty text, within ``load_timeout``: a program that loads its vocabulary
+        when first asked does it now, not on a text under check.  Its answer is not judged."""
+        limit = self._capped(self.load_timeout)
+        try:
+            self._peer.send({"encode": [""]})
+            self._results(1, "its first encode", limit)
+        except Gone as gone:
+            self.stop()
+            raise TargetError(f"{self.name}: its first call (the empty text, in which a program may load its"
+                              f" vocabulary) {gone}; give it more than {limit:.3g} s with --load-timeout (or more"
+                              " --seconds)"
+                              + self._stderr_said()) from None
 
     def _stderr_said(self) -> str:
         tail = self._peer.stderr_tail()
@@ -219,15 +242,22 @@ class Implementation:
     def restart(self) -> None:
         self.stop()
         self.restarts += 1
-        self.start(max(10.0, 5 * self.call_timeout))
+        self.start(self._capped(max(10.0, 5 * self.call_timeout)))
+
+    def _capped(self, timeout: float) -> float:
+        """``timeout``, but never past the deadline (a little time is always given)."""
+        if self.deadline is None:
+            return timeout
+        return max(0.5, min(timeout, self.deadline - time.monotonic()))
 
     def timeout_for(self, count: int) -> float:
         """How long a request of ``count`` items may take."""
         return self.call_timeout * max(1.0, count / 8)
 
-    def _results(self, count: int, what: str) -> list[Any]:
-        """The ``results`` of the next reply, which must hold ``count`` items (``Gone`` otherwise)."""
-        reply = self._peer.receive(self.timeout_for(count))
+    def _results(self, count: int, what: str, limit: float | None = None) -> list[Any]:
+        """The ``results`` of the next reply, which must hold ``count`` items (``Gone`` otherwise), within
+        ``limit`` seconds (by default the calls' limit)."""
+        reply = self._peer.receive(self._capped(self.timeout_for(count)) if limit is None else limit)
         results = reply.get("results") if isinstance(reply, dict) else None
         if not isinstance(results, list) or len(results) != count:
             raise self._peer.broke_protocol(f"answered {what} request of {count} items with"

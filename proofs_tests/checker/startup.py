@@ -29,7 +29,7 @@ from typing import Any
 
 from bpeproof.impl.pre_tokenizers.patterns import guess_pattern
 from bpeproof.proofs_tests.checker.library import load_reference, with_special_tokens
-from bpeproof.proofs_tests.checker.protocol import ENV_PATTERN, ENV_VOCAB, Implementation
+from bpeproof.proofs_tests.checker.protocol import ENV_PATTERN, ENV_VOCAB, LOAD_TIMEOUT, Implementation
 from bpeproof.proofs_tests.checker.texts import token_texts
 from bpeproof.proofs_tests.checker.worker import Target
 
@@ -74,12 +74,14 @@ def _hand(impl: Implementation, pattern: str | None) -> None:
 
 
 def prepare(tokenizer: Target | None, decode: Target | None, cmd: str | None, vocab: str, pattern: str | None,
-            call_timeout: float, memory_mb: int | None, deadline: float, special: dict[str, int] | None = None
-            ) -> Prepared:
+            call_timeout: float, memory_mb: int | None, deadline: float, special: dict[str, int] | None = None,
+            load_timeout: float = LOAD_TIMEOUT) -> Prepared:
     """Load the reference and start the implementation, overlapped (see the module docstring).  Raises
     ``TargetError`` for a file that is not a vocabulary or an implementation that does not start; nothing is
     left running then."""
-    impl = Implementation(tokenizer, decode, cmd, {ENV_VOCAB: os.path.abspath(vocab)}, call_timeout, memory_mb)
+    impl = Implementation(tokenizer, decode, cmd, {ENV_VOCAB: os.path.abspath(vocab)}, call_timeout, memory_mb,
+                          load_timeout)
+    impl.deadline = deadline
     early = early_pattern(vocab, pattern)
     try:
         if early is not None:

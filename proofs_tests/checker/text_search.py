@@ -237,12 +237,15 @@ def confirm(judge: Judge, finding: Finding, until: float) -> Finding:
     return finding if again is None else again
 
 
-def settle(judge: Judge, groups: Groups, shrink_for: float) -> dict[str, tuple[Finding, bool]]:
-    """Each group's smallest text confirmed and shrunk once, at most ``shrink_for`` seconds each and
-    ``SHRINK_GROUPS`` times that in all: group key → the finding to report, and whether it was settled (a group
-    left over is reported as seen, without the texts sent before it)."""
+def settle(judge: Judge, groups: Groups, shrink_for: float, end: float | None = None
+           ) -> dict[str, tuple[Finding, bool]]:
+    """Each group's smallest text confirmed and shrunk once, at most ``shrink_for`` seconds each,
+    ``SHRINK_GROUPS`` times that in all, and never past ``end``: group key → the finding to report, and whether it
+    was settled (a group left over is reported as seen, without the texts sent before it)."""
     out: dict[str, tuple[Finding, bool]] = {}
     last = time.monotonic() + shrink_for * SHRINK_GROUPS
+    if end is not None:
+        last = min(last, end)
     for group in groups.ordered():
         now = time.monotonic()
         seen = group.finding
@@ -372,6 +375,9 @@ class TextSource:
         impl = self.judge.impl
         located = False
         for text, source, want in zip(batch.texts, batch.sources, batch.expected, strict=True):
+            if time.monotonic() >= search.deadline:  # each text alone may cost a time limit: the budget bounds it
+                located = True
+                break
             try:
                 got = impl.encode([text], batch.allowed)
             except Gone as again:

@@ -34,7 +34,7 @@ from bpeproof.proofs_tests.checker.diagnosis import align
 from bpeproof.proofs_tests.checker.groups import Classifier, Finding, Group, Groups
 from bpeproof.proofs_tests.checker.library import Library
 from bpeproof.proofs_tests.checker.progress import Progress
-from bpeproof.proofs_tests.checker.protocol import BATCH, SPECIAL_NAMES, ErrorAnswer, Implementation
+from bpeproof.proofs_tests.checker.protocol import BATCH, LOAD_TIMEOUT, SPECIAL_NAMES, ErrorAnswer, Implementation
 from bpeproof.proofs_tests.checker.sandbox import DEFAULT_MEMORY_MB
 from bpeproof.proofs_tests.checker.search import Search, run
 from bpeproof.proofs_tests.checker.startup import prepare
@@ -47,6 +47,8 @@ __all__ = ["TargetError", "check_tokenizer"]
 
 #: The first turn of the text source, in seconds (each later one is twice as long).
 FIRST_SLICE = 1.0
+#: The share of the budget kept for confirming and shrinking the groups' texts, once there is a group.
+SETTLE_SHARE = 0.25
 #: Fewer texts than this, and a pass is said to be too few to trust: every planted port of the suite is caught
 #: within 768 texts at the seeds tried, and some published ones only after thousands.
 TRUSTED_TEXTS = 3000
@@ -115,6 +117,7 @@ def check_tokenizer(
     corpus: Sequence[str] | None = None,
     progress: float | None = None,
     special_names: str | None = None,
+    load_timeout: float = LOAD_TIMEOUT,
 ) -> TokenizerCheckResult:
     """Check ``tokenizer(text) -> list[int]`` (a callable or ``MOD:FUNC``), or the program ``cmd`` speaking the
     line protocol, against the reference tokenizer of the vocabulary file ``vocab``, for ``seconds``.
@@ -132,6 +135,9 @@ def check_tokenizer(
     ``TargetError`` for a function that cannot be imported, a program that does not speak the protocol or a
     file that is not a vocabulary.  ``result.ran`` is false when no example ran (never a pass).
 
+    ``seconds`` bounds the whole run, confirming and shrinking included.  ``load_timeout``: the limit on each
+    process's first call, which may load the vocabulary (every other call has ``call_timeout``).
+
     ``corpus``: text files (UTF-8, plain or ``.gz``) whose lines are the ``corpus`` source (``texts.read_corpus``)
     instead of the sample shipped with the package.  ``progress``: seconds between progress lines on stderr
     (``progress.Progress``; None: none).
@@ -142,14 +148,18 @@ def check_tokenizer(
         raise TargetError(f"examples must be a positive whole number, not {examples!r}")
     if (tokenizer is None) == (cmd is None):
         raise TargetError("give one of a tokenizer function (MOD:FUNC) and a program (cmd)")
+    if not (isinstance(load_timeout, (int, float)) and math.isfinite(load_timeout) and load_timeout > 0):
+        raise TargetError(f"load_timeout must be a positive number, not {load_timeout!r}")
     if special_names is not None and special_names not in SPECIAL_NAMES:
         raise TargetError(f"special_names must be one of {', '.join(SPECIAL_NAMES)}, not {special_names!r}")
     ignore = [ignore] if isinstance(ignore, str) else list(ignore)
     run_seed = secrets.randbelow(2**31) if seed is None else seed
     start = time.monotonic()
-    search: Search[Finding] = Search(start=start, deadline=start + seconds, examples=examples, stop_at_first=False)
+    end = start + seconds
+    search: Search[Finding] = Search(start=start, deadline=end, examples=examples, stop_at_first=False)
     lines = None if corpus is None else read_corpus(list(corpus))
-    ready = prepare(tokenizer, decode, cmd, vocab, pattern, call_timeout, memory_mb, search.deadline, special)
+    ready = prepare(tokenizer, decode, cmd, vocab, pattern, call_timeout, memory_mb, search.deadline, special,
+                    load_timeout)
     reference, impl, origin = ready.reference, ready.impl, ready.special_origin
     semantics = getattr(reference, "semantics", None)
     reference_name = "bpeproof Tokenizer" + (f", semantics {semantics}" if semantics else "")
@@ -159,6 +169,12 @@ def check_tokenizer(
                   library.decode, library.surrogates)
     classifier.probe = judge.probe
     groups = Groups(classifier, ignore)
+    shrink_for = max(1.0, min(5.0, 0.2 * seconds)) if shrink_seconds is None else shrink_seconds
+
+    def leave_time_to_settle() -> None:  # once there is a group, its text is shrunk within the budget too
+        search.deadline = min(search.deadline, max(start, end - min(SETTLE_SHARE * seconds, 3 * shrink_for)))
+
+    groups.on_new_group = leave_time_to_settle
     specials = sorted(reference.special_tokens)
     reads, why = special_names_of(impl, reference, special_names)
     generator = TextGenerator(run_seed, ready.token_texts, specials, weights, ready.whole_only, lines)
@@ -166,8 +182,7 @@ def check_tokenizer(
     try:
         with Progress(lambda: (sum(list(search.counts.values())), len(groups)), progress):
             run(search, [source], FIRST_SLICE)
-        shrink_for = max(1.0, min(5.0, 0.2 * seconds)) if shrink_seconds is None else shrink_seconds
-        reported = settle(judge, groups, shrink_for)
+        reported = settle(judge, groups, shrink_for, end)
         result = TokenizerCheckResult(
             found=False, implementation=impl.name, vocab=vocab, reference=reference_name,
             examples=sum(search.counts.values()), seconds=time.monotonic() - start, seed=run_seed,

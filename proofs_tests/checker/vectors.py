@@ -70,6 +70,8 @@ LONG_PIECE = 32
 LONG_RUN = 16
 #: Ties are looked for in pieces up to this many bytes (merging in Python is quadratic).
 TIE_BYTES = 64
+#: Special tokens' names are also drawn inside other text, three texts for each of this many names.
+SPECIALS_IN_TEXT = 16
 #: Texts up to this many characters are minimized (``minimized``); longer ones are kept whole.
 SHRUNK_CHARS = 64
 
@@ -122,7 +124,7 @@ class Behaviours:
         for name in self.specials:
             if name in text:
                 found.add(f"special:{name}:{'allowed' if allowed else 'text'}")
-        tokens = {f"token:{token}" for token in ids if token not in self.specials.values()}
+        tokens = {f"token:{token}" for token in ids if token not in self.special_ids}
         if allowed:
             return found, tokens
         for char in text:
@@ -241,9 +243,10 @@ def candidates(reference: Any, seed: int = SEED, drawn: int = DRAWN) -> list[tup
     out = [(text, False) for text in texts]
     for name in specials:
         out += [(name, False), (name, True)]
-        for _ in range(3):
-            text = generator.special()
-            out += [(text, False), (text, True)]
+    # Names among other text: a few of them (a file may have a thousand added tokens, each covered alone above).
+    for _ in range(3 * min(len(specials), SPECIALS_IN_TEXT)):
+        text = generator.special()
+        out += [(text, False), (text, True)]
     return out
 
 
