@@ -46,6 +46,15 @@ def test_catalogue_covers_every_kind_and_names_are_unique() -> None:
             assert all((patch.path in mutants.C_SOURCES) == (m.kind == "c") for patch in choice), m.name
 
 
+def test_the_small_scope_gate_takes_the_merge_loops_and_the_trainer() -> None:
+    """The small-scope check must kill every C mutant of the merge loops and of the trainer, and is not asked to kill
+    those of the word counter, which it does not run."""
+    for m in mutants.MUTANTS:
+        applies = mutants.gate_applies("small scope", m)
+        assert applies == (m.kind == "c" and not m.name.startswith("c-count-")), m.name
+    assert mutants.gate_applies("small scope", None)
+
+
 def test_help_and_unknown_options_run_nothing(capsys: pytest.CaptureFixture[str]) -> None:
     assert mutants.main(["--help"]) == 0
     assert "python -m bpeproof.proofs_tests.planted.mutants" in capsys.readouterr().out
