@@ -46,16 +46,17 @@ trainer through ``Counter(corpus)``; each is given in one order, sorted.  Checke
 
 * every corpus of at most 3 words of at most 3 symbols and every corpus of at most 2 words of at most 4 symbols
   (18,040 corpora), trained with no bound;
-* of these, every corpus of at most 2 words of at most 4 symbols (7,380) also on two threads, whose partitions split
-  the words by hash;
 * every corpus of at most 2 words of at most 3 symbols or at most 3 words of at most 2 symbols (1,183 corpora),
-  trained with every m from 0 to N − K (4,405 runs; a larger m is N − K, as the trainer passes min(m, N − K)).
+  trained with every m from 0 to N − K (4,405 runs; a larger m is N − K, as the trainer passes min(m, N − K)), and
+  with no bound on two threads, whose partitions split the words by hash.
 
 Corpora of 3 words with a word of 4 symbols (284,580 more) are not trained: the C trainer takes about 0.1 ms a call
-whatever the corpus (it scans the 65,536 pairs of bytes and frees its work on a thread of its own; a run on two
-threads starts one more), so they would take half a minute.
+whatever the corpus (it scans the 65,536 pairs of bytes and frees its work on a thread of its own), so they would
+take half a minute.  Two threads cost 0.4 ms a call (a thread more to start), which keeps them to the smaller set;
+there they miss ``c-train-partitions-apart`` (a pair made in two partitions kept as two), which the 2-word corpora
+of 4 symbols find, e.g. (aaa, aaab), and the Hypothesis suite of the trainer kills.
 
-The two tests take about 5 s and 6 s of one core.  Every mutant of the C merge loops and of the C trainer in
+The two tests take about 5 s and 4 s of one core.  Every other mutant of the C merge loops and of the C trainer in
 ``proofs_tests/planted/mutants.py`` fails one of them within seconds (the one that makes training spin, by its
 time limit), among them ``c-enc-heap-no-first-neighbour`` and ``c-train-left-count-by-one``, planted for this
 check; the word counter's mutants are not in its scope.
@@ -244,23 +245,20 @@ def test_c_trainer_equals_def_bpe_on_every_small_corpus() -> None:
         pytest.skip("the C extension bpeproof.impl._c._fastbpe is not built")
     unbounded = every_corpus(3, 3) | every_corpus(2, 4)
     each_bound = every_corpus(2, 3) | every_corpus(3, 2)
-    on_two_threads = every_corpus(2, 4)
-    assert (len(unbounded), len(each_bound), len(on_two_threads)) == (18_040, 1_183, 7_380)
+    assert (len(unbounded), len(each_bound)) == (18_040, 1_183)
     calls = 0
     for corpus in sorted(unbounded):
-        expected = bpeproof.spec.bpe.train(corpus, None)
-        assert c_train(corpus, None) == expected, corpus
+        assert c_train(corpus, None) == bpeproof.spec.bpe.train(corpus, None), corpus
         calls += 1
-        if corpus in on_two_threads:
-            assert c_train(corpus, None, threads=2) == expected, (corpus, "on two threads")
-            calls += 1
     for corpus in sorted(each_bound):
         distinct = set(corpus)
         most = sum(map(len, distinct)) - len(distinct)
         for bound in range(most + 1):
             assert c_train(corpus, bound) == bpeproof.spec.bpe.train(corpus, bound), (corpus, bound)
             calls += 1
-    assert calls == 18_040 + 7_380 + 4_405
+        assert c_train(corpus, None, threads=2) == bpeproof.spec.bpe.train(corpus, None), (corpus, "on two threads")
+        calls += 1
+    assert calls == 18_040 + 4_405 + 1_183
 
 
 def test_merge_each_refuses_what_it_cannot_merge() -> None:
