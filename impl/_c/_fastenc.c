@@ -21,6 +21,12 @@
  *       which only later rules join), so the entries of rank k come off the heap
  *       in increasing position order: the left-to-right pass M_{r_k} (def-merge).
  *
+ *   merge_each(words: list[bytes], loop: int) -> bytes
+ *       enc_R of each word by the loop ``loop`` names, whatever the word's
+ *       length (0 the flat array, 1 the heap), as dense ids in native int32,
+ *       each word's followed by -1.  It lets a check drive both loops on every
+ *       short word, in one call.
+ *
  *   encode_pieces(pieces: list[str], cache: dict, limit: int) -> list[int]
  *       For each piece: the cached tuple if ``cache`` has one, else the UTF-8
  *       bytes of the piece (surrogateescape: U+DC80..U+DCFF stand for the

@@ -70,6 +70,72 @@ Merger_encode(Merger *m, PyObject *arg)
     return result_tuple(m, &m->work, merge(m, &m->work, n));
 }
 
+/* The loops merge_each can be asked for: merge_short (the flat array) and merge_long (the heap). */
+enum { LOOP_FLAT = 0, LOOP_HEAP = 1 };
+
+/*
+ * merge_each(words: list[bytes], loop: int) -> bytes: enc_R of each word by the loop ``loop`` names, whatever the
+ * word's length, as dense ids (native int32), each word's ids followed by -1.  merge picks the heap loop only past
+ * SHORT_WORD bytes, so without this no word short enough to check exhaustively ever reaches it; and one call and
+ * one object for a whole list of words keep the interpreter's cost per word out of such a check.  Each word is
+ * merged from its bytes (byte_units), as merge does when the whole-piece table lacks it.
+ */
+static PyObject *
+Merger_merge_each(Merger *m, PyObject *args)
+{
+    PyObject *words;
+    int loop;
+    if (!PyArg_ParseTuple(args, "O!i:merge_each", &PyList_Type, &words, &loop))
+        return NULL;
+    if (loop != LOOP_FLAT && loop != LOOP_HEAP) {
+        PyErr_SetString(PyExc_ValueError, "loop must be 0 (the flat array) or 1 (the heap)");
+        return NULL;
+    }
+    /* A word of n bytes gives at most n ids and its -1: the room needed, found before anything is merged. */
+    Py_ssize_t count = PyList_GET_SIZE(words), room = 0;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        PyObject *word = PyList_GET_ITEM(words, k);
+        if (!PyBytes_Check(word)) {
+            PyErr_Format(PyExc_TypeError, "words must be bytes, not %.100s", Py_TYPE(word)->tp_name);
+            return NULL;
+        }
+        Py_ssize_t n = PyBytes_GET_SIZE(word);
+        if (n >= INT32_MAX || room > (PY_SSIZE_T_MAX / (Py_ssize_t)sizeof(int32_t)) - n - 1) {
+            PyErr_SetString(PyExc_OverflowError, "words too long for the C merge loop");
+            return NULL;
+        }
+        room += n + 1;
+    }
+    PyObject *result = PyBytes_FromStringAndSize(NULL, room * (Py_ssize_t)sizeof(int32_t));
+    if (result == NULL)
+        return NULL;
+    /* Written by memcpy: the bytes object's buffer is an array of char. */
+    char *out = PyBytes_AS_STRING(result);
+    const int32_t end_of_word = -1;
+    Py_ssize_t used = 0;
+    Work *w = &m->work;
+    /* No Python code runs below (the items are bytes, whose contents cannot change), so the list stays as it is. */
+    for (Py_ssize_t k = 0; k < count; k++) {
+        PyObject *word = PyList_GET_ITEM(words, k);
+        Py_ssize_t n = PyBytes_GET_SIZE(word);
+        if (ensure_capacity(w, n) < 0) {
+            Py_DECREF(result);
+            return PyErr_NoMemory();
+        }
+        memcpy(w->bytes, PyBytes_AS_STRING(word), (size_t)n);
+        for (Py_ssize_t i = 0; i < n; i++)
+            w->tok[i] = m->byte_units[w->bytes[i]];
+        Py_ssize_t len = loop == LOOP_FLAT ? merge_short(m, w, n) : merge_long(m, w, n);
+        memcpy(out + used * (Py_ssize_t)sizeof(int32_t), w->tok, (size_t)len * sizeof(int32_t));
+        used += len;
+        memcpy(out + used * (Py_ssize_t)sizeof(int32_t), &end_of_word, sizeof(int32_t));
+        used++;
+    }
+    if (_PyBytes_Resize(&result, used * (Py_ssize_t)sizeof(int32_t)) < 0)
+        return NULL;
+    return result;
+}
+
 /* The UTF-8 bytes of the code points data[start:end) (surrogateescape: U+DC80..U+DCFF stand for the bytes
  * 0x80..0xFF, unless ``strict``, where every surrogate fails) into w->bytes; their number, or a FAIL_ code. */
 static Py_ssize_t

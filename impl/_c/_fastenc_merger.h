@@ -405,6 +405,9 @@ fail:
 
 static PyMethodDef Merger_methods[] = {
     {"encode", (PyCFunction)Merger_encode, METH_O, "enc_R of one word (bytes-like) as a tuple of ids."},
+    {"merge_each", (PyCFunction)Merger_merge_each, METH_VARARGS,
+     "merge_each(words, loop): enc_R of each word (bytes) by the loop ``loop`` names, whatever its length (0 the"
+     " flat array, 1 the heap), as bytes of native int32 dense ids, each word's followed by -1."},
     {"from_pairs", (PyCFunction)Merger_from_pairs, METH_VARARGS | METH_CLASS,
      "from_pairs(byte_units, pairs_a, pairs_b, ranks, results, outputs, whole): any pair table."},
     {"from_ranks", (PyCFunction)Merger_from_ranks, METH_VARARGS | METH_CLASS,

@@ -46,6 +46,17 @@ def test_catalogue_covers_every_kind_and_names_are_unique() -> None:
             assert all((patch.path in mutants.C_SOURCES) == (m.kind == "c") for patch in choice), m.name
 
 
+def test_gates_are_excused_only_from_named_mutants_of_their_kind() -> None:
+    """A gate is excused from a mutant only by name, and only from mutants of a kind it guards: the small-scope check
+    from the word counter's and from one partition mutant, and from no mutant of the merge loops."""
+    for gate, names in mutants.NOT_GATED.items():
+        for name in names:
+            assert gate in mutants.GATES[mutants.mutant(name).kind], (gate, name)
+    excused = {m.name for m in mutants.MUTANTS if m.kind == "c" and not mutants.gate_applies("small scope", m)}
+    assert excused == {"c-count-new-word-zero", "c-count-kind-blind", "c-train-partitions-apart"}
+    assert mutants.gate_applies("small scope", None)
+
+
 def test_help_and_unknown_options_run_nothing(capsys: pytest.CaptureFixture[str]) -> None:
     assert mutants.main(["--help"]) == 0
     assert "python -m bpeproof.proofs_tests.planted.mutants" in capsys.readouterr().out
