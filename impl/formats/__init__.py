@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from bpeproof.impl.formats.gpt2 import gpt2_bytes, load_gpt2, write_gpt2
-    from bpeproof.impl.formats.hf_json import hf_json_bytes, read_hf_json, write_hf_json
+    from bpeproof.impl.formats.hf_json import read_hf_json
+    from bpeproof.impl.formats.hf_json_writer import hf_json_bytes, write_hf_json
     from bpeproof.impl.formats.loader import load, sniff
     from bpeproof.impl.formats.project_file import project_bytes, read_project, write_project
     from bpeproof.impl.formats.sentencepiece_model import read_sentencepiece
@@ -54,7 +55,7 @@ _API: dict[str, str] = {
     "bytes_to_unicode": "bpeproof.impl.formats.vocab",
     "convert": "bpeproof.impl.formats.vocab",
     "gpt2_bytes": "bpeproof.impl.formats.gpt2",
-    "hf_json_bytes": "bpeproof.impl.formats.hf_json",
+    "hf_json_bytes": "bpeproof.impl.formats.hf_json_writer",
     "load": "bpeproof.impl.formats.loader",
     "load_gpt2": "bpeproof.impl.formats.gpt2",
     "project_bytes": "bpeproof.impl.formats.project_file",
@@ -68,7 +69,7 @@ _API: dict[str, str] = {
     "to_rules": "bpeproof.impl.formats.vocab",
     "unicode_to_bytes": "bpeproof.impl.formats.vocab",
     "write_gpt2": "bpeproof.impl.formats.gpt2",
-    "write_hf_json": "bpeproof.impl.formats.hf_json",
+    "write_hf_json": "bpeproof.impl.formats.hf_json_writer",
     "write_project": "bpeproof.impl.formats.project_file",
     "write_tiktoken": "bpeproof.impl.formats.tiktoken_file",
 }

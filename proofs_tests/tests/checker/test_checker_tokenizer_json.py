@@ -37,7 +37,7 @@ ADDED = [
 def _tokenizer_json(tmp: Path, normalizer: dict[str, object] | None) -> str:
     """The trained vocabulary written as a byte-level ``tokenizer.json`` with ``ADDED`` and ``normalizer``."""
     from bpeproof.impl.formats import load
-    from bpeproof.impl.formats.hf_json import hf_json_bytes
+    from bpeproof.impl.formats.hf_json_writer import hf_json_bytes
 
     document = json.loads(hf_json_bytes(load(write_rank_file(tmp / "trained.tiktoken"))))
     first = 1 + max(document["model"]["vocab"].values())
