@@ -125,3 +125,23 @@ def test_a_pass_on_few_texts_says_so(nfc_file: str) -> None:
     assert result.ran and not result.found, result.report()
     assert result.note is not None and "100 texts checked, too few to trust this pass" in result.note
     assert "too few to trust" in result.report()
+
+
+ADAPTER = Path(__file__).resolve().parents[3] / "examples" / "adapters" / "transformers_js_adapter.mjs"
+
+
+def test_the_transformers_js_adapter(nfc_file: str) -> None:
+    """transformers.js (installed beside the adapter: 475 MB, so never by the suite) speaks the protocol with the
+    tokenizers library's convention, and what the check finds in it is among its known causes
+    (docs/findings.md)."""
+    import shutil
+
+    if shutil.which("node") is None or not (ADAPTER.parent / "node_modules" / "@huggingface" / "transformers").is_dir():
+        pytest.skip("needs node and npm install --prefix examples/adapters --ignore-scripts"
+                    " @huggingface/transformers@4.3.2")
+    result = check_tokenizer(cmd=f"node {ADAPTER}", vocab=nfc_file, seconds=BOUND_SECONDS, examples=3000, seed=2,
+                             shrink_seconds=2)
+    assert result.ran, result.report()
+    assert result.special_tokens is not None and 'hello says "special": "always"' in result.special_tokens
+    known = {"decode", "split:js-whitespace", "split:unicode-version", "surrogate:other-ids"}
+    assert {group.key for group in result.groups} <= known, result.report()
