@@ -31,6 +31,8 @@ from bpeproof.spec.claims import (
     roundtrip,
     rule_rank_is_sequential,
     run_length,
+    run_pair_count,
+    run_replacements,
     training_cost_bounded,
     training_new_ids,
     training_picks_largest_smallest,
@@ -87,11 +89,14 @@ def lemma_merge_step_v2(a1: int, b1: int, a: int, b: int, x: list[int]) -> None:
 
 
 def lemma_run_length(a: int, length: int) -> None:
-    """exr-run-length and the direction of M_r: (a, a ↦ 256) on a^ℓ leaves its odd a at the right end.
+    """exr-run-length and the direction of M_r: (a, a ↦ 256) on a^ℓ leaves its odd a at the right end, after ⌊ℓ/2⌋
+    replacements, of the ℓ − 1 occurrences of (a, a).
 
     pre: _is_byte(a)
     pre: 0 <= length <= 7
     post[]: run_length(Rule(a, a, C), length)
+    post: run_replacements(Rule(a, a, C), length)
+    post: run_pair_count(a, length)
     """
 
 
