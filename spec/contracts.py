@@ -11,6 +11,12 @@ paths" (with no bound it can only answer "not confirmed").  Run::
 
 The bounds are what CrossHair proves in CI time; the Hypothesis properties in
 ``proofs_tests`` check the same predicates on larger inputs.
+
+``crosshair watch spec impl`` checks every contract here as you edit, so each one must end quickly on any input,
+even with a bug planted in a definition: every lemma's recursion or loop is bounded by its preconditions (the
+training lemma by m ≤ 2 merges).  Training with no bound on the merges is in
+``bpeproof.proofs_tests.proofs.unbounded_training``, out of watch's reach: a bug that keeps the chosen pair from
+being merged makes that training run forever, and no CrossHair limit ends such a path (see that module).
 """
 
 from __future__ import annotations
@@ -172,14 +178,6 @@ def lemma_training(w1: bytes, w2: bytes, num_merges: int) -> None:
     pre: 1 <= len(w1) <= 3 and 1 <= len(w2) <= 3
     pre: 0 <= num_merges <= 2
     post[]: training_claims([w1, w2], num_merges)
-    """
-
-
-def lemma_training_unbounded(w1: bytes, w2: bytes) -> None:
-    """The same with no bound on the merges (num_merges = None): training runs until no word has a pair left.
-
-    pre: 1 <= len(w1) <= 3 and 1 <= len(w2) <= 3
-    post[]: training_claims([w1, w2], None)
     """
 
 
