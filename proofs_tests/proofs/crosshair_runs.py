@@ -81,6 +81,10 @@ RUNS: dict[str, Run] = {
         f"{SPEC}.lemma_rule_rank_is_sequential", f"{SPEC}.lemma_run_length",
     ),
     "impl.lemma_impl_merge_step": _check(PROOF_BUDGET, f"{IMPL}.lemma_impl_merge_step"),
+    # The engine's merge loops and merge step on runs of one byte: cheap enough for crosshair watch to check too.
+    "impl.merge_loops": _check(
+        PROOF_BUDGET, f"{IMPL}.lemma_merge_steps_on_a_run", f"{IMPL}.lemma_loops_skip_stale_pairs"
+    ),
     "equivalence.impl_merge": _check(PROOF_BUDGET, f"{EQUIVALENCE}.impl_merge_equals_spec"),
     "equivalence.planted": _check(
         SEARCH_BUDGET, f"{EQUIVALENCE}.planted_merge_equals_spec", f"{EQUIVALENCE}.planted_encode_equals_spec"
@@ -103,8 +107,8 @@ EXTRA_RUNS: dict[str, Run] = {
     # exhaustive pair-table and shortcut tests of test_impl_encoder.py kill, so they are no CI gate.
     "equivalence.impl_encode_word": _check(30, f"{EQUIVALENCE}.impl_encode_word_equals_spec"),
     "equivalence.impl_encode_long": _check(30, f"{EQUIVALENCE}.impl_encode_long_equals_spec"),
-    "impl.lemma_impl_roundtrip": _check(SEARCH_BUDGET, f"{IMPL}.lemma_impl_roundtrip"),
-    "impl.lemma_impl_training": _check(SEARCH_BUDGET, f"{IMPL}.lemma_impl_training"),
+    "equivalence.lemma_impl_roundtrip": _check(SEARCH_BUDGET, f"{EQUIVALENCE}.lemma_impl_roundtrip"),
+    "equivalence.lemma_impl_training": _check(SEARCH_BUDGET, f"{EQUIVALENCE}.lemma_impl_training"),
     "diff.impl": _diff("spec_encode", "impl_encode"),
     "diff.impl_long": _diff("spec_encode", "impl_encode_heap"),
     "diff.impl_train": _diff("spec_train_words", "impl_train_words"),
