@@ -182,6 +182,16 @@ def run_length(rule: Rule, length: int) -> bool:
     return rule.a != rule.b or merge(rule, x) == [rule.c] * (length // 2) + [rule.a] * (length % 2)
 
 
+def run_replacements(rule: Rule, length: int) -> bool:
+    """exr-run-length: (a, a ↦ c) makes ⌊ℓ/2⌋ replacements in a^ℓ (rep_r goes on after the pair it joined)."""
+    return rule.a != rule.b or rep_tokens(rule, [rule.a] * length) == length // 2
+
+
+def run_pair_count(a: int, length: int) -> bool:
+    """exr-run-length: a^ℓ holds ℓ − 1 occurrences of (a, a), overlapping ones included (none when ℓ = 0)."""
+    return cnt_tokens([a] * length, a, a) == max(length - 1, 0)
+
+
 def rule_rank_is_sequential(rules: Sequence[Rule], data: bytes) -> bool:
     """bpeproof.spec.variants (i) = (ii): merging the earliest rule's pair first replays the rules in order."""
     return merge_by_rule_rank(rules, list(data)) == enc_tokens(rules, list(data))

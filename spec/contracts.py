@@ -11,6 +11,12 @@ paths" (with no bound it can only answer "not confirmed").  Run::
 
 The bounds are what CrossHair proves in CI time; the Hypothesis properties in
 ``proofs_tests`` check the same predicates on larger inputs.
+
+``crosshair watch spec impl`` checks every contract here as you edit, so each one must end quickly on any input,
+even with a bug planted in a definition: every lemma's recursion or loop is bounded by its preconditions (the
+training lemma by m ≤ 2 merges).  Training with no bound on the merges is in
+``bpeproof.proofs_tests.proofs.unbounded_training``, out of watch's reach: a bug that keeps the chosen pair from
+being merged makes that training run forever, and no CrossHair limit ends such a path (see that module).
 """
 
 from __future__ import annotations
@@ -31,6 +37,8 @@ from bpeproof.spec.claims import (
     roundtrip,
     rule_rank_is_sequential,
     run_length,
+    run_pair_count,
+    run_replacements,
     training_cost_bounded,
     training_new_ids,
     training_picks_largest_smallest,
@@ -87,11 +95,14 @@ def lemma_merge_step_v2(a1: int, b1: int, a: int, b: int, x: list[int]) -> None:
 
 
 def lemma_run_length(a: int, length: int) -> None:
-    """exr-run-length and the direction of M_r: (a, a ↦ 256) on a^ℓ leaves its odd a at the right end.
+    """exr-run-length and the direction of M_r: (a, a ↦ 256) on a^ℓ leaves its odd a at the right end, after ⌊ℓ/2⌋
+    replacements, of the ℓ − 1 occurrences of (a, a).
 
     pre: _is_byte(a)
     pre: 0 <= length <= 7
     post[]: run_length(Rule(a, a, C), length)
+    post: run_replacements(Rule(a, a, C), length)
+    post: run_pair_count(a, length)
     """
 
 
@@ -167,14 +178,6 @@ def lemma_training(w1: bytes, w2: bytes, num_merges: int) -> None:
     pre: 1 <= len(w1) <= 3 and 1 <= len(w2) <= 3
     pre: 0 <= num_merges <= 2
     post[]: training_claims([w1, w2], num_merges)
-    """
-
-
-def lemma_training_unbounded(w1: bytes, w2: bytes) -> None:
-    """The same with no bound on the merges (num_merges = None): training runs until no word has a pair left.
-
-    pre: 1 <= len(w1) <= 3 and 1 <= len(w2) <= 3
-    post[]: training_claims([w1, w2], None)
     """
 
 

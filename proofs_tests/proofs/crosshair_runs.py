@@ -36,6 +36,8 @@ DIFF_BUDGET = 30
 RUN_TIMEOUT = 900
 
 SPEC = "bpeproof.spec.contracts"
+#: Training with no bound on the merges: out of ``spec/``, where ``crosshair watch spec impl`` would hang on it.
+UNBOUNDED_TRAINING = "bpeproof.proofs_tests.proofs.unbounded_training"
 PLANTED = "bpeproof.proofs_tests.planted.false_claims"
 INDUCTION = "bpeproof.proofs_tests.proofs.induction"
 RULE_LISTS = "bpeproof.proofs_tests.proofs.rule_lists"
@@ -66,7 +68,7 @@ def _diff(first: str, second: str) -> Run:
 #: Every run, longest first.
 RUNS: dict[str, Run] = {
     "spec.lemma_training": _check(PROOF_BUDGET, f"{SPEC}.lemma_training"),
-    "spec.lemma_training_unbounded": _check(PROOF_BUDGET, f"{SPEC}.lemma_training_unbounded"),
+    "spec.lemma_training_unbounded": _check(PROOF_BUDGET, f"{UNBOUNDED_TRAINING}.lemma_training_unbounded"),
     "equivalence.impl_train": _check(SEARCH_BUDGET, f"{EQUIVALENCE}.impl_train_equals_spec"),
     "spec.lemma_count_pairs": _check(PROOF_BUDGET, f"{SPEC}.lemma_count_pairs"),
     "equivalence.engine_runs": _check(
@@ -79,6 +81,10 @@ RUNS: dict[str, Run] = {
         f"{SPEC}.lemma_rule_rank_is_sequential", f"{SPEC}.lemma_run_length",
     ),
     "impl.lemma_impl_merge_step": _check(PROOF_BUDGET, f"{IMPL}.lemma_impl_merge_step"),
+    # The engine's merge loops and merge step on runs of one byte: cheap enough for crosshair watch to check too.
+    "impl.merge_loops": _check(
+        PROOF_BUDGET, f"{IMPL}.lemma_merge_steps_on_a_run", f"{IMPL}.lemma_loops_skip_stale_pairs"
+    ),
     "equivalence.impl_merge": _check(PROOF_BUDGET, f"{EQUIVALENCE}.impl_merge_equals_spec"),
     "equivalence.planted": _check(
         SEARCH_BUDGET, f"{EQUIVALENCE}.planted_merge_equals_spec", f"{EQUIVALENCE}.planted_encode_equals_spec"
@@ -101,8 +107,8 @@ EXTRA_RUNS: dict[str, Run] = {
     # exhaustive pair-table and shortcut tests of test_impl_encoder.py kill, so they are no CI gate.
     "equivalence.impl_encode_word": _check(30, f"{EQUIVALENCE}.impl_encode_word_equals_spec"),
     "equivalence.impl_encode_long": _check(30, f"{EQUIVALENCE}.impl_encode_long_equals_spec"),
-    "impl.lemma_impl_roundtrip": _check(SEARCH_BUDGET, f"{IMPL}.lemma_impl_roundtrip"),
-    "impl.lemma_impl_training": _check(SEARCH_BUDGET, f"{IMPL}.lemma_impl_training"),
+    "equivalence.lemma_impl_roundtrip": _check(SEARCH_BUDGET, f"{EQUIVALENCE}.lemma_impl_roundtrip"),
+    "equivalence.lemma_impl_training": _check(SEARCH_BUDGET, f"{EQUIVALENCE}.lemma_impl_training"),
     "diff.impl": _diff("spec_encode", "impl_encode"),
     "diff.impl_long": _diff("spec_encode", "impl_encode_heap"),
     "diff.impl_train": _diff("spec_train_words", "impl_train_words"),

@@ -22,6 +22,11 @@ Two forms, on small inputs (CrossHair explores paths, so the inputs are bounded)
 
 ``planted_*`` are wrong variants (each merge scanning from the right end): the CI gate requires CrossHair to
 find their difference, so that a "no difference" answer for the implementation means something.
+
+``lemma_impl_roundtrip`` and ``lemma_impl_training`` state the round trip and the N − K bound on the engine's own
+enc, dec and ``strings`` trainer, without the specification: searches on dictionary paths, outside CI
+(``crosshair_runs --all``).  They are here, not in ``impl/contracts.py``, because ``crosshair watch spec impl``
+checks every contract of ``impl/`` on every pass, and these took 11 CPU seconds of each, before any report.
 """
 
 from __future__ import annotations
@@ -121,6 +126,29 @@ def impl_train_equals_spec(w1: bytes, w2: bytes) -> list[Rule]:
     post[]: __return__ == train([w1, w2], None)
     """
     return impl_train_strings(w1, w2)
+
+
+# --- the engine's own claims on its dictionary paths: searches, outside CI ---------------------------------------
+
+
+def lemma_impl_roundtrip(a1: int, b1: int, a2: int, b2: int, data: bytes) -> None:
+    """thm-bpe-roundtrip and prop-bpe-length-monotone (2) for the implementation's enc and dec.
+
+    pre: 0 <= a1 < C and 0 <= b1 < C
+    pre: 0 <= a2 <= C and 0 <= b2 <= C
+    pre: len(data) <= 4
+    post[]: bpeproof.impl.encoder.dec(_rules(a1, b1, a2, b2), impl_encode_word(_rules(a1, b1, a2, b2), data)) == data
+    post: len(impl_encode_word(_rules(a1, b1, a2, b2), data)) <= len(data)
+    """
+
+
+def lemma_impl_training(w1: bytes, w2: bytes) -> None:
+    """prop-bpe-training-termination and prop-bpe-vocab-size for the implementation's unbounded trainer.
+
+    pre: 1 <= len(w1) <= 3 and 1 <= len(w2) <= 3
+    post[]: len(impl_train_strings(w1, w2)) <= len(w1) + len(w2) - 2
+    post: [rule.c for rule in impl_train_strings(w1, w2)] == list(range(C, C + len(impl_train_strings(w1, w2))))
+    """
 
 
 def _run_rules(a: int, a2: int, b2: int, a3: int, b3: int) -> list[Rule]:

@@ -7,9 +7,10 @@
   exhausting the paths, must have no counterexample; the planted right-to-left variants must be refuted with the
   same budget.  (The searches on the encoder's dictionary paths found none of the encoder mutants of
   ``mutants.py`` in 30 s each, so they run outside CI.)
-* ``crosshair check`` on ``bpeproof.impl.contracts``: the lemma's claims on the trainer's list-based merge step are
-  confirmed over all paths.  The other runs (the implementation's own round trip and N − K bound, and
-  ``crosshair diffbehavior``) are outside CI: ``python -m bpeproof.proofs_tests.proofs.crosshair_runs --all``.
+* ``crosshair check`` on ``bpeproof.impl.contracts``: the lemma's claims on the trainer's list-based merge step, and
+  the merge loops and that step on runs of one byte, are confirmed over all paths.  The other runs (the
+  implementation's own round trip and N − K bound, and ``crosshair diffbehavior``) are outside CI:
+  ``python -m bpeproof.proofs_tests.proofs.crosshair_runs --all``.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ def _verdicts(name: str, module: str, function: str) -> list[str]:
         ("equivalence.engine_runs", runs.EQUIVALENCE, "engine_flat_on_runs_equals_spec"),
         ("equivalence.engine_runs", runs.EQUIVALENCE, "engine_heap_on_runs_equals_spec"),
         ("impl.lemma_impl_merge_step", runs.IMPL, "lemma_impl_merge_step"),
+        ("impl.merge_loops", runs.IMPL, "lemma_merge_steps_on_a_run"),
+        ("impl.merge_loops", runs.IMPL, "lemma_loops_skip_stale_pairs"),
     ],
 )
 def test_list_based_paths_confirmed(name: str, module: str, function: str) -> None:
