@@ -300,8 +300,8 @@ def analyse(reference: Any, text: str, expected: list[int], actual: list[int], s
             except Exception:
                 explanations = []
             if explanations:
-                if explanations[0].pattern is not None:
-                    found = matched_alternative(reference.pattern, text, char_offset)
+                if explanations[0].pattern is not None and reruns.pattern is not None:  # one bare pattern
+                    found = matched_alternative(reruns.pattern, text, char_offset)
                     analysis.alternative = None if found is None else f"{found[0]}: {found[1]}"
                 return _explained(analysis, explanations, semantics)
             _by_piece(analysis, reruns, reference, text, data, char_offset, crossing, mine, theirs, spans,

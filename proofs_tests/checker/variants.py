@@ -27,7 +27,6 @@ import contextlib
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from bpeproof.impl.merge_loop import merge
@@ -210,8 +209,9 @@ def with_js_whitespace(pattern: str) -> str | None:
 
 
 def without_inline_case(pattern: str) -> str | None:
-    """``pattern`` with its case-insensitive groups ``(?i:…)`` matched case-sensitively; None when it has none."""
-    return pattern.replace("(?i:", "(?:") if "(?i:" in pattern else None
+    """``pattern`` with its case-insensitive groups ``(?i:…)`` matched case-sensitively (as it is when it has
+    none: one expression of a pipeline may have them, the others not)."""
+    return pattern.replace("(?i:", "(?:")
 
 
 def as_written(pattern: str) -> str | None:
@@ -289,13 +289,6 @@ PATTERN_VARIANTS = (
 )
 
 
-@lru_cache(maxsize=32)
-def _compiled(source: str) -> Any:
-    import regex
-
-    return regex.compile(source)
-
-
 #: Characters that some engines' whitespace classes hold and others not (Python's ``str.isspace`` and
 #: ``\s`` of the regex module, JavaScript's ``\s``, Unicode's White_Space, C's ``isspace``, older Unicode):
 #: a cut next to one is a class change, since an implementation may well have split there.
@@ -367,7 +360,9 @@ class Reruns:
         self._variants: Variants | None = None
         self._words: dict[bytes, list[int] | None] = {}
         self._confirmed: dict[str, bool] = {}  # pattern variant → whether the implementation follows it
+        self._cutters: dict[str, Callable[[str], list[str]] | None] = {}  # pattern variant → its pre-tokenizer
         pattern = getattr(reference, "pattern", None)
+        #: The reference's pattern when it is one bare pattern (its alternatives name a split), else None.
         self.pattern = pattern if (reference.pretokenizer is None and getattr(reference, "pipeline", None) is None
                                    and isinstance(pattern, str)) else None
         #: The merge variant that is the reference's own (a missing token is left out of it).
@@ -392,23 +387,20 @@ class Reruns:
         return self._words[data]
 
     def pieces(self, variant: PatternVariant, text: str) -> list[str] | None:
-        """``text`` cut by the pattern variant; None when the variant does not apply to the pattern."""
-        if self.pattern is None:
-            return None
-        source = variant.transform(self.pattern)
-        if source is None:
-            return None
-        try:
-            compiled = _compiled(source)
-        except Exception:
-            return None
-        if variant.pinned:
-            from bpeproof.impl.pre_tokenizers.unicode_classes import stand_ins
-
-            subject = stand_ins(text)
-        else:
-            subject = text
-        return [text[match.start() : match.end()] for match in compiled.finditer(subject)]
+        """``text`` cut by the reference with every regular expression of its pre-tokenization read as the
+        pattern variant reads it, in every stage (the pattern, each split step, each ``Split`` and ``ByteLevel``
+        step of a tokenizer.json's pipeline: ``Tokenizer.rewritten_pre_tokenize``), the words as the reference's
+        own ``pre_tokenize`` gives them; None when the variant does not apply (no regular expression, or one it
+        cannot rewrite)."""
+        if variant.name not in self._cutters:
+            rewrite = getattr(self.reference, "rewritten_pre_tokenize", None)
+            cutter = None
+            if rewrite is not None:
+                with contextlib.suppress(Exception):
+                    cutter = rewrite(variant.transform, variant.pinned)
+            self._cutters[variant.name] = cutter
+        cutter = self._cutters[variant.name]
+        return None if cutter is None else list(cutter(text))
 
     def _merged(self, pieces: Iterable[str], merge: Callable[[bytes], list[int] | None], actual: Sequence[int],
                 ) -> list[int] | None:
@@ -456,7 +448,8 @@ class Reruns:
         for variant in PATTERN_VARIANTS:
             with contextlib.suppress(Exception):
                 pieces = self.pieces(variant, text)
-                if pieces is not None and "".join(pieces) == text and pieces != own_pieces:
+                # The variant cuts the same words otherwise (a normalizer may have changed them from the text).
+                if pieces is not None and "".join(pieces) == "".join(own_pieces) and pieces != own_pieces:
                     variant_pieces.append((variant, pieces))
         found = [Explanation(variant, None, tuple(pieces)) for variant, pieces in variant_pieces
                  if self._reproduces(pieces, self.own, actual) and self.needed(variant, text, probe)]

@@ -1,0 +1,97 @@
+"""One cause, one group, named by the cause, on a ``tokenizer.json`` reference: the pattern variants reach every
+stage of its pipeline (a ``Split`` step's regex, GPT-2's of a ``ByteLevel`` step).
+
+The ports are the ``tokenizers`` library itself with one thing changed (``proofs_tests/planted/hf_ports``):
+JavaScript's ``\\s`` (transformers.js hard-codes GPT-2's regex so), contractions matched case-sensitively, and the
+``regex`` module's newer Unicode tables.  Before the variants reached a pipeline, the first was reported as
+``split:space`` and ``merge`` (and ``split:letter`` on a ``Split`` file), the others as ``split:letter``.  The files
+are made here from the trained vocabulary: GPT-2's ``ByteLevel`` regex, and cl100k's as a ``Split`` step before a
+``ByteLevel`` step without one, as Llama 3's and DeepSeek's files have it.  Each run counts its texts
+(``examples``, a fixed seed): the same texts on any machine, however loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from bpeproof.impl.pre_tokenizers.hf_splits import to_oniguruma
+from bpeproof.impl.pre_tokenizers.patterns import PATTERNS
+from bpeproof.proofs_tests.checker.tokenizers import check_tokenizer
+from bpeproof.proofs_tests.planted.vocab import write_rank_file
+
+pytest.importorskip("tokenizers")
+
+PORTS = "bpeproof.proofs_tests.planted.hf_ports"
+#: The bound on a run's wall time: never reached on a working machine (the runs count texts).
+BOUND_SECONDS = 120.0
+EXAMPLES = 3000
+SPLIT_STEPS = {"type": "Sequence", "pretokenizers": [
+    {"type": "Split", "pattern": {"Regex": to_oniguruma(PATTERNS["cl100k"])}, "behavior": "Isolated",
+     "invert": False},
+    {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The trained vocabulary as a byte-level tokenizer.json: with GPT-2's ``ByteLevel`` regex, and with cl100k's
+    regex in a ``Split`` step."""
+    from bpeproof.impl.formats import load
+    from bpeproof.impl.formats.hf_json import hf_json_bytes
+
+    folder = tmp_path_factory.mktemp("pipeline-causes")
+    document = json.loads(hf_json_bytes(load(write_rank_file(folder / "trained.tiktoken"))))
+    assert document["pre_tokenizer"]["type"] == "ByteLevel" and document["pre_tokenizer"]["use_regex"]
+    paths = {"byte-level": folder / "byte_level.json", "split": folder / "split.json"}
+    paths["byte-level"].write_text(json.dumps(document), encoding="utf-8")
+    paths["split"].write_text(json.dumps({**document, "pre_tokenizer": SPLIT_STEPS}), encoding="utf-8")
+    return {kind: str(path) for kind, path in paths.items()}
+
+
+@pytest.fixture(scope="module")
+def newer_letters(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A corpus of short texts around code points whose class the ``regex`` module's tables give otherwise than
+    the pinned Unicode version (letters assigned since, among them), in the places a pattern cares about."""
+    from bpeproof.impl.pre_tokenizers.unicode_classes import changed_code_points
+
+    changed = changed_code_points()
+    if not changed:
+        pytest.skip("the regex module's Unicode tables are the pinned version's: no code point classified otherwise")
+    rng = random.Random(0)
+    lines = [template.format(c=chr(code)) for code in rng.sample(changed, min(200, len(changed)))
+             for template in ("{c}", "a{c}", "{c}'s", " {c}", "{c}1", "x {c}{c}y", "{c} ", "'{c}")]
+    path = tmp_path_factory.mktemp("newer-letters") / "newer.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return str(path)
+
+
+def _groups(port: str, vocab: str, corpus: str | None = None) -> list[str]:
+    result = check_tokenizer(f"{PORTS}:{port}", vocab=vocab, seconds=BOUND_SECONDS, examples=EXAMPLES, seed=2,
+                             shrink_seconds=2, corpus=None if corpus is None else [corpus],
+                             weights=None if corpus is None else {"corpus": 20.0})
+    assert result.ran and result.examples == EXAMPLES, result.report()
+    return [group.key for group in result.groups]
+
+
+@pytest.mark.parametrize("kind", ["byte-level", "split"])
+def test_the_library_itself_stays_clean(files: dict[str, str], kind: str, newer_letters: str) -> None:
+    assert _groups("encode", files[kind]) == []
+    assert _groups("encode", files[kind], newer_letters) == []
+
+
+@pytest.mark.parametrize("kind", ["byte-level", "split"])
+def test_javascripts_whitespace_is_one_group(files: dict[str, str], kind: str) -> None:
+    """GPT-2's regex in a ``ByteLevel`` step (transformers.js's case) or cl100k's in a ``Split`` step, with
+    JavaScript's ``\\s``: one group, ``split:js-whitespace``."""
+    assert _groups("encode_js_whitespace", files[kind]) == ["split:js-whitespace"]
+
+
+def test_case_sensitive_contractions_are_one_group(files: dict[str, str]) -> None:
+    assert _groups("encode_case_sensitive", files["split"]) == ["split:case-sensitive"]
+
+
+@pytest.mark.parametrize("kind", ["byte-level", "split"])
+def test_newer_unicode_tables_are_one_group(files: dict[str, str], kind: str, newer_letters: str) -> None:
+    assert _groups("encode_unicode_tables", files[kind], newer_letters) == ["split:unicode-version"]
