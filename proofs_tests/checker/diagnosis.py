@@ -231,6 +231,31 @@ def _special_analysis(specials: dict[int, str], mine: list[int], theirs: list[in
                     " where allowed)", key)
 
 
+def _first_differing_stretch(reference: Any, expected: Sequence[int], actual: Sequence[int],
+                             specials: frozenset[int]) -> tuple[str, list[int], list[int]] | None:
+    """The first stretch of text between the special tokens (the same in both lists) whose ids differ: its text
+    (the bytes of the reference's ids of it) and both lists' ids of it; None when it cannot be told apart (its text
+    is not valid UTF-8, or encoded alone does not give the reference's ids, as a normalizer may make it)."""
+    def stretches(ids: Sequence[int]) -> list[list[int]]:
+        out: list[list[int]] = [[]]
+        for token in ids:
+            if token in specials:
+                out.append([])
+            else:
+                out[-1].append(token)
+        return out
+
+    for mine, theirs in zip(stretches(expected), stretches(actual), strict=False):
+        if mine == theirs:
+            continue
+        try:
+            text = b"".join(_token_bytes(reference, token) or b"" for token in mine).decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        return (text, mine, theirs) if list(reference.encode(text)) == mine else None
+    return None
+
+
 def explanation_keys(explanation: Explanation) -> list[str]:
     """The group keys of a variant run's parts: ``split:js-whitespace``, ``merge:bytes-rank``,
     ``merge:missing:\ufeff`` (a text that two bugs make differ counts in the group of either)."""
@@ -268,6 +293,18 @@ def analyse(reference: Any, text: str, expected: list[int], actual: list[int], s
     mine, theirs = [t for t in expected if t in specials], [t for t in actual if t in specials]
     if mine != theirs:
         return _special_analysis(specials, mine, theirs, special)
+    if special and mine:
+        # The stretches between the special tokens are ordinary text, each encoded on its own: the first that
+        # differs is diagnosed as such (cut into words, read otherwise by the variants).
+        stretch = _first_differing_stretch(reference, expected, actual, frozenset(specials))
+        if stretch is not None:
+            part, part_expected, part_actual = stretch
+            analysis = analyse(reference, part, part_expected, part_actual, False, encode_alone, reruns)
+            analysis.detail = f"in the text {part!r} between the special tokens read: {analysis.detail}"
+            return analysis
+    # Allowed or not, no special token is read in the text (a tokenizer.json's library reads them in every text,
+    # so each of its texts comes allowed): it is ordinary text, cut into words and read otherwise by the variants.
+    special = special and bool(mine)
     spans = _spans(reference, actual)
     spelled = b"".join(s[3] or b"" for s in spans)
     unknown = [s[2] for s in spans if s[3] is None]

@@ -3,11 +3,12 @@ stage of its pipeline (a ``Split`` step's regex, GPT-2's of a ``ByteLevel`` step
 
 The ports are the ``tokenizers`` library itself with one thing changed (``proofs_tests/planted/hf_ports``):
 JavaScript's ``\\s`` (transformers.js hard-codes GPT-2's regex so), contractions matched case-sensitively, and the
-``regex`` module's newer Unicode tables.  Before the variants reached a pipeline, the first was reported as
-``split:space`` and ``merge`` (and ``split:letter`` on a ``Split`` file), the others as ``split:letter``.  The files
-are made here from the trained vocabulary: GPT-2's ``ByteLevel`` regex, and cl100k's as a ``Split`` step before a
-``ByteLevel`` step without one, as Llama 3's and DeepSeek's files have it.  Each run counts its texts
-(``examples``, a fixed seed): the same texts on any machine, however loaded.
+``regex`` module's newer Unicode tables.  The files are made here from the trained vocabulary: GPT-2's
+``ByteLevel`` regex, and cl100k's as a ``Split`` step before a ``ByteLevel`` step without one (as Llama 3's and
+DeepSeek's files have it), each with an added token, which the library reads in every text: every text is then
+checked with special tokens allowed.  Before the variants reached a pipeline and such texts were cut into words,
+the first port was three groups (``merge``, ``split:space``, ``split:letter``), the others ``merge:rule-rank`` (the
+reference's own merging).  Each run counts its texts (``examples``, a fixed seed): the same texts on any machine.
 """
 
 from __future__ import annotations
@@ -44,6 +45,11 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     folder = tmp_path_factory.mktemp("pipeline-causes")
     document = json.loads(hf_json_bytes(load(write_rank_file(folder / "trained.tiktoken"))))
     assert document["pre_tokenizer"]["type"] == "ByteLevel" and document["pre_tokenizer"]["use_regex"]
+    # An added token, as real files have: the library reads it in every text, so every text is checked with
+    # special tokens allowed, and a text without one must still be diagnosed word by word.
+    document["added_tokens"] = [{"id": 1 + max(document["model"]["vocab"].values()), "content": "<|endoftext|>",
+                                 "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
+                                 "special": True}]
     paths = {"byte-level": folder / "byte_level.json", "split": folder / "split.json"}
     paths["byte-level"].write_text(json.dumps(document), encoding="utf-8")
     paths["split"].write_text(json.dumps({**document, "pre_tokenizer": SPLIT_STEPS}), encoding="utf-8")
