@@ -7,8 +7,9 @@ JavaScript's ``\\s`` (transformers.js hard-codes GPT-2's regex so), contractions
 ``ByteLevel`` regex, and cl100k's as a ``Split`` step before a ``ByteLevel`` step without one (as Llama 3's and
 DeepSeek's files have it), each with an added token, which the library reads in every text: every text is then
 checked with special tokens allowed.  Before the variants reached a pipeline and such texts were cut into words,
-the first port was three groups (``merge``, ``split:space``, ``split:letter``), the others ``merge:rule-rank`` (the
-reference's own merging).  Each run counts its texts (``examples``, a fixed seed): the same texts on any machine.
+the first port was four groups (``merge``, ``split:space``, ``merge:rule-rank``, ``split:letter``), the second
+``merge`` and ``merge:rule-rank`` (the reference's own merging), the third ``merge:rule-rank``.  Each run counts
+its texts (``examples``, a fixed seed): the same texts on any machine.
 """
 
 from __future__ import annotations
