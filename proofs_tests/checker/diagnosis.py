@@ -364,8 +364,8 @@ def _by_piece(analysis: Analysis, reruns: Reruns, reference: Any, text: str, dat
     if crossing or (isinstance(alone, list) and alone == mine) or cut is not None:
         analysis.layer = "split"
         alt_key = ""
-        if not special and reference.pretokenizer is None:
-            found = matched_alternative(reference.pattern, text, char_offset)
+        if not special and reruns.pattern is not None:  # one bare pattern (a pipeline's pattern may be a default)
+            found = matched_alternative(reruns.pattern, text, char_offset)
             if found is not None:
                 number, source, matched = found
                 analysis.alternative = f"{number}: {source}"
