@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bpeproof.proofs_tests.checker.protocol import Answer
-from bpeproof.proofs_tests.checker.variants import VARIANT_TEXT, Explanation, Reruns, same_kind
+from bpeproof.proofs_tests.checker.variants import VARIANT_TEXT, Explanation, Reruns, may_cut
 
 
 def top_level_alternatives(pattern: str) -> list[str]:
@@ -183,9 +183,9 @@ def kind_word(char: str) -> str:
 def _cut_inside(reruns: Reruns, piece: str, spans: Sequence[tuple[int, int, int, bytes | None]]
                 ) -> tuple[list[str], list[int]] | None:
     """Where the implementation's tokens inside one reference piece are the reference's own merges of smaller
-    pieces, cut only where the kind of character changes (letter, digit, space, punctuation…): those pieces, as
-    a pre-tokenizer would cut them, and the cuts (byte offsets in the piece); None when no such cut explains the
-    tokens (a merge difference)."""
+    pieces, cut only where a pre-tokenizer may cut (``variants.may_cut``: where the kind of character changes, or
+    inside white space): those pieces, as a pre-tokenizer would cut them, and the cuts (byte offsets in the
+    piece); None when no such cut explains the tokens (a merge difference)."""
     data = piece.encode("utf-8")
     base = spans[0][0] if spans else 0
     cuts = [s[0] - base for s in spans] + [len(data)]
@@ -207,7 +207,7 @@ def _cut_inside(reruns: Reruns, piece: str, spans: Sequence[tuple[int, int, int,
         except UnicodeDecodeError:
             return None
         previous = cut
-    if any(same_kind(left[-1]) == same_kind(right[0]) for left, right in itertools.pairwise(pieces)):
+    if not all(may_cut(left[-1], right[0]) for left, right in itertools.pairwise(pieces)):
         return None
     return pieces, used
 

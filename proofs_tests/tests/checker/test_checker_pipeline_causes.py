@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -102,3 +104,59 @@ def test_case_sensitive_contractions_are_one_group(files: dict[str, str]) -> Non
 @pytest.mark.parametrize("kind", ["byte-level", "split"])
 def test_newer_unicode_tables_are_one_group(files: dict[str, str], kind: str, newer_letters: str) -> None:
     assert _groups("encode_unicode_tables", files[kind], newer_letters) == ["split:unicode-version"]
+
+
+# ---------------------------------------------------------------------------
+# Rank files: one cause, one group too
+# ---------------------------------------------------------------------------
+
+RANK_PORTS = "bpeproof.proofs_tests.planted.ports"
+
+
+@pytest.fixture(scope="module")
+def ranks(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return str(write_rank_file(tmp_path_factory.mktemp("ranks") / "trained.tiktoken"))
+
+
+def _rank_groups(port: str, vocab: str, **options: Any) -> list[str]:
+    result = check_tokenizer(f"{RANK_PORTS}:{port}", vocab=vocab, pattern="cl100k", seconds=BOUND_SECONDS,
+                             examples=EXAMPLES, seed=2, shrink_seconds=2, **options)
+    assert result.ran and result.examples == EXAMPLES, result.report()
+    return [group.key for group in result.groups]
+
+
+def test_special_names_cut_out_where_not_allowed_are_one_group(ranks: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """tiktoken with the text cut at every special token's name, allowed or not: the names not allowed are then
+    ordinary text cut apart from their neighbours (was ``split:alt7:space`` and ``split:alt4:letter``)."""
+    from bpeproof.proofs_tests.checker.library import load_reference
+    from bpeproof.proofs_tests.checker.variants import token_table
+    from bpeproof.proofs_tests.planted import ports
+
+    pytest.importorskip("tiktoken")
+    top = max(token_table(load_reference(ranks, "cl100k")))
+    specials = {"<|endoftext|>": top + 1, "<|fim_prefix|>": top + 2}
+    monkeypatch.setenv(ports.ENV_SPECIALS, json.dumps(specials))
+    assert _rank_groups("encode_tiktoken_special", ranks, special=specials) == []
+    assert _rank_groups("encode_tiktoken_special_cut", ranks, special=specials) == ["split:special-names"]
+
+
+def test_u180e_read_as_white_space_is_one_group(ranks: str, tmp_path: Path) -> None:
+    """``\\s`` with U+180E (white space before Unicode 6.3): one group, on texts around U+180E (was
+    ``split:alt7:space``, and more on more texts)."""
+    contexts = ["", "a", "A", "1", " ", "  ", "'", "!", "\t", "é", "的", "\u0300"]
+    lines = [f"{x}{before}\u180e{after}{y}" for before in contexts for after in contexts for x, y in (("", ""),
+                                                                                                     ("x", "y"))]
+    corpus = tmp_path / "u180e.txt"
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    options: dict[str, Any] = {"corpus": [str(corpus)], "weights": {"corpus": 3.0}}
+    assert _rank_groups("encode", ranks, **options) == []
+    assert _rank_groups("encode_u180e_space", ranks, **options) == ["split:u180e-space"]
+
+
+def test_white_space_cut_apart_is_a_split_not_a_missing_token(ranks: str) -> None:
+    """White space cut one character at a time: each text's ids are the reference's merges of the pieces the port
+    cut, so no group says ``merge`` or a token is missing (there were 31 such groups of 34, one per pair of spaces
+    the vocabulary has a token for); a group for each alternative of the pattern the port rewrote."""
+    keys = _rank_groups("encode_ws_one_by_one", ranks)
+    assert keys and all(key.startswith("split:alt") and key.endswith(":space") for key in keys), keys
+    assert len(keys) <= 4, keys
