@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -162,9 +162,15 @@ class Classifier:
 
     @staticmethod
     def choose(analysis: Analysis, existing: Collection[str]) -> str:
-        """Among the keys that fit a diagnosis, one of a group that ``existing`` already has, else the first."""
+        """Among the keys that fit a diagnosis, one of a group that ``existing`` already has (the largest, when it
+        maps keys to groups: a text two causes explain alike joins the cause with more texts), else the first."""
         keys = analysis.keys or [analysis.key]
-        return next((key for key in keys if key in existing), keys[0])
+        present = [key for key in keys if key in existing]
+        if not present:
+            return keys[0]
+        if isinstance(existing, Mapping):
+            return max(present, key=lambda key: getattr(existing[key], "count", 0))
+        return present[0]
 
 
 @dataclass

@@ -8,7 +8,8 @@ reference again on the failing text with each variant and compares the whole id 
   tables (the spec's own functions scan the whole rule list per step, too slow for 100,000 rules).  A token's rank
   is its rule's position, or its id when the reference has no rule list (tiktoken: rank = id); the rule list of a
   rank file is then the one ``tiktoken_rules`` recovers, derived token by token only when a word needs it (the
-  whole list takes seconds on cl100k).
+  whole list takes seconds on cl100k).  Beside them ``longest-first``, no merging at all: the longest token at
+  each position, as a greedy port encodes.
 - Pattern variants (``PATTERN_VARIANTS``): the reference's pattern as a port reads it otherwise: JavaScript's
   ``\s``, contractions without ``(?i:…)`` (an engine without inline modifiers), the character classes of newer
   Unicode tables (the ``regex`` module's own instead of the reference's pinned ones).
@@ -65,9 +66,10 @@ VARIANT_TEXT = {
     "bytes-rank": "(iii) lowest rank of the joined bytes (tiktoken's merge)",
     "whole-word+rule-rank": "(iv) a whole-word token first, else (ii)",
     "whole-word+bytes-rank": "(iv) a whole-word token first, else (iii) (tiktoken)",
+    "longest-first": "no merging: the longest token at each position, left to right (a greedy port)",
 }
 #: The merge variants a difference is explained by ("sequential" is "rule-rank" on every valid rule list).
-MERGE_VARIANTS = ("bytes-rank", "whole-word+bytes-rank", "rule-rank", "whole-word+rule-rank")
+MERGE_VARIANTS = ("bytes-rank", "whole-word+bytes-rank", "rule-rank", "whole-word+rule-rank", "longest-first")
 
 
 class Variants:
@@ -151,6 +153,19 @@ class Variants:
         found = self.bytes_rank.get(data)
         return [found[1]] if data and found is not None and found[1] != without else fallback(data, without)
 
+    def longest_first(self, data: bytes, without: int | None = None) -> list[int]:
+        """``data`` as the longest token at each position, left to right (every byte is a token: ``encode``)."""
+        found = self.bytes_rank
+        out: list[int] = []
+        start = 0
+        while start < len(data):
+            end = len(data)
+            while end > start + 1 and (data[start:end] not in found or found[data[start:end]][1] == without):
+                end -= 1
+            out.append(found[data[start:end]][1])
+            start = end
+        return out
+
     def encode(self, name: str, data: bytes, without: int | None = None) -> list[int] | None:
         """``data`` merged by the variant ``name`` (a key of ``VARIANT_TEXT``), with the token ``without`` left out
         of the vocabulary; None when a byte has no token."""
@@ -162,6 +177,8 @@ class Variants:
             return self.bytes_rank_parts(data, without)
         if name == "whole-word+rule-rank":
             return self.whole(data, self.rule_rank, without)
+        if name == "longest-first":
+            return self.longest_first(data, without)
         return self.whole(data, self.bytes_rank_parts, without)
 
     def agreeing(self, data: bytes, ids: list[int]) -> list[str]:
