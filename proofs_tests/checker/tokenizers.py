@@ -155,6 +155,7 @@ def check_tokenizer(
     try:
         with Progress(lambda: (sum(list(search.counts.values())), len(groups)), progress):
             run(search, [source], FIRST_SLICE)
+        groups.fold()
         shrink_for = max(1.0, min(5.0, 0.2 * seconds)) if shrink_seconds is None else shrink_seconds
         reported = settle(judge, groups, shrink_for)
         result = TokenizerCheckResult(
