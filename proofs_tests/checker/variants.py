@@ -353,7 +353,8 @@ def special_names_variant(reference: Any) -> PatternVariant | None:
         for match in finder.finditer(text):
             out += reference.pre_tokenize(text[start : match.start()]) + reference.pre_tokenize(match.group())
             start = match.end()
-        return out + reference.pre_tokenize(text[start:])
+        out += reference.pre_tokenize(text[start:])
+        return out
 
     def neutral(text: str) -> str:
         return finder.sub("", text)

@@ -81,7 +81,7 @@ def _groups(port: str, vocab: str, corpus: str | None = None) -> list[str]:
                              shrink_seconds=2, corpus=None if corpus is None else [corpus],
                              weights=None if corpus is None else {"corpus": 20.0})
     assert result.ran and result.examples == EXAMPLES, result.report()
-    return [group.key for group in result.groups]
+    return [str(group.key) for group in result.groups]
 
 
 @pytest.mark.parametrize("kind", ["byte-level", "split"])
@@ -122,7 +122,7 @@ def _rank_groups(port: str, vocab: str, seed: int = 2, **options: Any) -> list[s
     result = check_tokenizer(f"{RANK_PORTS}:{port}", vocab=vocab, pattern="cl100k", seconds=BOUND_SECONDS,
                              examples=EXAMPLES, seed=seed, shrink_seconds=2, **options)
     assert result.ran and result.examples == EXAMPLES, result.report()
-    return [group.key for group in result.groups]
+    return [str(group.key) for group in result.groups]
 
 
 def test_special_names_cut_out_where_not_allowed_are_one_group(ranks: str, monkeypatch: pytest.MonkeyPatch) -> None:
