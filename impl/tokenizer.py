@@ -42,7 +42,8 @@ from __future__ import annotations
 
 import codecs
 import os
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from functools import partial
 from itertools import chain
 from typing import Any, Protocol
 
@@ -91,7 +92,9 @@ class TextPipeline(Protocol):
     """What turns a text into a model's words: the words and the ids of the (allowed) special tokens, in order.
 
     ``library_allowed_special``: the ``allowed_special`` under which the pipeline answers as the file's own library
-    does when it is given no option ("all" where that library reads special tokens in any text)."""
+    does when it is given no option ("all" where that library reads special tokens in any text).  A pipeline cut
+    by regular expressions may also have ``rewritten(transform, pinned)``, the same pipeline with them read
+    otherwise (``HFPipeline.rewritten``, for ``Tokenizer.rewritten_pre_tokenize``)."""
 
     description: str
     library_allowed_special: AllowedSpecial
@@ -278,6 +281,32 @@ class Tokenizer:
         if self._pretokenizer is not None:
             return self._pretokenizer.split(text)
         return self._regex_pieces(text)
+
+    def rewritten_pre_tokenize(self, transform: Callable[[str], str | None], pinned: bool = True
+                               ) -> Callable[[str], list[str]] | None:
+        """``pre_tokenize`` as a port that reads every regular expression of the pre-tokenization otherwise cuts:
+        the pattern, each split step, or each of the pipeline's (``HFPipeline.rewritten``), passed through
+        ``transform`` (the ``regex`` module's syntax in and out; None: the expression cannot be read so) and,
+        unless ``pinned``, classified by the ``regex`` module's own Unicode tables instead of ``UNICODE_VERSION``'s.
+        None when the pre-tokenization has no regular expression or one cannot be read so.  For a diagnosis
+        (which reading of the expressions a port follows): this tokenizer is left as it is."""
+        if self._pipeline is not None:
+            rewrite = getattr(self._pipeline, "rewritten", None)  # a pipeline without expressions has none
+            pipeline: TextPipeline | None = None if rewrite is None else rewrite(transform, pinned)
+            if pipeline is None:
+                return None
+            return lambda text: [piece for piece in pipeline.pieces(text, None) if isinstance(piece, str)]
+        if self._pretokenizer is not None:
+            rewritten = self._pretokenizer.rewritten(transform, pinned)
+            return None if rewritten is None else rewritten.split
+        source = transform(self._pattern_source)
+        if source is None:
+            return None
+        try:
+            compiled = compile_pattern(source)
+        except ValueError:
+            return None
+        return partial(splitter.regex_pieces if pinned else splitter.unpinned_pieces, compiled)
 
     @property
     def _table(self) -> dict[int, bytes]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +18,7 @@ from bpeproof.spec.types import BPETypeError, BPEValueError
 if TYPE_CHECKING:
     from bpeproof.impl.formats.vocab import PreTokenizerStep, TextModel
     from bpeproof.impl.normalizers.hf import Normalizer
-    from bpeproof.impl.pipelines.tokenizer_json import HFPipeline, TextPipelineRecipe
+    from bpeproof.impl.pipelines.tokenizer_json import HFPipeline, Rewrite, Step, TextPipelineRecipe
     from bpeproof.impl.pre_tokenizers.hf_splits import PreTokenizer
 
 __all__ = ["guess_pattern", "load_tokenizer"]
@@ -312,8 +313,8 @@ def _text_pipeline(path: str, recipe: TextPipelineRecipe,
     split steps that cut as it does when it is only those (``Tokenizer.pretokenizer``)."""
     import json
 
-    from bpeproof.impl.normalizers.hf import Normalizer, byte_level_piece
-    from bpeproof.impl.pipelines.tokenizer_json import HFPipeline, needs_alignment, pattern_step, steps_from_file
+    from bpeproof.impl.normalizers.hf import Normalizer
+    from bpeproof.impl.pipelines.tokenizer_json import HFPipeline, needs_alignment
     from bpeproof.impl.pre_tokenizers.hf_splits import steps_from_hf
 
     if normalizer is None:
@@ -323,21 +324,15 @@ def _text_pipeline(path: str, recipe: TextPipelineRecipe,
             raise FormatError(path, "normalizer", str(error)) from None
     pattern, steps = recipe.pattern, recipe.steps
     try:
-        if pattern is not None:
-            from bpeproof.impl.pre_tokenizers.patterns import compile_pattern
-
-            executable = [pattern_step(compile_pattern(pattern))]
-            if recipe.byte_level and not recipe.byte_model:
-                executable.append(lambda piece: [byte_level_piece(piece)])
-        else:
-            executable = steps_from_file(steps, map_bytes=not recipe.byte_model)
+        executable = _executable(recipe)
     except ValueError as error:
         raise FormatError(path, "pre_tokenizer", f"{error}; pass --pattern ({', '.join(PATTERNS)} or a regex)"
                           ) from None
     try:
         pipeline = HFPipeline(normalizer, recipe.added_tokens, executable,
                               track=pattern is None and needs_alignment(steps),
-                              description=_describe(normalizer, steps, pattern))
+                              description=_describe(normalizer, steps, pattern),
+                              rebuild=partial(_executable, recipe))
     except ValueError as error:
         raise FormatError(path, "added_tokens", str(error)) from None
     pretokenizer: PreTokenizer | None = None
@@ -347,6 +342,31 @@ def _text_pipeline(path: str, recipe: TextPipelineRecipe,
         except ValueError:
             pretokenizer = None
     return pipeline, pretokenizer
+
+
+def _executable(recipe: TextPipelineRecipe, rewrite: Rewrite | None = None) -> list[Step]:
+    """The executable pre-tokenizer steps of ``recipe`` (``--pattern``'s, else the file's), with every regular
+    expression read as ``rewrite`` says when given (``HFPipeline.rewritten``); ``ValueError`` when a step is not
+    executed or an expression cannot be read so."""
+    from bpeproof.impl.normalizers.hf import byte_level_piece
+    from bpeproof.impl.pipelines.tokenizer_json import pattern_step, steps_from_file
+
+    if recipe.pattern is None:
+        return steps_from_file(recipe.steps, map_bytes=not recipe.byte_model, rewrite=rewrite)
+    from bpeproof.impl.pre_tokenizers.patterns import compile_pattern, resolve_pattern
+
+    source = resolve_pattern(recipe.pattern)
+    pinned = True
+    if rewrite is not None:
+        transform, pinned = rewrite
+        rewritten = transform(source)
+        if rewritten is None:
+            raise ValueError(f"the pattern {source!r} cannot be rewritten so")
+        source = rewritten
+    executable = [pattern_step(compile_pattern(source), pinned)]
+    if recipe.byte_level and not recipe.byte_model:
+        executable.append(lambda piece: [byte_level_piece(piece)])
+    return executable
 
 
 def _describe(normalizer: Normalizer, steps: tuple[PreTokenizerStep, ...], pattern: str | None) -> str:

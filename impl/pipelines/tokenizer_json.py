@@ -22,6 +22,10 @@ Oniguruma runs them (``bpeproof.impl.pre_tokenizers.hf_splits.SplitStep``).
 
 ``map_bytes=False`` leaves out the last ``ByteLevel`` step's byte mapping, for a model that takes the bytes of
 the words itself (``bpeproof.impl.models.hugging_face.HuggingFaceModel``); every other step runs as written.
+
+``HFPipeline.rewritten`` makes the pipeline again with every regular expression of its pre-tokenizer read
+otherwise (each ``Split`` step's, GPT-2's of a ``ByteLevel`` step): how a port that reads them so (JavaScript's
+``\\s``, newer Unicode tables) cuts, for a diagnosis.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from bpeproof.impl.pre_tokenizers import hf_chars
 from bpeproof.impl.pre_tokenizers.hf_splits import GPT2_SPLIT, SplitStep, split_spans
 from bpeproof.impl.special_tokens import AllowedSpecial
 
-__all__ = ["HFPipeline", "Step", "TextPipelineRecipe", "needs_alignment", "pattern_step", "steps_from_file"]
+__all__ = ["HFPipeline", "Rewrite", "Step", "TextPipelineRecipe", "needs_alignment", "pattern_step", "steps_from_file"]
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,9 @@ class TextPipelineRecipe:
 
 #: A pre-tokenizer step: one piece to the pieces it is cut into.
 Step = Callable[[Piece], list[Piece]]
+#: How every regular expression of a pipeline is read otherwise (``HFPipeline.rewritten``): a transform of each
+#: expression's source (``SplitStep.rewritten``) and whether the classes stay ``UNICODE_VERSION``'s.
+Rewrite = tuple[Callable[[str], str | None], bool]
 
 
 @cache
@@ -107,8 +114,19 @@ def _whitespace(piece: Piece) -> list[Piece]:
     return _cut(piece, _char_spans(_whitespace_runs(), piece.text))
 
 
-def _byte_level_step(add_prefix_space: bool, use_regex: bool, map_bytes: bool) -> Step:
-    splitter = SplitStep(GPT2_SPLIT) if use_regex else None
+def _rewritten(step: SplitStep, rewrite: Rewrite | None) -> SplitStep:
+    """``step``, or its expression read as ``rewrite`` says; ``ValueError`` when it cannot be."""
+    if rewrite is None:
+        return step
+    found = step.rewritten(*rewrite)
+    if found is None:
+        raise ValueError(f"the expression {step.pattern!r} cannot be rewritten so")
+    return found
+
+
+def _byte_level_step(add_prefix_space: bool, use_regex: bool, map_bytes: bool, rewrite: Rewrite | None = None
+                     ) -> Step:
+    splitter = _rewritten(SplitStep(GPT2_SPLIT), rewrite) if use_regex else None
 
     def run(piece: Piece) -> list[Piece]:
         if add_prefix_space and not piece.text.startswith(" "):
@@ -157,7 +175,7 @@ def _behavior(step: Mapping[str, Any], where: str) -> str:
     return str(value)
 
 
-def _step(step: PreTokenizerStep, index: int, map_bytes: bool) -> Step:
+def _step(step: PreTokenizerStep, index: int, map_bytes: bool, rewrite: Rewrite | None = None) -> Step:
     """The executable form of one (flattened) pre-tokenizer step of a tokenizer.json file."""
     value = json.loads(step.raw)
     where = f"pre-tokenizer step {index} ({step.type})"
@@ -165,10 +183,10 @@ def _step(step: PreTokenizerStep, index: int, map_bytes: bool) -> Step:
     if kind == "Split":
         if step.pattern is None or step.behavior is None:
             raise ValueError(f"{where}: a Split step needs a pattern and a behavior")
-        return _split_step(SplitStep(step.pattern, step.behavior, step.invert))
+        return _split_step(_rewritten(SplitStep(step.pattern, step.behavior, step.invert), rewrite))
     if kind == "ByteLevel":
         return _byte_level_step(_flag(value, "add_prefix_space", True, where), _flag(value, "use_regex", True, where),
-                                map_bytes)
+                                map_bytes, rewrite)
     if kind == "Metaspace":
         replacement = value.get("replacement")
         if not isinstance(replacement, str) or len(replacement) != 1:
@@ -193,12 +211,22 @@ def _step(step: PreTokenizerStep, index: int, map_bytes: bool) -> Step:
     raise ValueError(f"{where} is not supported")
 
 
-def steps_from_file(steps: Sequence[PreTokenizerStep], map_bytes: bool = True) -> list[Step]:
+def steps_from_file(steps: Sequence[PreTokenizerStep], map_bytes: bool = True, rewrite: Rewrite | None = None
+                    ) -> list[Step]:
     """The executable steps of a file's flattened pre-tokenizer (``Vocab.pre_tokenizers``); ``ValueError`` names
     the first one the engine does not execute.  ``map_bytes=False``: the last step, a ``ByteLevel``, leaves the
-    bytes to the model."""
+    bytes to the model.  ``rewrite``: every regular expression (each ``Split`` step's, GPT-2's of a ``ByteLevel``
+    step) read so (``HFPipeline.rewritten``); ``ValueError`` when one cannot be, or there is none."""
+    if rewrite is not None and not any(_has_regex(step) for step in steps):
+        raise ValueError("the pre-tokenizer has no regular expression to rewrite")
     last = len(steps) - 1
-    return [_step(step, index, map_bytes or index != last) for index, step in enumerate(steps)]
+    return [_step(step, index, map_bytes or index != last, rewrite) for index, step in enumerate(steps)]
+
+
+def _has_regex(step: PreTokenizerStep) -> bool:
+    if step.type == "Split":
+        return step.pattern is not None
+    return step.type == "ByteLevel" and json.loads(step.raw).get("use_regex", True) is not False
 
 
 def needs_alignment(steps: Sequence[PreTokenizerStep]) -> bool:
@@ -212,8 +240,9 @@ def needs_alignment(steps: Sequence[PreTokenizerStep]) -> bool:
     return False
 
 
-def pattern_step(finder: Any) -> Step:
-    """A step cutting at a compiled ``regex`` pattern's matches (isolated), classified as the other splits."""
+def pattern_step(finder: Any, pinned: bool = True) -> Step:
+    """A step cutting at a compiled ``regex`` pattern's matches (isolated), classified as the other splits (the
+    ``regex`` module's own classes unless ``pinned``, for ``HFPipeline.rewritten``)."""
     from bpeproof.impl.pre_tokenizers.unicode_classes import stand_ins
 
     def run(piece: Piece) -> list[Piece]:
@@ -221,7 +250,11 @@ def pattern_step(finder: Any) -> Step:
         spans = [match.span() for match in finder.finditer(stand_ins(text))]
         return _cut(piece, split_spans(len(text), spans, "isolated"))
 
-    return run
+    def unpinned(piece: Piece) -> list[Piece]:
+        text = piece.text
+        return _cut(piece, split_spans(len(text), [match.span() for match in finder.finditer(text)], "isolated"))
+
+    return run if pinned else unpinned
 
 
 # -- added tokens --------------------------------------------------------------------------------------------
@@ -314,13 +347,35 @@ class HFPipeline:
         *,
         track: bool = False,
         description: str = "",
+        rebuild: Callable[[Rewrite], Sequence[Step]] | None = None,
     ) -> None:
+        """``rebuild``: the steps made again with every regular expression read otherwise (``rewritten``);
+        None: they have none, or cannot be made again."""
         self._normalizer = normalizer
         self._raw = _Matcher({token.content: token for token in added_tokens if not token.normalized})
         self._normalized = _Matcher(_normalized_patterns((t for t in added_tokens if t.normalized), normalizer))
         self._steps = tuple(steps)
         self._track = track
         self.description = description
+        self._rebuild = rebuild
+
+    def rewritten(self, transform: Callable[[str], str | None], pinned: bool = True) -> HFPipeline | None:
+        """This pipeline as a port that reads every regular expression of its pre-tokenizer otherwise cuts: each
+        ``Split`` step's and GPT-2's of a ``ByteLevel`` step (or ``--pattern``'s) passed through ``transform``
+        (``SplitStep.rewritten``: it takes and gives the ``regex`` module's syntax), and, unless ``pinned``, the
+        classes the ``regex`` module's own; added tokens, normalizer and the other steps as they are, the words
+        in the form the model takes (text for a model on the words' bytes).  None when the pre-tokenizer has no
+        regular expression or one cannot be read so.  A new pipeline: this one, and its speed, are untouched."""
+        if self._rebuild is None:
+            return None
+        try:
+            steps = tuple(self._rebuild((transform, pinned)))
+        except ValueError:
+            return None
+        copy = object.__new__(HFPipeline)
+        copy.__dict__.update(self.__dict__)
+        copy._steps = steps
+        return copy
 
     def _split(self, matcher: _Matcher, piece: Piece, allowed: Collection[str] | None) -> list[Piece | int]:
         out: list[Piece | int] = []

@@ -28,12 +28,17 @@ meaning differs in the ``regex`` module (``^``/``$`` are line anchors,
 ``(?m)`` is "dot matches newline", ``\\h`` is a hexadecimal digit).  The
 matches are searched as Oniguruma's iterator does: an empty match directly
 after the previous match is skipped.
+
+``SplitStep.rewritten`` and ``PreTokenizer.rewritten`` give the steps with
+every expression read otherwise (a transform of its ``regex``-module source,
+the ``regex`` module's own Unicode tables): how a port that reads them so
+cuts, for a diagnosis.  They are new steps; the file's own never change.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -327,10 +332,13 @@ class SplitStep:
         try:
             return self._matches(compiled, text, limit)
         except TimeoutError:
-            raise PatternTimeoutError(
-                f"the split pattern {self.pattern[:60]!r} ran more than {limit:.0f} s on a text of {len(text)}"
-                " characters: it backtracks without end (a repeated group that repeats or alternates)"
-            ) from None
+            raise self._timed_out(limit, text) from None
+
+    def _timed_out(self, limit: float | None, text: str) -> PatternTimeoutError:
+        return PatternTimeoutError(
+            f"the split pattern {self.pattern[:60]!r} ran more than {limit or 0:.0f} s on a text of {len(text)}"
+            " characters: it backtracks without end (a repeated group that repeats or alternates)"
+        )
 
     @staticmethod
     def _matches(compiled: Any, text: str, limit: float | None) -> list[tuple[int, int]]:
@@ -360,6 +368,62 @@ class SplitStep:
             return []
         spans = split_spans(len(text), self.matches(text), self.behavior, self.invert)
         return [text[start:end] for start, end in spans if end > start]
+
+    def rewritten(self, transform: Callable[[str], str | None], pinned: bool = True) -> SplitStep | None:
+        """This step as a port that reads its expression otherwise cuts: the expression (in the ``regex``
+        module's syntax, as ``translate_oniguruma`` gives it, so that a rewrite means the same for every file)
+        passed through ``transform``, and, unless ``pinned``, its classes the ``regex`` module's own instead of
+        ``UNICODE_VERSION``'s.  None when ``transform`` gives None (the expression cannot be read that way) or
+        an expression that does not compile.  The step itself is left as it is: a diagnosis asks for this once,
+        and the engine's own steps never pay for it."""
+        import regex
+
+        source = transform(self._compiled.pattern)
+        if source is None:
+            return None
+        try:
+            compiled = regex.compile(source)
+        except (regex.error, OverflowError, RecursionError, MemoryError):
+            return None
+        step = object.__new__(_RewrittenSplitStep)
+        for name, value in (("pattern", self.pattern), ("behavior", self.behavior), ("invert", self.invert),
+                            ("_compiled", compiled), ("pinned", pinned)):
+            object.__setattr__(step, name, value)
+        return step
+
+
+class _RewrittenSplitStep(SplitStep):
+    """A ``SplitStep`` whose expression was rewritten (``SplitStep.rewritten``): ``pattern`` is still the file's,
+    the step runs the rewritten one, classified by ``UNICODE_VERSION`` only when ``pinned``."""
+
+    pinned: bool
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, _RewrittenSplitStep)
+        return (self.pattern, self.behavior, self.invert, self._compiled.pattern, self.pinned) == (
+            other.pattern, other.behavior, other.invert, other._compiled.pattern, other.pinned)
+
+    def __hash__(self) -> int:
+        return hash((self.pattern, self.behavior, self.invert, self._compiled.pattern, self.pinned))
+
+    def __repr__(self) -> str:
+        return (f"SplitStep(pattern={self.pattern!r}, behavior={self.behavior!r}, invert={self.invert!r}) rewritten"
+                f" to {self._compiled.pattern!r}" + ("" if self.pinned else ", the regex module's classes"))
+
+    def to_json_value(self) -> dict[str, Any]:
+        raise ValueError("a rewritten split step is no file's step; it is not saved")
+
+    def matches(self, text: str) -> list[tuple[int, int]]:
+        if self.pinned:
+            return super().matches(text)
+        compiled = self._compiled
+        limit = time_limit(text) if backtracks(compiled.pattern) else None
+        try:
+            return self._matches(compiled, text, limit)
+        except TimeoutError:
+            raise self._timed_out(limit, text) from None
 
 
 def split_spans(
@@ -451,6 +515,13 @@ class PreTokenizer:
 
     def __repr__(self) -> str:
         return f"PreTokenizer({list(self._steps)!r})"
+
+    def rewritten(self, transform: Callable[[str], str | None], pinned: bool = True) -> PreTokenizer | None:
+        """These steps as a port that reads every expression otherwise cuts (``SplitStep.rewritten``); None when
+        there is no step or one cannot be rewritten."""
+        steps = [step.rewritten(transform, pinned) for step in self._steps]
+        kept = [step for step in steps if step is not None]
+        return PreTokenizer(kept) if kept and len(kept) == len(steps) else None
 
     def split(self, text: str) -> list[str]:
         """The pieces of ``text``: every step applied in turn to every piece of the step before."""

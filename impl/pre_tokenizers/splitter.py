@@ -23,7 +23,7 @@ from bpeproof.impl.pre_tokenizers.patterns import (
 )
 from bpeproof.impl.pre_tokenizers.unicode_classes import stand_ins
 
-__all__ = ["C_TEXT_LIMIT", "c_scanner", "pattern_splitter", "regex_pieces"]
+__all__ = ["C_TEXT_LIMIT", "c_scanner", "pattern_splitter", "regex_pieces", "unpinned_pieces"]
 
 #: Texts of at least this many characters are cut and encoded by the Python loops: the C loop takes words below
 #: 2**31 bytes.  The tokenizer and the word counter read it from here when they run, so one setting governs all.
@@ -42,6 +42,19 @@ def regex_pieces(compiled: Any, text: str) -> list[str]:
     limit = time_limit(text)
     try:
         return [text[match.start() : match.end()] for match in compiled.finditer(pinned, timeout=limit)]
+    except TimeoutError:
+        raise PatternTimeoutError(
+            f"the pre-tokenization pattern {compiled.pattern[:60]!r} ran more than {limit:.0f} s on a text of"
+            f" {len(text)} characters: it backtracks without end (a repeated group that repeats or alternates)"
+        ) from None
+
+
+def unpinned_pieces(compiled: Any, text: str) -> list[str]:
+    """``regex_pieces`` with the ``regex`` module's own classes, not ``UNICODE_VERSION``'s: how a port built on
+    newer Unicode tables cuts (``Tokenizer.rewritten_pre_tokenize``)."""
+    limit = time_limit(text) if backtracks(compiled.pattern) else None
+    try:
+        return [match.group() for match in compiled.finditer(text, timeout=limit)]
     except TimeoutError:
         raise PatternTimeoutError(
             f"the pre-tokenization pattern {compiled.pattern[:60]!r} ran more than {limit:.0f} s on a text of"

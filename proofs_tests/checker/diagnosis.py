@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bpeproof.proofs_tests.checker.protocol import Answer
-from bpeproof.proofs_tests.checker.variants import VARIANT_TEXT, Explanation, Reruns, same_kind
+from bpeproof.proofs_tests.checker.variants import VARIANT_TEXT, Explanation, Reruns, may_cut, same_kind
 
 
 def top_level_alternatives(pattern: str) -> list[str]:
@@ -180,12 +180,13 @@ def kind_word(char: str) -> str:
     return "space" if char.isspace() else _KIND_WORDS.get(unicodedata.category(char)[0], "other")
 
 
-def _cut_inside(reruns: Reruns, piece: str, spans: Sequence[tuple[int, int, int, bytes | None]]
-                ) -> tuple[list[str], list[int]] | None:
+def _cut_inside(reruns: Reruns, piece: str, spans: Sequence[tuple[int, int, int, bytes | None]],
+                white_space: bool = False) -> tuple[list[str], list[int]] | None:
     """Where the implementation's tokens inside one reference piece are the reference's own merges of smaller
-    pieces, cut only where the kind of character changes (letter, digit, space, punctuation…): those pieces, as
-    a pre-tokenizer would cut them, and the cuts (byte offsets in the piece); None when no such cut explains the
-    tokens (a merge difference)."""
+    pieces, cut only where the kind of character changes (letter, digit, space, punctuation…), or with
+    ``white_space`` also inside white space (``variants.may_cut``): those pieces, as a pre-tokenizer would cut
+    them, and the cuts (byte offsets in the piece); None when no such cut explains the tokens (a merge
+    difference)."""
     data = piece.encode("utf-8")
     base = spans[0][0] if spans else 0
     cuts = [s[0] - base for s in spans] + [len(data)]
@@ -207,7 +208,8 @@ def _cut_inside(reruns: Reruns, piece: str, spans: Sequence[tuple[int, int, int,
         except UnicodeDecodeError:
             return None
         previous = cut
-    if any(same_kind(left[-1]) == same_kind(right[0]) for left, right in itertools.pairwise(pieces)):
+    allowed = may_cut if white_space else (lambda left, right: same_kind(left) != same_kind(right))
+    if not all(allowed(left[-1], right[0]) for left, right in itertools.pairwise(pieces)):
         return None
     return pieces, used
 
@@ -229,6 +231,31 @@ def _special_analysis(specials: dict[int, str], mine: list[int], theirs: list[in
         key = "special:not-allowed"
     return Analysis("special", "def-utf8", detail + " (special tokens are ids apart from the rules, produced only"
                     " where allowed)", key)
+
+
+def _first_differing_stretch(reference: Any, expected: Sequence[int], actual: Sequence[int],
+                             specials: frozenset[int]) -> tuple[str, list[int], list[int]] | None:
+    """The first stretch of text between the special tokens (the same in both lists) whose ids differ: its text
+    (the bytes of the reference's ids of it) and both lists' ids of it; None when it cannot be told apart (its text
+    is not valid UTF-8, or encoded alone does not give the reference's ids, as a normalizer may make it)."""
+    def stretches(ids: Sequence[int]) -> list[list[int]]:
+        out: list[list[int]] = [[]]
+        for token in ids:
+            if token in specials:
+                out.append([])
+            else:
+                out[-1].append(token)
+        return out
+
+    for mine, theirs in zip(stretches(expected), stretches(actual), strict=False):
+        if mine == theirs:
+            continue
+        try:
+            text = b"".join(_token_bytes(reference, token) or b"" for token in mine).decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        return (text, mine, theirs) if list(reference.encode(text)) == mine else None
+    return None
 
 
 def explanation_keys(explanation: Explanation) -> list[str]:
@@ -268,6 +295,18 @@ def analyse(reference: Any, text: str, expected: list[int], actual: list[int], s
     mine, theirs = [t for t in expected if t in specials], [t for t in actual if t in specials]
     if mine != theirs:
         return _special_analysis(specials, mine, theirs, special)
+    if special and mine:
+        # The stretches between the special tokens are ordinary text, each encoded on its own: the first that
+        # differs is diagnosed as such (cut into words, read otherwise by the variants).
+        stretch = _first_differing_stretch(reference, expected, actual, frozenset(specials))
+        if stretch is not None:
+            part, part_expected, part_actual = stretch
+            analysis = analyse(reference, part, part_expected, part_actual, False, encode_alone, reruns)
+            analysis.detail = f"in the text {part!r} between the special tokens read: {analysis.detail}"
+            return analysis
+    # Allowed or not, no special token is read in the text (a tokenizer.json's library reads them in every text,
+    # so each of its texts comes allowed): it is ordinary text, cut into words and read otherwise by the variants.
+    special = special and bool(mine)
     spans = _spans(reference, actual)
     spelled = b"".join(s[3] or b"" for s in spans)
     unknown = [s[2] for s in spans if s[3] is None]
@@ -300,10 +339,20 @@ def analyse(reference: Any, text: str, expected: list[int], actual: list[int], s
             except Exception:
                 explanations = []
             if explanations:
-                if explanations[0].pattern is not None:
-                    found = matched_alternative(reference.pattern, text, char_offset)
+                if explanations[0].pattern is not None and reruns.pattern is not None:  # one bare pattern
+                    found = matched_alternative(reruns.pattern, text, char_offset)
                     analysis.alternative = None if found is None else f"{found[0]}: {found[1]}"
-                return _explained(analysis, explanations, semantics)
+                _explained(analysis, explanations, semantics)
+                if all(explanation.pattern is None for explanation in explanations):
+                    # A merge variant gives the ids; a cut may too (inside white space, where a greedy merge and
+                    # a pattern that cuts runs otherwise give the same tokens): both keys fit, the text joins the
+                    # group its cause's other texts made (``groups.Classifier.choose``).
+                    other = Analysis("merge", "def-bpe", "", "", piece, index, (start, end))
+                    _by_piece(other, reruns, reference, text, data, char_offset, crossing, mine, theirs, spans,
+                              ref_spans, encode_alone, special, semantics)
+                    if other.layer == "split":
+                        analysis.keys.append(other.key)
+                return analysis
             _by_piece(analysis, reruns, reference, text, data, char_offset, crossing, mine, theirs, spans,
                       ref_spans, encode_alone, special, semantics)
             return analysis
@@ -317,7 +366,7 @@ def _by_piece(analysis: Analysis, reruns: Reruns, reference: Any, text: str, dat
               ref_spans: list[tuple[int, int, int, bytes | None]], encode_alone: Callable[[str], Answer] | None,
               special: bool, semantics: str) -> None:
     """The analysis of the first differing piece when no known variant explains the whole text."""
-    piece, index = analysis.piece or "", analysis.piece_index
+    piece = analysis.piece or ""
     start, end = analysis.piece_bytes or (0, 0)
     inside = [s for s in spans if start <= s[0] < end]
     boundaries = {s[0] for s in spans} | {len(data)}
@@ -325,31 +374,23 @@ def _by_piece(analysis: Analysis, reruns: Reruns, reference: Any, text: str, dat
     alone = encode_alone(piece) if encode_alone is not None and not crossing else None
     cut = None if crossing else _cut_inside(reruns, piece, inside)
     if crossing or (isinstance(alone, list) and alone == mine) or cut is not None:
-        analysis.layer = "split"
-        alt_key = ""
-        if not special and reference.pretokenizer is None:
-            found = matched_alternative(reference.pattern, text, char_offset)
-            if found is not None:
-                number, source, matched = found
-                analysis.alternative = f"{number}: {source}"
-                alt_key = f"alt{number}:"
-                alt_text = f"alternative {number} `{source}` matched {matched!r}"
-            else:
-                alt_text = "no alternative of the pattern could be identified"
-        else:
-            alt_text = "its pre-tokenizer's split steps cut it there"
-        # Before the piece both cut alike: the first cut that only one of them makes is in it or at its end.
-        differing = sorted(({s[0] for s in ref_spans} | {len(data)}) ^ boundaries)
-        at = differing[0] if differing else start + (cut[1][0] if cut else 0)
-        analysis.key = f"split:{alt_key}{kind_word(_char_at(data, text, at))}"
-        how = ("an implementation token crosses the piece's border" if crossing else
-               f"the implementation cuts it into {cut[0]!r}, each merged as the reference merges it" if cut
-               else "encoded alone the piece gets the reference's ids, so the implementation cuts the text"
-               " differently around it")
-        analysis.detail = (f"pre-tokenization differs at piece {index} {piece!r}: the reference cuts this word out"
-                           f" ({alt_text}); {how}. def-bpe encodes each word on its own, so the split decides which"
-                           f" merges can happen; {none}")
+        _split(analysis, reruns, text, data, char_offset, special, crossing, cut, ref_spans, boundaries, none)
         return
+    _merge_analysis(analysis, reruns, piece, theirs, semantics, none)
+    # A cut inside a run of white space, which patterns make too (\s+(?!\S) before the last space): a split, or the
+    # merge just found; both keys fit, and the text joins the group its cause's other texts made (``choose``).
+    cut = None if crossing else _cut_inside(reruns, piece, inside, white_space=True)
+    if cut is not None:
+        merge_keys, merge_detail = analysis.keys or [analysis.key], analysis.detail
+        _split(analysis, reruns, text, data, char_offset, special, crossing, cut, ref_spans, boundaries, none)
+        analysis.keys = [analysis.key, *merge_keys]
+        analysis.detail += f" (or, the cut being inside white space, {merge_detail})"
+
+
+def _merge_analysis(analysis: Analysis, reruns: Reruns, piece: str, theirs: list[int], semantics: str,
+                    none: str) -> None:
+    """``analysis`` as a merge of its piece, named by the merge variants that give the implementation's tokens."""
+    index = analysis.piece_index
     try:
         agreeing = reruns.variants.agreeing(piece.encode("utf-8"), theirs)
     except Exception:  # a model whose tables the variants cannot be built from
@@ -364,7 +405,41 @@ def _by_piece(analysis: Analysis, reruns: Reruns, reference: Any, text: str, dat
                            f" implementation's tokens of it agree with {which} (spec/variants.py), the reference"
                            f" follows {semantics}; {none}")
         return
+    analysis.layer = "merge"
     analysis.key = "merge"
     analysis.detail = (f"both cut the same piece {index} {piece!r}, but merge it differently, and the"
                        f" implementation's tokens of it agree with none of the variants in spec/variants.py (the"
                        f" reference follows {semantics}); {none}")
+
+
+def _split(analysis: Analysis, reruns: Reruns, text: str, data: bytes, char_offset: int, special: bool,
+           crossing: bool, cut: tuple[list[str], list[int]] | None, ref_spans: list[tuple[int, int, int, bytes | None]],
+           boundaries: set[int], none: str) -> None:
+    """``analysis`` as a split at its piece: an implementation token crosses the piece's border, the piece is cut
+    into ``cut``, or (neither) encoded alone it gets the reference's ids."""
+    piece, index = analysis.piece or "", analysis.piece_index
+    start = (analysis.piece_bytes or (0, 0))[0]
+    analysis.layer = "split"
+    alt_key = ""
+    if not special and reruns.pattern is not None:  # one bare pattern (a pipeline's pattern may be a default)
+        found = matched_alternative(reruns.pattern, text, char_offset)
+        if found is not None:
+            number, source, matched = found
+            analysis.alternative = f"{number}: {source}"
+            alt_key = f"alt{number}:"
+            alt_text = f"alternative {number} `{source}` matched {matched!r}"
+        else:
+            alt_text = "no alternative of the pattern could be identified"
+    else:
+        alt_text = "its pre-tokenizer's split steps cut it there"
+    # Before the piece both cut alike: the first cut that only one of them makes is in it or at its end.
+    differing = sorted(({s[0] for s in ref_spans} | {len(data)}) ^ boundaries)
+    at = differing[0] if differing else start + (cut[1][0] if cut else 0)
+    analysis.key = f"split:{alt_key}{kind_word(_char_at(data, text, at))}"
+    how = ("an implementation token crosses the piece's border" if crossing else
+           f"the implementation cuts it into {cut[0]!r}, each merged as the reference merges it" if cut
+           else "encoded alone the piece gets the reference's ids, so the implementation cuts the text"
+           " differently around it")
+    analysis.detail = (f"pre-tokenization differs at piece {index} {piece!r}: the reference cuts this word out"
+                       f" ({alt_text}); {how}. def-bpe encodes each word on its own, so the split decides which"
+                       f" merges can happen; {none}")

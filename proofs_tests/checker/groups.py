@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -93,6 +93,8 @@ class Classifier:
         self.known: dict[tuple[object, ...], str] = {}
         self.seen: Counter[tuple[object, ...]] = Counter()
         self.diagnosed = 0
+        self.fits: dict[tuple[object, ...], tuple[str, ...]] = {}  # pre-key → the keys its last diagnosis fits
+        self.last_fits: tuple[str, ...] = ()  # the keys the finding ``key`` last named fits
 
     def pre_key(self, finding: Finding) -> tuple[object, ...]:
         """What a finding looks like, cheaply (see the module docstring)."""
@@ -165,16 +167,25 @@ class Classifier:
         count = self.seen[pre]
         known = self.known.get(pre)
         if known is not None and not (count <= RECHECK_UP_TO and count & (count - 1) == 0):
+            self.last_fits = self.fits.get(pre, (known,))
             return known, False
-        chosen = self.choose(self.diagnose(finding), existing)
+        analysis = self.diagnose(finding)
+        chosen = self.choose(analysis, existing)
+        self.fits[pre] = self.last_fits = tuple(analysis.keys or [analysis.key])
         self.known.setdefault(pre, chosen)
         return chosen, True
 
     @staticmethod
     def choose(analysis: Analysis, existing: Collection[str]) -> str:
-        """Among the keys that fit a diagnosis, one of a group that ``existing`` already has, else the first."""
+        """Among the keys that fit a diagnosis, one of a group that ``existing`` already has (the largest, when it
+        maps keys to groups: a text two causes explain alike joins the cause with more texts), else the first."""
         keys = analysis.keys or [analysis.key]
-        return next((key for key in keys if key in existing), keys[0])
+        present = [key for key in keys if key in existing]
+        if not present:
+            return keys[0]
+        if isinstance(existing, Mapping):
+            return max(present, key=lambda key: getattr(existing[key], "count", 0))
+        return present[0]
 
 
 @dataclass
@@ -186,6 +197,7 @@ class Group:
     count: int
     first_seen: float
     ignored_by: str | None = None
+    fits: frozenset[str] = frozenset()  # the keys every text of the group fits (its own among them)
 
     @property
     def ignored(self) -> bool:
@@ -208,21 +220,44 @@ class Groups:
         """Count ``finding`` in its group (a new one when its key is new); keep the group's smallest text, which
         is always diagnosed itself (a pre-key that two causes share does not make it another cause's text)."""
         key, diagnosed = self.classifier.key(finding, self.by_key)
+        fits = frozenset(self.classifier.last_fits) | {key}
         group = self.by_key.get(key)
         if group is not None and not diagnosed and len(finding.text) < len(group.finding.text):
             analysis = self.classifier.diagnose(finding)
-            if key not in (analysis.keys or [analysis.key]):
+            fits = frozenset(analysis.keys or [analysis.key])
+            if key not in fits:
                 key = self.classifier.choose(analysis, self.by_key)
                 group = self.by_key.get(key)
         if group is None:
-            group = Group(key, finding, 0, time.monotonic(), ignored_by(key, self.ignore))
+            group = Group(key, finding, 0, time.monotonic(), ignored_by(key, self.ignore), fits | {key})
             self.by_key[key] = group
             if self.on_new_group is not None:
                 self.on_new_group()
-        elif len(finding.text) < len(group.finding.text):
-            group.finding = finding
+        else:
+            group.fits &= fits | {key}
+            if len(finding.text) < len(group.finding.text):
+                group.finding = finding
         group.count += 1
         return group
+
+    def fold(self) -> None:
+        """Count each group every text of which fits another group's key too (a text two causes explain alike:
+        white space that a greedy merge and a wrong cut both leave in pieces) in the largest such group, when that
+        is larger: the group was made by whichever cause's text came first, its texts belong to the cause with
+        more.  Smallest groups first; groups set aside and not stay apart."""
+        for group in sorted(self.by_key.values(), key=lambda g: g.count):
+            others = [self.by_key[key] for key in sorted(group.fits) if key != group.key and key in self.by_key
+                      and self.by_key[key].ignored == group.ignored]
+            if not others:
+                continue
+            target = max(others, key=lambda g: g.count)
+            if target.count < group.count:
+                continue
+            target.count += group.count
+            target.first_seen = min(target.first_seen, group.first_seen)
+            if len(group.finding.text) < len(target.finding.text):
+                target.finding = group.finding
+            del self.by_key[group.key]
 
     def ordered(self) -> list[Group]:
         """The groups not set aside first, each part in the order first seen."""

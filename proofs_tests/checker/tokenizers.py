@@ -182,6 +182,7 @@ def check_tokenizer(
     try:
         with Progress(lambda: (sum(list(search.counts.values())), len(groups)), progress):
             run(search, [source], FIRST_SLICE)
+        groups.fold()
         reported = settle(judge, groups, shrink_for, end)
         result = TokenizerCheckResult(
             found=False, implementation=impl.name, vocab=vocab, reference=reference_name,
@@ -217,10 +218,13 @@ def _describe(group: Group, finding: Finding, classifier: Classifier, library: L
               ) -> Divergence:
     """The report of one group: its smallest text, diagnosed, beside the file's own library's answer."""
     analysis = classifier.diagnose(finding)
+    layer = analysis.layer
+    if group.key in (analysis.keys or [analysis.key]) and group.key.split(":")[0] in ("split", "merge"):
+        layer = group.key.split(":")[0]  # a text two causes explain alike is reported as its group's
     divergence = Divergence(
         key=group.key, count=group.count, ignored_by=group.ignored_by, seconds_to_find=group.first_seen - start,
         kind=finding.kind, text=finding.text, allowed_special=finding.allowed_special, earlier=list(finding.earlier),
-        expected=finding.expected, source=finding.source, layer=analysis.layer, claim=analysis.claim,
+        expected=finding.expected, source=finding.source, layer=layer, claim=analysis.claim,
         detail=analysis.detail, piece=analysis.piece, piece_index=analysis.piece_index,
         alternative=analysis.alternative, variants=list(analysis.variants),
         actual=finding.actual.message if isinstance(finding.actual, ErrorAnswer) else finding.actual,

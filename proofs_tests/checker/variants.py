@@ -8,7 +8,8 @@ reference again on the failing text with each variant and compares the whole id 
   tables (the spec's own functions scan the whole rule list per step, too slow for 100,000 rules).  A token's rank
   is its rule's position, or its id when the reference has no rule list (tiktoken: rank = id); the rule list of a
   rank file is then the one ``tiktoken_rules`` recovers, derived token by token only when a word needs it (the
-  whole list takes seconds on cl100k).
+  whole list takes seconds on cl100k).  Beside them ``longest-first``, no merging at all: the longest token at
+  each position, as a greedy port encodes.
 - Pattern variants (``PATTERN_VARIANTS``): the reference's pattern as a port reads it otherwise: JavaScript's
   ``\s``, contractions without ``(?i:…)`` (an engine without inline modifiers), the character classes of newer
   Unicode tables (the ``regex`` module's own instead of the reference's pinned ones).
@@ -27,7 +28,6 @@ import contextlib
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from bpeproof.impl.merge_loop import merge
@@ -66,9 +66,10 @@ VARIANT_TEXT = {
     "bytes-rank": "(iii) lowest rank of the joined bytes (tiktoken's merge)",
     "whole-word+rule-rank": "(iv) a whole-word token first, else (ii)",
     "whole-word+bytes-rank": "(iv) a whole-word token first, else (iii) (tiktoken)",
+    "longest-first": "no merging: the longest token at each position, left to right (a greedy port)",
 }
 #: The merge variants a difference is explained by ("sequential" is "rule-rank" on every valid rule list).
-MERGE_VARIANTS = ("bytes-rank", "whole-word+bytes-rank", "rule-rank", "whole-word+rule-rank")
+MERGE_VARIANTS = ("bytes-rank", "whole-word+bytes-rank", "rule-rank", "whole-word+rule-rank", "longest-first")
 
 
 class Variants:
@@ -152,6 +153,19 @@ class Variants:
         found = self.bytes_rank.get(data)
         return [found[1]] if data and found is not None and found[1] != without else fallback(data, without)
 
+    def longest_first(self, data: bytes, without: int | None = None) -> list[int]:
+        """``data`` as the longest token at each position, left to right (every byte is a token: ``encode``)."""
+        found = self.bytes_rank
+        out: list[int] = []
+        start = 0
+        while start < len(data):
+            end = len(data)
+            while end > start + 1 and (data[start:end] not in found or found[data[start:end]][1] == without):
+                end -= 1
+            out.append(found[data[start:end]][1])
+            start = end
+        return out
+
     def encode(self, name: str, data: bytes, without: int | None = None) -> list[int] | None:
         """``data`` merged by the variant ``name`` (a key of ``VARIANT_TEXT``), with the token ``without`` left out
         of the vocabulary; None when a byte has no token."""
@@ -163,6 +177,8 @@ class Variants:
             return self.bytes_rank_parts(data, without)
         if name == "whole-word+rule-rank":
             return self.whole(data, self.rule_rank, without)
+        if name == "longest-first":
+            return self.longest_first(data, without)
         return self.whole(data, self.bytes_rank_parts, without)
 
     def agreeing(self, data: bytes, ids: list[int]) -> list[str]:
@@ -183,6 +199,22 @@ JS_SPACE = r"\t\n\x0b\x0c\r \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u300
 def with_js_whitespace(pattern: str) -> str | None:
     r"""``pattern`` with ``\s`` and ``\S`` read as JavaScript reads them; None when that cannot be written
     (``\S`` inside a character class)."""
+    return with_space(pattern, JS_SPACE)
+
+
+#: ``\s`` with U+180E MONGOLIAN VOWEL SEPARATOR, white space (Zs) until Unicode 6.3 made it a format character:
+#: an engine on older tables (or a C library's ``iswspace``) cuts by this.
+U180E_SPACE = r"\s\u180e"
+
+
+def with_u180e_space(pattern: str) -> str | None:
+    r"""``pattern`` with U+180E read as white space by ``\s`` and not by ``\S``."""
+    return with_space(pattern, U180E_SPACE)
+
+
+def with_space(pattern: str, body: str) -> str | None:
+    r"""``pattern`` with ``\s`` read as the class whose inside is ``body`` and ``\S`` as its complement; None when
+    that cannot be written (``\S`` inside a character class)."""
     out: list[str] = []
     in_class = False
     index = 0
@@ -191,11 +223,11 @@ def with_js_whitespace(pattern: str) -> str | None:
         if char == "\\" and index + 1 < len(pattern):
             escape = pattern[index : index + 2]
             if escape == "\\s":
-                out.append(JS_SPACE if in_class else f"[{JS_SPACE}]")
+                out.append(body if in_class else f"[{body}]")
             elif escape == "\\S":
                 if in_class:
                     return None
-                out.append(f"[^{JS_SPACE}]")
+                out.append(f"[^{body}]")
             else:
                 out.append(escape)
             index += 2
@@ -210,8 +242,9 @@ def with_js_whitespace(pattern: str) -> str | None:
 
 
 def without_inline_case(pattern: str) -> str | None:
-    """``pattern`` with its case-insensitive groups ``(?i:…)`` matched case-sensitively; None when it has none."""
-    return pattern.replace("(?i:", "(?:") if "(?i:" in pattern else None
+    """``pattern`` with its case-insensitive groups ``(?i:…)`` matched case-sensitively (as it is when it has
+    none: one expression of a pipeline may have them, the others not)."""
+    return pattern.replace("(?i:", "(?:")
 
 
 def as_written(pattern: str) -> str | None:
@@ -226,6 +259,16 @@ _JS_ONLY_SPACE = frozenset("\ufeff")
 def js_neutral(text: str) -> str:
     """``text`` with the characters on which the two ``\\s`` disagree replaced by ones they agree on."""
     return "".join("\t" if char in _PYTHON_ONLY_SPACE else "!" if char in _JS_ONLY_SPACE else char for char in text)
+
+
+def u180e_neutral(text: str) -> str:
+    """``text`` with U+180E replaced by U+00AD, a format character to both readings."""
+    return text.replace("\u180e", "\xad")
+
+
+def u180e_examples() -> list[str]:
+    return [template.format(c="\u180e") for template in ("{c}", "a{c}b", " {c}a", "{c} a", "a {c}", "a{c} ", "{c}\n",
+                                                         "x{c}{c}y", "{c}'s", "{c}1", " {c} ", "a{c}  b", "{c}!")]
 
 
 def case_neutral(text: str) -> str:
@@ -269,7 +312,8 @@ class PatternVariant:
     """A way a port reads the reference's pattern otherwise: its name in group keys, what it does, the pattern it
     gives (None: not possible), the text with what it changes taken out, short texts on which it differs from the
     reference (the two checks that it is the cause, ``Reruns.needed``), and whether code points are classified as
-    the reference does (``stand_ins``)."""
+    the reference does (``stand_ins``).  ``cut``: how it cuts a text when that is no rewrite of the expressions
+    (``special_names_variant``)."""
 
     name: str
     description: str
@@ -277,6 +321,7 @@ class PatternVariant:
     neutral: Callable[[str], str]
     examples: Callable[[], list[str]]
     pinned: bool = True
+    cut: Callable[[str], list[str]] | None = None
 
 
 PATTERN_VARIANTS = (
@@ -286,14 +331,41 @@ PATTERN_VARIANTS = (
                    " without inline modifiers does)", without_inline_case, case_neutral, case_examples),
     PatternVariant("unicode-version", "code points are classified by the regex module's newer Unicode tables, not"
                    " by the version the reference pins", as_written, unicode_neutral, unicode_examples, pinned=False),
+    PatternVariant("u180e-space", "U+180E is white space to \\s (as before Unicode 6.3, in engines on older tables)",
+                   with_u180e_space, u180e_neutral, u180e_examples),
 )
 
 
-@lru_cache(maxsize=32)
-def _compiled(source: str) -> Any:
-    import regex
+def special_names_variant(reference: Any) -> PatternVariant | None:
+    """The reference's special tokens' names cut out of the text before its pre-tokenization, where they are not
+    allowed, and each then pre-tokenized and encoded as ordinary text on its own (a port that finds every name
+    first and only then asks whether it is allowed); None without special tokens."""
+    import re
 
-    return regex.compile(source)
+    names = sorted(reference.special_tokens, key=lambda name: (-len(name), name))
+    if not names:
+        return None
+    finder = re.compile("|".join(map(re.escape, names)))
+
+    def cut(text: str) -> list[str]:
+        out: list[str] = []
+        start = 0
+        for match in finder.finditer(text):
+            out += reference.pre_tokenize(text[start : match.start()]) + reference.pre_tokenize(match.group())
+            start = match.end()
+        out += reference.pre_tokenize(text[start:])
+        return out
+
+    def neutral(text: str) -> str:
+        return finder.sub("", text)
+
+    def examples() -> list[str]:
+        return [template.format(n=name) for name in names[:2]
+                for template in ("a{n}b", " {n}", "{n} a", "{n}'s", "x{n}1", "  {n}", "{n}\n", "hello {n}world")]
+
+    return PatternVariant("special-names", "special tokens' names are cut out of the text where they are not"
+                          " allowed, each then encoded as ordinary text on its own", as_written, neutral, examples,
+                          cut=cut)
 
 
 #: Characters that some engines' whitespace classes hold and others not (Python's ``str.isspace`` and
@@ -310,9 +382,17 @@ def same_kind(char: str) -> str:
     return "Z" if char.isspace() else unicodedata.category(char)[0]
 
 
+def may_cut(left: str, right: str) -> bool:
+    """Whether a pre-tokenizer may cut between the neighbours ``left`` and ``right``: of two kinds (``same_kind``),
+    or both white space, since patterns cut runs of it (``\\s+(?!\\S)`` leaves the last one to the word after it,
+    ``\\s*[\\r\\n]`` ends at a line break) and a port that cuts them otherwise cuts between two spaces."""
+    kind = same_kind(left)
+    return kind != same_kind(right) or kind == "Z"
+
+
 def cut_by_merge(text: str, ids: Sequence[int], table: dict[int, bytes]) -> bool:
-    """Whether the tokens ``ids`` of ``text`` cut inside a character or between two characters of one kind: a
-    cut that no pre-tokenizer makes, so the merge (the vocabulary) made it."""
+    """Whether the tokens ``ids`` of ``text`` cut inside a character or where no pre-tokenizer cuts (``may_cut``):
+    a cut that the merge (the vocabulary) made."""
     data = text.encode("utf-8")
     starts = {0}
     position = 0
@@ -325,7 +405,7 @@ def cut_by_merge(text: str, ids: Sequence[int], table: dict[int, bytes]) -> bool
         if position not in starts:
             return True
         index = len(data[:position].decode("utf-8"))
-        if 0 < index < len(text) and same_kind(text[index - 1]) == same_kind(text[index]):
+        if 0 < index < len(text) and not may_cut(text[index - 1], text[index]):
             return True
     return False
 
@@ -348,8 +428,8 @@ class Explanation:
     def describe(self) -> str:
         what = []
         if self.pattern is not None:
-            what.append(f"the pattern read so that {self.pattern.description}, which cuts the text into"
-                        f" {list(self.pieces)!r}")
+            how = "the text cut so that" if self.pattern.cut is not None else "the pattern read so that"
+            what.append(f"{how} {self.pattern.description}, which cuts the text into {list(self.pieces)!r}")
         if self.merge is not None:
             what.append(f"each piece merged by {self.merge}: {VARIANT_TEXT[self.merge]}")
         if self.missing is not None:
@@ -367,7 +447,12 @@ class Reruns:
         self._variants: Variants | None = None
         self._words: dict[bytes, list[int] | None] = {}
         self._confirmed: dict[str, bool] = {}  # pattern variant → whether the implementation follows it
+        self._cutters: dict[str, Callable[[str], list[str]] | None] = {}  # pattern variant → its pre-tokenizer
+        special = special_names_variant(reference)
+        #: The pattern variants tried: ``PATTERN_VARIANTS`` and, with special tokens, ``special_names_variant``.
+        self.pattern_variants = PATTERN_VARIANTS + ((special,) if special is not None else ())
         pattern = getattr(reference, "pattern", None)
+        #: The reference's pattern when it is one bare pattern (its alternatives name a split), else None.
         self.pattern = pattern if (reference.pretokenizer is None and getattr(reference, "pipeline", None) is None
                                    and isinstance(pattern, str)) else None
         #: The merge variant that is the reference's own (a missing token is left out of it).
@@ -392,23 +477,20 @@ class Reruns:
         return self._words[data]
 
     def pieces(self, variant: PatternVariant, text: str) -> list[str] | None:
-        """``text`` cut by the pattern variant; None when the variant does not apply to the pattern."""
-        if self.pattern is None:
-            return None
-        source = variant.transform(self.pattern)
-        if source is None:
-            return None
-        try:
-            compiled = _compiled(source)
-        except Exception:
-            return None
-        if variant.pinned:
-            from bpeproof.impl.pre_tokenizers.unicode_classes import stand_ins
-
-            subject = stand_ins(text)
-        else:
-            subject = text
-        return [text[match.start() : match.end()] for match in compiled.finditer(subject)]
+        """``text`` cut by the reference with every regular expression of its pre-tokenization read as the
+        pattern variant reads it, in every stage (the pattern, each split step, each ``Split`` and ``ByteLevel``
+        step of a tokenizer.json's pipeline: ``Tokenizer.rewritten_pre_tokenize``), the words as the reference's
+        own ``pre_tokenize`` gives them; None when the variant does not apply (no regular expression, or one it
+        cannot rewrite)."""
+        if variant.name not in self._cutters:
+            rewrite = getattr(self.reference, "rewritten_pre_tokenize", None)
+            cutter = variant.cut
+            if cutter is None and rewrite is not None:
+                with contextlib.suppress(Exception):
+                    cutter = rewrite(variant.transform, variant.pinned)
+            self._cutters[variant.name] = cutter
+        cutter = self._cutters[variant.name]
+        return None if cutter is None else list(cutter(text))
 
     def _merged(self, pieces: Iterable[str], merge: Callable[[bytes], list[int] | None], actual: Sequence[int],
                 ) -> list[int] | None:
@@ -453,10 +535,11 @@ class Reruns:
         not make it from its own text."""
         own_pieces = self.reference.pre_tokenize(text)
         variant_pieces: list[tuple[PatternVariant, list[str]]] = []
-        for variant in PATTERN_VARIANTS:
+        for variant in self.pattern_variants:
             with contextlib.suppress(Exception):
                 pieces = self.pieces(variant, text)
-                if pieces is not None and "".join(pieces) == text and pieces != own_pieces:
+                # The variant cuts the same words otherwise (a normalizer may have changed them from the text).
+                if pieces is not None and "".join(pieces) == "".join(own_pieces) and pieces != own_pieces:
                     variant_pieces.append((variant, pieces))
         found = [Explanation(variant, None, tuple(pieces)) for variant, pieces in variant_pieces
                  if self._reproduces(pieces, self.own, actual) and self.needed(variant, text, probe)]
@@ -508,6 +591,8 @@ class Reruns:
             return []
         made = set(actual)
         table = self.variants.table
+        if self.cut_otherwise(pieces, actual):
+            return []  # the pieces the implementation produced, each merged as the reference merges: a cut
         for token in [t for t in dict.fromkeys(expected) if t not in made][:3]:
             data = table.get(token)
             if data is None or not self._reproduces(pieces, self._merge(self.own_variant, token), actual, first):
@@ -522,6 +607,44 @@ class Reruns:
             if isinstance(made_alone, list) and made_alone != [token] and cut_by_merge(own_text, made_alone, table):
                 return [data]
         return []
+
+    def cut_otherwise(self, pieces: Sequence[str], actual: Sequence[int], longest: int = 8) -> bool:
+        """Whether ``actual`` is the reference's own merging of pieces cut otherwise than ``pieces`` where a
+        pre-tokenizer may cut (``may_cut``, or at a border of ``pieces``): the pieces the implementation produced
+        (runs of at most ``longest`` of its tokens, re-encoded one by one), not a token its vocabulary lacks."""
+        table = self.variants.table
+        data = "".join(pieces).encode("utf-8")
+        borders = {0}
+        for piece in pieces:
+            borders.add(max(borders) + len(piece.encode("utf-8")))
+        offsets = [0]
+        for token in actual:
+            token_bytes = table.get(token)
+            if token_bytes is None:
+                return False
+            offsets.append(offsets[-1] + len(token_bytes))
+        if offsets[-1] != len(data):
+            return False
+
+        def cuttable(offset: int) -> bool:
+            if offset in borders:
+                return True
+            try:
+                before, after = data[:offset].decode("utf-8"), data[offset:].decode("utf-8")
+            except UnicodeDecodeError:
+                return False  # inside a character: only a merge cuts there
+            return bool(before) and bool(after) and may_cut(before[-1], after[0])
+
+        reached = [False] * len(offsets)
+        reached[0] = True
+        for end in range(1, len(offsets)):
+            if end < len(offsets) - 1 and not cuttable(offsets[end]):
+                continue
+            for start in range(max(0, end - longest), end):
+                if reached[start] and self.own(data[offsets[start] : offsets[end]]) == list(actual[start:end]):
+                    reached[end] = True
+                    break
+        return reached[-1]
 
     def _merge(self, name: str, without: int | None = None) -> Callable[[bytes], list[int] | None]:
         def merge(data: bytes) -> list[int] | None:

@@ -16,6 +16,8 @@ encode_digits_1_4                  ``\\p{N}{1,3}`` written ``\\p{N}{1,4}``
 encode_letter_prefix_space         ``[^\\r\\n\\p{L}\\p{N}]?+\\p{L}++`` written `` ?\\p{L}++`` (r50k's rule)
 encode_crlf_split                  ``\\s*[\\r\\n]`` written ``[\\r\\n]``: ``\\r\\n`` and the spaces before it split
 encode_js_whitespace               ``\\s`` read as JavaScript reads it (no U+0085, but U+FEFF), as a port to JS does
+encode_u180e_space                 ``\\s`` with U+180E, a space before Unicode 6.3 (an engine on old tables)
+encode_ws_one_by_one               ``\\s++$|\\s*[\\r\\n]|\\s+(?!\\S)|\\s`` written ``\\s``: white space cut one by one
 encode_pair_ranks                  parts merged by the rank of a *pair*, pairs taken from each token's
                                    leftmost split, instead of the rank of the joined bytes
 encode_no_whole_piece              no lookup of the whole piece (tokens only that lookup reaches are lost)
@@ -34,8 +36,10 @@ missing token; with ``decode_drop_bom`` a check must find three groups of differ
 ``encode_hf`` (``tokenizers`` on a ``tokenizer.json`` given the same way) and
 ``encode_reference`` (the project's ``Tokenizer``) are correct and must never be reported.
 ``encode_tiktoken_special`` is tiktoken with the special tokens ``ENV_SPECIALS`` names, correct too;
-``encode_tiktoken_special_raises`` (tiktoken's default ``disallowed_special``) and
-``encode_tiktoken_special_always`` (names are special tokens where they are not allowed) are planted.
+``encode_tiktoken_special_raises`` (tiktoken's default ``disallowed_special``),
+``encode_tiktoken_special_always`` (names are special tokens where they are not allowed) and
+``encode_tiktoken_special_cut`` (names cut out of the text where they are not allowed, then encoded as ordinary
+text: the pre-tokenizer never sees them with their neighbours) are planted.
 """
 
 from __future__ import annotations
@@ -201,6 +205,10 @@ PATTERN_BUGS: dict[str, str] = {
     .replace(r"\s", f"[{_JS_SPACE}]"),
 }
 PATTERN_BUGS["js_port"] = PATTERN_BUGS["js_whitespace"]
+PATTERN_BUGS["ws_one_by_one"] = _CL100K.replace(r"\s++$|\s*[\r\n]|\s+(?!\S)|\s", r"\s")
+# U+180E as white space: the class body written in after the other replacements, since it holds "\s" itself.
+PATTERN_BUGS["u180e_space"] = (_CL100K.replace(r"[^\s", "[^\0").replace(r"\S", "[^\0]").replace(r"\s", "[\0]")
+                               .replace("\0", r"\s\u180e"))
 assert all(pattern != _CL100K for pattern in PATTERN_BUGS.values())
 
 
@@ -293,6 +301,14 @@ def encode_cache_by_length(text: str) -> list[int]:
 
 def encode_missing_bom_token(text: str) -> list[int]:
     return _port("missing_bom_token").encode(text)
+
+
+def encode_ws_one_by_one(text: str) -> list[int]:
+    return _port("ws_one_by_one").encode(text)
+
+
+def encode_u180e_space(text: str) -> list[int]:
+    return _port("u180e_space").encode(text)
 
 
 def encode_js_port(text: str) -> list[int]:
@@ -444,3 +460,23 @@ def encode_tiktoken_special_always(text: str, allowed_special: str | None = None
     """Planted: special tokens' names are special tokens even where they are not allowed."""
     encoding = _tiktoken_special(_vocab(), _pattern(), os.environ.get(ENV_SPECIALS, "{}"))
     return list(encoding.encode(text, allowed_special="all"))  # type: ignore[attr-defined]  # was: allowed
+
+
+def encode_tiktoken_special_cut(text: str, allowed_special: str | None = None) -> list[int]:
+    """Planted: the text cut at special tokens' names whether or not they are allowed; a name not allowed is then
+    encoded as ordinary text, but alone, apart from the text around it."""
+    import json
+    import re
+
+    encoding = _tiktoken_special(_vocab(), _pattern(), os.environ.get(ENV_SPECIALS, "{}"))
+    names: dict[str, int] = json.loads(os.environ.get(ENV_SPECIALS, "{}"))
+    if not names:
+        return list(encoding.encode_ordinary(text))  # type: ignore[attr-defined]
+    out: list[int] = []
+    finder = "(" + "|".join(map(re.escape, sorted(names, key=len, reverse=True))) + ")"
+    for part in re.split(finder, text):  # was: only the allowed names cut out
+        if part in names and allowed_special == "all":
+            out.append(names[part])
+        elif part:
+            out += encoding.encode_ordinary(part)  # type: ignore[attr-defined]
+    return out
