@@ -204,7 +204,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                        " library); default: as its hello says, else as the file's own library does")
     group.add_argument("--corpus", metavar="FILE", nargs="+", default=None,
                        help="text files (UTF-8, plain or .gz) whose lines are the real-text source of the texts"
-                       " (default: ../shared/corpora if present, else a multilingual sample shipped with bpeproof)")
+                       " (default: a multilingual sample shipped with bpeproof)")
     group.add_argument("--progress", type=float, default=5.0, metavar="SECONDS",
                        help="a progress line on stderr every SECONDS (texts checked, rate, findings so far;"
                        " default 5, 0: none)")

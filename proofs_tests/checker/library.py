@@ -19,8 +19,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from bpeproof.impl.optional_libraries import LibraryMissingError, require
+from bpeproof.impl.pre_tokenizers.patterns import PATTERNS
 from bpeproof.proofs_tests.checker.variants import token_table
 from bpeproof.proofs_tests.checker.worker import TargetError
+
+#: A text every pre-tokenization pattern must cut whole (letters, digits, punctuation, spaces, a line break).
+PATTERN_PROBE = "Hello, world! It's 2024.\n  x"
 
 
 def load_reference(vocab: str, pattern: str | None) -> Any:
@@ -28,12 +32,23 @@ def load_reference(vocab: str, pattern: str | None) -> Any:
     from bpeproof.impl.pipelines.registry import load_tokenizer
 
     try:
-        return load_tokenizer(vocab, pattern)
+        reference = load_tokenizer(vocab, pattern)
     except FormatError as error:  # its message names the file and what is wrong with it
         raise TargetError(str(error)) from None
-    except Exception as error:  # a file that is not a vocabulary
+    except Exception as error:
+        prefix = f"invalid pre-tokenization pattern {pattern!r}: "
+        if pattern is not None and str(error).startswith(prefix):  # the file is fine: the pattern given is not
+            raise TargetError(f"--pattern {pattern}: not a regular expression the reference runs:"
+                              f" {str(error).removeprefix(prefix)}") from None
         raise TargetError(f"{vocab}: not a vocabulary file this project reads: {type(error).__name__}: {error}"
                           ) from None
+    if pattern is not None:
+        try:  # a pattern that does not cover every text is refused now, not on the first text checked
+            reference.encode(PATTERN_PROBE)
+        except ValueError as error:
+            raise TargetError(f"--pattern {pattern}: {error} (the named patterns: {', '.join(PATTERNS)})"
+                              ) from None
+    return reference
 
 
 @dataclass(frozen=True)

@@ -15,17 +15,16 @@ text and the name of the source it came from:
 * ``tokens``: concatenations of the vocabulary's own tokens (near ties, tokens
   reached only by the whole-piece lookup), sometimes one token alone;
 * ``runs``: long runs (``"a" * n``, ``" " * n``, ``"\\n" * n``, digit and pair runs);
-* ``corpus``: lines of real text: the files given (``--corpus FILE…``, ``read_corpus``), else
-  ``../shared/corpora/*.txt.gz`` when that folder exists, else the multilingual sample shipped with the package
-  (``data/sample.txt``: short lines in many scripts, and code, written for this project);
-* ``special``: special-token names inside text (only when the implementation takes ``allowed_special``).
+* ``corpus``: lines of real text: the files given (``--corpus FILE…``, ``read_corpus``), else the multilingual
+  sample shipped with the package (``data/sample.txt``: short lines in many scripts, and code, written for this
+  project);
+* ``special``: special-token names inside text;
+* drawn apart, in place of some of the above: texts with a lone surrogate (``surrogate``) and with a code point
+  that Unicode versions classify otherwise (``unicode_change``).
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import io
 import json
 import os
 import random
@@ -36,7 +35,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from bpeproof.impl.io.atomic import atomic_write_bytes
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.io.files import open_binary
 from bpeproof.proofs_tests.checker.variants import token_table
@@ -68,9 +66,7 @@ def replace_surrogates(text: str) -> str:
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
-#: Where real text may be found (skipped when absent).
-CORPORA = Path(__file__).resolve().parents[3] / "shared" / "corpora"
-#: The text sample installed with the package: the corpus when no other is given or found.
+#: The text sample installed with the package: the corpus when no other is given.
 SAMPLE = Path(__file__).resolve().parent / "data" / "sample.txt"
 #: How much of each file given with ``--corpus`` is read (its start), and how many of its lines are kept.
 CORPUS_BYTES = 4 * 1024 * 1024
@@ -123,59 +119,11 @@ def category_samples() -> dict[str, list[str]]:
 
 
 @lru_cache(maxsize=1)
-def corpus_lines(limit_per_file: int = 4000) -> tuple[str, ...]:
-    """Lines of real text: a seeded sample of each file of ``CORPORA``, else the lines of ``SAMPLE``.
-
-    Reading and sampling the corpora takes a second; the sample is kept in the user's cache directory
-    (``_corpus_cache``), keyed by the files' names, sizes and times, so that a check starts at once the next
-    time."""
-    files = sorted(CORPORA.glob("*.txt.gz")) if CORPORA.is_dir() else []
-    cache = _corpus_cache(files, limit_per_file)
-    cached = _read_cached_lines(cache) if cache is not None else None
-    if cached is not None:
-        return cached
-    rng = random.Random(1)
-    lines: list[str] = []
-    for path in files:
-        try:
-            with open_binary(path) as raw, io.TextIOWrapper(raw, encoding="utf-8", errors="replace",
-                                                             newline="") as stream:
-                head = stream.read(1_500_000)
-        except (OSError, FormatError):  # a damaged corpus is left out
-            continue
-        chosen = [line for line in head.splitlines(keepends=True) if line.strip()]
-        lines += rng.sample(chosen, min(limit_per_file, len(chosen)))
-    if lines and cache is not None:
-        with contextlib.suppress(OSError):
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_bytes(cache, json.dumps(lines, ensure_ascii=False).encode("utf-8"))
-    if not lines:
-        text = SAMPLE.read_text(encoding="utf-8") if SAMPLE.is_file() else ""
-        lines = [line for line in text.splitlines(keepends=True) if line.strip()]
-    return tuple(lines)
-
-
-def _corpus_cache(files: Sequence[Path], limit_per_file: int) -> Path | None:
-    """Where the sample of ``files`` is kept between runs (None without files, or when one cannot be read)."""
-    if not files:
-        return None
-    try:
-        key = "|".join(f"{path.name}:{path.stat().st_size}:{path.stat().st_mtime_ns}" for path in files)
-    except OSError:
-        return None
-    digest = hashlib.sha256(f"corpus-v1|{limit_per_file}|{key}".encode()).hexdigest()[:16]
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "bpeproof"
-    return base / f"corpus-{digest}.json"
-
-
-def _read_cached_lines(path: Path) -> tuple[str, ...] | None:
-    try:
-        lines = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return None
-    if not (isinstance(lines, list) and lines and all(isinstance(line, str) for line in lines)):
-        return None
-    return tuple(lines)
+def corpus_lines() -> tuple[str, ...]:
+    """Lines of real text when no ``--corpus`` is given: those of ``SAMPLE``, installed with the package, so that a
+    check runs the same texts wherever it runs (a folder beside the checkout never changes them)."""
+    text = SAMPLE.read_text(encoding="utf-8") if SAMPLE.is_file() else ""
+    return tuple(line for line in text.splitlines(keepends=True) if line.strip())
 
 
 def read_corpus(paths: Sequence[str]) -> tuple[str, ...]:

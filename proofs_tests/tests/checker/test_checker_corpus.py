@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from bpeproof.proofs_tests.checker import texts
 from bpeproof.proofs_tests.checker.texts import SAMPLE, TextGenerator, corpus_lines, read_corpus
 from bpeproof.proofs_tests.checker.tokenizers import TargetError, check_tokenizer
 from bpeproof.proofs_tests.planted.vocab import write_rank_file
@@ -45,16 +44,13 @@ def test_the_sample_is_installed_with_the_package() -> None:
     assert SAMPLE.parent.name == "data" and SAMPLE.parent.parent.name == "checker"
 
 
-def test_the_sample_is_the_corpus_without_shared_corpora(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(texts, "CORPORA", tmp_path / "absent")
+def test_the_sample_is_the_default_corpus() -> None:
+    """Without --corpus the real-text lines are the package's sample, wherever the check runs."""
     corpus_lines.cache_clear()
-    try:
-        lines = corpus_lines()
-    finally:
-        corpus_lines.cache_clear()
-    assert lines and set(lines) <= set(SAMPLE.read_text(encoding="utf-8").splitlines(keepends=True))
+    assert corpus_lines() == tuple(line for line in SAMPLE.read_text(encoding="utf-8").splitlines(keepends=True)
+                                   if line.strip())
     generator = TextGenerator(1)
-    assert "corpus" in generator.sources
+    assert "corpus" in generator.sources and set(generator.lines) == set(corpus_lines())
 
 
 def test_read_corpus_reads_plain_and_gzip_lines(tmp_path: Path) -> None:
@@ -102,25 +98,3 @@ def test_corpus_lines_are_checked(vocab: str, tmp_path: Path) -> None:
                              corpus=[str(corpus)], weights={"corpus": 50.0})
     assert result.found and result.source == "corpus" and result.text is not None and "zqxj" in result.text, \
         result.report()
-
-
-def test_the_corpora_sample_is_cached(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """The sample of ../shared/corpora is kept in the cache directory and read from there while the files stay."""
-    corpora = tmp_path / "corpora"
-    corpora.mkdir()
-    source = corpora / "a.txt.gz"
-    source.write_bytes(gzip.compress("".join(f"line {n}\n" for n in range(100)).encode()))
-    monkeypatch.setattr(texts, "CORPORA", corpora)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    corpus_lines.cache_clear()
-    try:
-        first = corpus_lines()
-        [cache] = (tmp_path / "cache" / "bpeproof").glob("corpus-*.json")
-        cache.write_text('["from the cache\\n"]', encoding="utf-8")
-        corpus_lines.cache_clear()
-        assert corpus_lines() == ("from the cache\n",)
-        os.utime(source, ns=(1, 1))  # the file changed: the cache no longer applies
-        corpus_lines.cache_clear()
-        assert corpus_lines() == first and len(first) == 100
-    finally:
-        corpus_lines.cache_clear()

@@ -249,6 +249,19 @@ def test_cli_bad_input_is_one_line_and_exit_2(vocab: str, args: list[str], messa
     assert len(lines) == 1 and message in lines[0], result.stderr
 
 
+@pytest.mark.parametrize(("pattern", "message"), [
+    ("(a", "--pattern (a: not a regular expression the reference runs: missing )"),
+    ("\\p{Foo}+|x", "--pattern \\p{Foo}+|x: not a regular expression the reference runs: unknown property"),
+    ("cl50k", "--pattern cl50k: the pre-tokenization pattern leaves the text at character 0 unmatched"),
+])
+def test_cli_a_refused_pattern_is_echoed_as_given(vocab: str, pattern: str, message: str) -> None:
+    result = _cli("--tokenizer", "bpeproof.proofs_tests.planted.ports:encode", "--vocab", vocab, "--pattern",
+                  pattern, "--seconds", "3")
+    assert result.returncode == 2 and result.stdout == "", result.stdout + result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], result.stderr
+
+
 def test_cli_examples_is_for_tokenizer_checks() -> None:
     result = _cli("--enc", "bpeproof.impl.encoder:enc", "--examples", "10", "--seconds", "3")
     assert result.returncode == 2 and result.stdout == "", result.stdout + result.stderr
