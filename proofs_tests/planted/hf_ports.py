@@ -73,7 +73,8 @@ def _rewritten(step: dict[str, Any], rewrite: Callable[[str], str]) -> dict[str,
 
 
 @lru_cache(maxsize=8)
-def _library(change: str) -> Any:
+def library_with(change: str) -> Any:
+    """The tokenizers library on the vocabulary file with one change to its regexes (``change``)."""
     import tokenizers
 
     document = _document()
@@ -134,7 +135,7 @@ def _with_regex_module(step: dict[str, Any]) -> Any:
 
 
 def _ids(change: str, text: str) -> list[int]:
-    return list(_library(change).encode(text, add_special_tokens=False).ids)
+    return list(library_with(change).encode(text, add_special_tokens=False).ids)
 
 
 def encode(text: str) -> list[int]:

@@ -47,10 +47,10 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return out
 
 
-def _library(path: Path, change: str, monkeypatch: pytest.MonkeyPatch) -> Any:
+def _rewritten_library(path: Path, change: str, monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setenv("BPEPROOF_CHECK_VOCAB", str(path))
-    hf_ports._library.cache_clear()
-    return hf_ports._library(change)
+    hf_ports.library_with.cache_clear()
+    return hf_ports.library_with(change)
 
 
 @pytest.mark.parametrize("kind", ["byte-level", "split"])
@@ -65,7 +65,7 @@ def test_a_rewritten_pipeline_cuts_as_the_library_rewritten(files: dict[str, Pat
     before = [reference.pre_tokenize(text) for text in TEXTS]
     cut = reference.rewritten_pre_tokenize(transform, pinned)
     assert cut is not None
-    library = _library(files[kind], change, monkeypatch)
+    library = _rewritten_library(files[kind], change, monkeypatch)
     differ = 0
     for text in TEXTS:
         pieces = cut(text)
