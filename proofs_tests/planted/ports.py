@@ -23,6 +23,8 @@ encode_nfc                         the text NFC-normalised first
 encode_greedy_longest              the longest token at each position instead of merging
 encode_byte_table_from_1           the single-byte table built from ``range(1, 256)`` (NUL is lost)
 encode_cache_by_length             a per-text cache keyed by the text's length
+encode_long_pieces                 pieces past 256 bytes merged by a second loop (a port's fast path for long
+                                   pieces) that takes the *last* of equal lowest ranks, not the first
 encode_missing_bom_token           a bundled vocabulary without the token for EF BB BF (U+FEFF's UTF-8)
 decode_drop_bom                    a decode that drops a leading U+FEFF (JavaScript's ``TextDecoder`` does)
 =================================  =====================================================================
@@ -180,6 +182,28 @@ class _NewerUnicode(Port):
         return out
 
 
+#: Past this many bytes ``encode_long_pieces`` merges a piece by its other loop.
+LONG_SWITCH = 256
+
+
+class _LongPieces(Port):
+    def merge(self, piece: bytes) -> list[int]:
+        if len(piece) <= LONG_SWITCH:
+            return super().merge(piece)
+        parts = [piece[i : i + 1] for i in range(len(piece))]
+        while len(parts) > 1:
+            best: tuple[int, int] | None = None
+            for i in range(len(parts) - 1):
+                rank = self.rank(parts[i], parts[i + 1])
+                if rank is not None and (best is None or rank <= best[0]):  # was: rank < best[0]
+                    best = (rank, i)
+            if best is None:
+                break
+            i = best[1]
+            parts[i : i + 2] = [parts[i] + parts[i + 1]]
+        return [self.byte_table[p[0]] if len(p) == 1 else self.ranks[p] for p in parts]
+
+
 class _CacheByLength(Port):
     def encode(self, text: str) -> list[int]:
         key = len(text)  # was: key = text
@@ -211,6 +235,7 @@ def _port(kind: str) -> Port:
         "pair_ranks": _PairRanks, "no_whole_piece": _NoWholePiece, "nfc": _Nfc, "greedy_longest": _GreedyLongest,
         "byte_table_from_1": _ByteTableFrom1, "cache_by_length": _CacheByLength,
         "missing_bom_token": _MissingBomToken, "js_port": _MissingBomToken, "newer_unicode": _NewerUnicode,
+        "long_pieces": _LongPieces,
     }
     return classes.get(kind, Port)(ranks, PATTERN_BUGS.get(kind, _pattern()))
 
@@ -289,6 +314,12 @@ def encode_byte_table_from_1(text: str) -> list[int]:
 
 def encode_cache_by_length(text: str) -> list[int]:
     return _port("cache_by_length").encode(text)
+
+
+def encode_long_pieces(text: str) -> list[int]:
+    """Planted: a piece past ``LONG_SWITCH`` bytes merged by a second loop that breaks ties the other way, as a
+    port with a fast path for long pieces may: only long runs (of U+00A0, of spaces, of one letter) tell."""
+    return _port("long_pieces").encode(text)
 
 
 def encode_missing_bom_token(text: str) -> list[int]:
@@ -376,6 +407,7 @@ PORTS: list[tuple[str, str]] = [
     ("bpeproof.proofs_tests.planted.ports:encode_greedy_longest", "merge"),
     ("bpeproof.proofs_tests.planted.ports:encode_byte_table_from_1", "error"),
     ("bpeproof.proofs_tests.planted.ports:encode_cache_by_length", "bytes|merge|split"),
+    ("bpeproof.proofs_tests.planted.ports:encode_long_pieces", "merge"),
 ]
 
 #: Correct ports: never reported.
