@@ -276,10 +276,13 @@ def minimized(behaviours: Behaviours, judged: Judged, wanted: set[str]) -> Judge
     every behaviour of ``wanted``; texts longer than ``SHRUNK_CHARS`` are kept as they are."""
     if len(judged.text) > SHRUNK_CHARS:
         return judged
+    # A text without a wanted special token's name cannot cover it: not judged (DeepSeek's 1,283 names each took
+    # some forty judgements of their cut-down spellings, two thirds of the run).
+    names = [item[len("special:") : item.rindex(":")] for item in wanted if item.startswith("special:")]
 
     def attempt(texts: Sequence[str]) -> tuple[str, Judged] | None:
         for text in texts:
-            if text and SEPARATOR.strip() not in text:
+            if text and SEPARATOR.strip() not in text and all(name in text for name in names):
                 candidate = judge(behaviours, text, judged.allowed)
                 if wanted <= candidate.core:
                     return text, candidate
