@@ -290,6 +290,12 @@ PATTERN_VARIANTS = (
 
 
 @lru_cache(maxsize=32)
+def _transformed(variant: PatternVariant, pattern: str) -> str | None:
+    """``variant.transform(pattern)``, once per pattern (``bpeproof vectors`` asks for every candidate)."""
+    return variant.transform(pattern)
+
+
+@lru_cache(maxsize=32)
 def _compiled(source: str) -> Any:
     import regex
 
@@ -395,7 +401,7 @@ class Reruns:
         """``text`` cut by the pattern variant; None when the variant does not apply to the pattern."""
         if self.pattern is None:
             return None
-        source = variant.transform(self.pattern)
+        source = _transformed(variant, self.pattern)
         if source is None:
             return None
         try:
