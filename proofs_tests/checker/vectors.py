@@ -26,6 +26,11 @@ by the *behaviours* it exercises (``Behaviours.of``):
 tokens), cut down while it still covers them.  Then the *shapes* where ports are known to go wrong, each once and
 whatever the candidates covered (``shapes``):
 
+- ``space:U+XXXX:<position>``: each character some engine's ``\\s`` holds (``WHITE_SPACE``) after and before a
+  run of spaces, before a word, between letters, before a newline (``SPACE_POSITIONS``): 192 texts;
+- ``category:<Xx>:<position>``: one code point of each general category, not ASCII, in each position of
+  ``texts.UNICODE_POSITIONS`` (where a file's pre-tokenizer is a list of steps, no alternative tells them apart):
+  348 texts;
 - ``unicode:<pinned>><newer>><older>:<position>``: one code point of each kind of change of general category
   between the Unicode versions in use (``texts.changed_kinds``: 29 kinds for 28,000 code points) in each
   position where a pattern's classes decide a cut (``texts.UNICODE_POSITIONS``): 348 short texts;
@@ -69,6 +74,7 @@ from bpeproof.proofs_tests.checker.texts import (
     UNICODE_POSITIONS,
     TextGenerator,
     category_samples,
+    changed_chars,
     changed_kinds,
     replace_surrogates,
     token_texts,
@@ -135,6 +141,13 @@ LONGEST_SHAPES = frozenset({
     *(name for name, parts, end in LONG_SHAPES if name.startswith("run of") and parts[0].isspace() and not end),
     "run of U+0020 before a letter", "run of U+0061", "run of U+00E9", "run of U+0031", "run of U+0301",
     "run of U+0021", "run of U+7684", "run of U+1F600"})
+#: Every character some engine's ``\s`` holds (Unicode's White_Space, Python's and JavaScript's ``\s``, older
+#: Unicode's U+180E, U+200B) and the positions where whether it is white space decides a cut: after a run of
+#: spaces (``\s+(?!\S)`` looks ahead), before one, before a word (a letter's prefix), between letters, before a
+#: newline (``\s*[\r\n]``).
+WHITE_SPACE = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u180e" + "".join(map(chr, range(0x2000, 0x200C)))
+               + "\u2028\u2029\u202f\u205f\u3000\ufeff")
+SPACE_POSITIONS = ("  {c}", "{c}  ", " {c}a", "{c}a", "a{c}b", "{c}\n")
 #: The most a suite may take (its three files together): a vector that would take it further is left out.
 MAX_BYTES = 2_000_000
 #: Vectors at most (``--max``): room for the tokens after DeepSeek's 1,500 behaviours (1,283 added tokens) and
@@ -363,6 +376,27 @@ def long_texts(seed: int = SEED) -> list[tuple[str, str]]:
     return [(behaviour, text) for _, _, behaviour, text in out]
 
 
+def space_texts() -> list[tuple[str, str]]:
+    """(behaviour, text) of each character of ``WHITE_SPACE`` in each of ``SPACE_POSITIONS``: the engines' white
+    space classes differ, and a port's shows only next to other spaces or a word."""
+    return [(f"space:U+{ord(char):04X}:{position!r}", position.format(c=char))
+            for char in WHITE_SPACE for position in SPACE_POSITIONS]
+
+
+def category_texts() -> list[tuple[str, str]]:
+    """(behaviour, text) of one code point of each general category in each of ``texts.UNICODE_POSITIONS``: the
+    first of its category that is not ASCII (ports go wrong on the others' tables) and that every Unicode version
+    in use classifies alike.  A file whose pre-tokenizer is a list of steps (a ``tokenizer.json``) has no
+    alternatives to judge candidates by (``Behaviours._pieces``): these stand for them."""
+    changed = frozenset(changed_chars())
+    out: list[tuple[str, str]] = []
+    for category, samples in sorted(category_samples().items()):
+        char = next((c for c in samples if not c.isascii() and c not in changed), None)
+        if char is not None:
+            out += [(f"category:{category}:{position!r}", position.format(c=char)) for position in UNICODE_POSITIONS]
+    return out
+
+
 def unicode_texts() -> list[tuple[str, str]]:
     """(behaviour, text) of one code point of each kind of change between the Unicode versions in use
     (``texts.changed_kinds``: its category pinned, in newer tables, in older ones) in each position where a
@@ -480,10 +514,11 @@ def choose(reference: Any, maximum: int = MAXIMUM, seed: int = SEED, drawn: int 
 
 
 def shapes(surrogates: str = "refuse", seed: int = SEED) -> list[tuple[str, str]]:
-    """(behaviour, text) of every shape a suite holds whatever the candidates cover: each kind of Unicode change
-    in each position, the lone surrogates (only where the library replaces them: one that raises has no answer
-    to record), the long shapes, in that order."""
-    return [*unicode_texts(), *(surrogate_texts() if surrogates == "replace" else []), *long_texts(seed)]
+    """(behaviour, text) of every shape a suite holds whatever the candidates cover: each kind of white space,
+    each general category and each kind of Unicode change in each position, the lone surrogates (only where the
+    library replaces them: one that raises has no answer to record), the long shapes, in that order."""
+    return [*space_texts(), *category_texts(), *unicode_texts(),
+            *(surrogate_texts() if surrogates == "replace" else []), *long_texts(seed)]
 
 
 def write(vectors: Sequence[Vector], folder: str | Path) -> list[Path]:
