@@ -31,12 +31,20 @@ def run(args: argparse.Namespace) -> int:
                                                 parse_specials(args.special or []))
     except TargetError as error:
         raise UsageError(str(error)) from None
-    chosen = vectors.choose(reference, args.max, decode=Library(args.vocab, reference).decode)
+    library = Library(args.vocab, reference)
+    chosen = vectors.choose(reference, args.max, decode=library.decode, surrogates=library.surrogates)
     written = vectors.write(chosen, args.output)
     allowed = sum(vector.allowed_special for vector in chosen)
     specials = f", special tokens {origin}" if reference.special_tokens else ", no special tokens"
-    print(f"{count(len(chosen), 'vector')} ({allowed} with allowed_special{specials}) ->"
+    size = sum(path.stat().st_size for path in written)
+    print(f"{count(len(chosen), 'vector')} ({allowed} with allowed_special{specials}), {size:,} bytes ->"
           f" {', '.join(str(path) for path in written)}")
+    # A shape left out (by --max, or to stay under the size bound) is a gap in what the suite catches: said.
+    texts = {vector.text for vector in chosen}
+    missing = [name for name, text in vectors.shapes(library.surrogates) if text not in texts]
+    if missing:
+        print(f"{count(len(missing), 'shape')} left out (--max {args.max}, at most {vectors.MAX_BYTES:,} bytes):"
+              f" {', '.join(missing[:5])}{', ...' if len(missing) > 5 else ''}")
     return EXIT_OK
 
 
@@ -45,8 +53,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "vectors",
         help="write a known-answer suite (texts and their ids) for a port's own CI",
         description="Write short texts covering every behaviour the checker knows (each alternative of the pattern"
-        " with each Unicode category, the known variants a port may follow, ties, long runs and pieces, the edges of"
-        " UTF-8, special tokens, the vocabulary's tokens) with the ids of the file's own semantics:"
+        " with each Unicode category, the known variants a port may follow, ties, the edges of UTF-8, special"
+        " tokens, the vocabulary's tokens) and the shapes where ports go wrong (each kind of Unicode change in each"
+        " position, lone surrogates where the file's library replaces them, runs and pieces of every class just"
+        " past 64, 256, 1,000 and 10,000 bytes), at most 2 MB, with the ids of the file's own semantics:"
         " DIR/vectors.jsonl ({\"text\", \"ids\"} a line, \"allowed_special\": \"all\" where special tokens are"
         " read; special tokens are read as the file's own library reads them) and llama.cpp's DIR/vectors.inp /"
         " DIR/vectors.out. Every vector is also a decode round trip (to \"decoded\" where the file's normalizer"
@@ -58,7 +68,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser.add_argument("-o", "--output", metavar="DIR", required=True, help="the folder written (made if missing)")
     parser.add_argument("--pattern", metavar="NAME|REGEX", default=None,
                         help="pre-tokenization pattern (default: the file's own)")
-    parser.add_argument("--max", type=max_option, default=2000, metavar="N", help="vectors at most (default 2000)")
+    parser.add_argument("--max", type=max_option, default=3000, metavar="N", help="vectors at most (default 3000)")
     parser.add_argument("--special", metavar="NAME=ID", action="append", help="a special token of the vocabulary"
                         " (repeatable); a rank file of r50k, p50k, cl100k or o200k gets its encoding's own")
     parser.set_defaults(handler=run)

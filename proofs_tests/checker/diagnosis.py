@@ -28,6 +28,7 @@ import itertools
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from bpeproof.proofs_tests.checker.protocol import Answer
@@ -67,18 +68,30 @@ def top_level_alternatives(pattern: str) -> list[str]:
     return parts
 
 
-def matched_alternative(pattern: str, text: str, position: int) -> tuple[int, str, str] | None:
-    """(number from 1, source, matched text) of the first top-level alternative that matches at ``position``."""
+@lru_cache(maxsize=16)
+def _compiled_alternatives(pattern: str) -> tuple[tuple[str, Any], ...]:
+    """Each top-level alternative of ``pattern`` and its compiled form (None: the regex module refuses it), parsed
+    once: ``bpeproof vectors`` asks for the alternative of every piece of 15,000 texts."""
     import regex
 
+    out: list[tuple[str, Any]] = []
+    for alternative in top_level_alternatives(pattern):
+        try:
+            out.append((alternative, regex.compile(alternative)))
+        except regex.error:
+            out.append((alternative, None))
+    return tuple(out)
+
+
+def matched_alternative(pattern: str, text: str, position: int) -> tuple[int, str, str] | None:
+    """(number from 1, source, matched text) of the first top-level alternative that matches at ``position``."""
     from bpeproof.impl.pre_tokenizers.unicode_classes import stand_ins
 
     pinned = stand_ins(text)
-    for number, alternative in enumerate(top_level_alternatives(pattern), start=1):
-        try:
-            match = regex.compile(alternative).match(pinned, position)
-        except regex.error:
+    for number, (alternative, compiled) in enumerate(_compiled_alternatives(pattern), start=1):
+        if compiled is None:
             return None
+        match = compiled.match(pinned, position)
         if match is not None:
             return number, alternative, text[match.start() : match.end()]
     return None

@@ -60,6 +60,39 @@ def changed_chars() -> tuple[str, ...]:
     return tuple(chr(code) for code in sorted(changed))
 
 
+@lru_cache(maxsize=1)
+def changed_kinds() -> dict[tuple[str, str, str], str]:
+    """One code point of each kind of change among ``changed_chars``: its general category in the pinned version,
+    in the ``regex`` module's tables and in Python's ``unicodedata`` → the first code point of that kind (some
+    thirty kinds for 28,000 code points: a port on other tables goes wrong by kind, not by code point)."""
+    import regex
+
+    from bpeproof.impl.pre_tokenizers.unicode_classes import category_of
+
+    # One match per code point names its category in the regex module's tables (Cn last: unassigned there).
+    names = ["Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No", "Pc", "Pd", "Ps", "Pe", "Pi", "Pf",
+             "Po", "Sm", "Sc", "Sk", "So", "Zs", "Zl", "Zp", "Cc", "Cf", "Co", "Cs", "Cn"]
+    classify = regex.compile("|".join(f"(?P<{name}>\\p{{{name}}})" for name in names))
+    kinds: dict[tuple[str, str, str], str] = {}
+    for char in changed_chars():
+        match = classify.match(char)
+        newer = match.lastgroup if match is not None and match.lastgroup else "Cn"
+        kinds.setdefault((category_of(ord(char)), newer, unicodedata.category(char)), char)
+    return kinds
+
+
+#: Where a code point's class decides a cut of the pattern (``TextGenerator.unicode_change``, the known-answer
+#: suite): before a contraction, after a space, between digits, after a letter and a mark, doubled, between
+#: letters, after an apostrophe, before a space, a newline, a digit.
+UNICODE_POSITIONS = ("{c}'s", "{c}'T", " {c}", "1{c}2", "e\u0301{c}", "{c}{c}", "a{c}b", "{c}a", "'{c}", "{c} ",
+                     "{c}\n", "{c}1")
+#: The lone surrogates texts hold (``TextGenerator.surrogate``, the known-answer suite): the first and last high
+#: and low halves, a high and a low of an emoji's pair alone, its pair swapped, two highs.
+SURROGATE_HALVES = ("\ud800", "\udbff", "\udc00", "\udfff", "\ud83d", "\ude00", "\ude00\ud83d", "\ud800\ud800")
+#: What stands around a lone surrogate.
+SURROGATE_AROUND = ("", "a", " ", "1", "\u00e9", "\u4e2d", "'s", "\n", " a", "\U0001f600")
+
+
 def replace_surrogates(text: str) -> str:
     """``text`` as tiktoken makes it before encoding a lone surrogate: through UTF-16, so that a pair written as
     two halves becomes its character and every other half U+FFFD."""
@@ -337,21 +370,16 @@ class TextGenerator:
         is the text as a program reads it from the protocol's JSON, where a high half just before a low one
         is the pair's character."""
         rng = self.side_rng
-        halves = rng.choice(["\ud800", "\udbff", "\udc00", "\udfff", "\ud83d", "\ude00", "\ude00\ud83d",
-                             "\ud800\ud800"])
-        around = ["", "a", " ", "1", "\u00e9", "\u4e2d", "'s", "\n", " a", "\U0001f600"]
-        text: str = json.loads(json.dumps(rng.choice(around) + halves + rng.choice(around)))
+        halves = rng.choice(SURROGATE_HALVES)
+        text: str = json.loads(json.dumps(rng.choice(SURROGATE_AROUND) + halves + rng.choice(SURROGATE_AROUND)))
         return text
 
     def unicode_change(self) -> str:
         """A code point whose general category differs between the Unicode versions in use (``changed_chars``),
-        where a pattern's classes decide a cut: before a contraction, after a space, between digits, after a
-        letter and a mark, doubled, between letters."""
+        where a pattern's classes decide a cut (``UNICODE_POSITIONS``)."""
         rng = self.side_rng
         char = rng.choice(changed_chars())
-        template = rng.choice(["{c}'s", "{c}'T", " {c}", "1{c}2", "e\u0301{c}", "{c}{c}", "a{c}b", "{c}a", "'{c}",
-                               "{c} ", "{c}\n", "{c}1"])
-        return template.format(c=char)
+        return rng.choice(UNICODE_POSITIONS).format(c=char)
 
     def draw(self) -> tuple[str, str]:
         """One text and the name of its source."""

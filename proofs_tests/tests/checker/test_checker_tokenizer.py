@@ -24,6 +24,7 @@ from bpeproof.proofs_tests.checker.diagnosis import matched_alternative, top_lev
 from bpeproof.proofs_tests.checker.groups import read_ignore_file
 from bpeproof.proofs_tests.checker.tokenizer_result import TokenizerCheckResult
 from bpeproof.proofs_tests.checker.tokenizers import TargetError, check_tokenizer
+from bpeproof.proofs_tests.planted import ports
 from bpeproof.proofs_tests.planted.ports import CORRECT_PORTS, PORTS
 from bpeproof.proofs_tests.planted.vocab import write_rank_file
 
@@ -78,7 +79,9 @@ def test_planted_port_is_caught(caught: dict[str, TokenizerCheckResult], target:
     assert result.layer in layers.split("|"), result.report()
     assert result.seconds_to_find is not None and result.examples <= CATCH_EXAMPLES
     assert result.text is not None
-    if not result.earlier:  # a wrong answer that needs an earlier text shrinks slowly (a fresh process per try)
+    if target.endswith("long_pieces"):  # its bug needs a piece past LONG_SWITCH bytes: shrunk to just past it
+        assert ports.LONG_SWITCH < len(result.text.encode()) <= ports.LONG_SWITCH + 4, result.report()
+    elif not result.earlier:  # a wrong answer that needs an earlier text shrinks slowly (a fresh process per try)
         assert len(result.text) <= 12, result.report()
     report = result.report()
     assert "code pts" in report and "reference:" in report and "impl" in report
@@ -123,7 +126,6 @@ def test_javascript_whitespace_is_named_as_a_split(vocab: str, monkeypatch: pyte
     from bpeproof.impl.pre_tokenizers.patterns import PATTERNS
     from bpeproof.proofs_tests.checker.diagnosis import analyse
     from bpeproof.proofs_tests.checker.variants import with_js_whitespace
-    from bpeproof.proofs_tests.planted import ports
 
     monkeypatch.setenv("BPEPROOF_CHECK_VOCAB", vocab)
     monkeypatch.delenv("BPEPROOF_CHECK_PATTERN", raising=False)

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from bpeproof.proofs_tests.checker import vectors
-from bpeproof.proofs_tests.checker.library import load_reference, with_special_tokens
+from bpeproof.proofs_tests.checker.library import Library, load_reference, with_special_tokens
 from bpeproof.proofs_tests.planted import ports
 from bpeproof.proofs_tests.planted.vocab import SPECIALS, write_project_file, write_rank_file
 
@@ -31,13 +31,15 @@ BUGGY: dict[str, list[tuple[str, str | None]]] = {
     "rank": [(t, None) for t, _ in ports.PORTS if not t.endswith("no_whole_piece")]
     + [(P + "encode_missing_bom_token", None), (P + "encode_js_port", None),
        (P + "encode_tiktoken_special_raises", None), (P + "encode_tiktoken_special_always", None),
-       (P + "encode", P + "decode_drop_bom")],
+       (P + "encode", P + "decode_drop_bom"), (P + "encode_newer_unicode", None),
+       (P + "encode_tiktoken_surrogates_dropped", None)],
     "unreachable": [(P + "encode_no_whole_piece", None)],
     "project": [(P + "encode_special_ignored", None), (P + "encode_special_always", None)],
 }
 CORRECT: dict[str, list[tuple[str, str | None]]] = {
     "rank": [(t, None) for t in ports.CORRECT_PORTS] + [(P + "encode", P + "decode"),
-                                                        (P + "encode_tiktoken_special", None)],
+                                                        (P + "encode_tiktoken_special", None),
+                                                        (P + "encode_tiktoken_special_refusing", None)],
     "unreachable": [(t, None) for t in ports.CORRECT_PORTS],
     "project": [(P + "encode_reference_special", None)],
 }
@@ -60,7 +62,8 @@ for encode, decode in json.loads(sys.argv[2]):
         here, encoded = suite, function
     else:
         here, encoded = plain, lambda text, allowed_special=None, function=function: function(text)
-    out[encode + " " + str(decode)] = vectors.failures(here, encoded, load(decode) if decode else None)
+    # The first failure is a verdict: a slow port stops there (the pure-Python ones merge 10,000 bytes slowly).
+    out[encode + " " + str(decode)] = vectors.failures(here, encoded, load(decode) if decode else None, limit=1)
 print(json.dumps(out))
 """
 
@@ -78,7 +81,8 @@ def suites(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, st
         given = SPECIALS if name == "rank" else None
         reference, _ = with_special_tokens(load_reference(str(path), pattern), given)
         target = folder / name
-        vectors.write(vectors.choose(reference), target)
+        # As the command line does: lone surrogates where the file's library replaces them (a rank file's).
+        vectors.write(vectors.choose(reference, surrogates=Library(str(path), reference).surrogates), target)
         out[name] = (target, str(path))
     return out
 
@@ -102,8 +106,8 @@ def test_every_planted_port_fails_a_vector_and_every_correct_one_passes(
         suites: dict[str, tuple[Path, str]], kind: str) -> None:
     suite, vocab = suites[kind]
     found = _run_ports(suite, vocab, BUGGY[kind] + CORRECT[kind], pattern=kind != "project")
-    for encode, decode in BUGGY[kind]:
-        assert found[f"{encode} {decode}"], f"{encode} / {decode} passes every vector"
+    passing = [f"{encode} / {decode}" for encode, decode in BUGGY[kind] if not found[f"{encode} {decode}"]]
+    assert passing == [], f"planted ports that pass every vector: {passing}"
     for encode, decode in CORRECT[kind]:
         assert found[f"{encode} {decode}"] == [], found[f"{encode} {decode}"][:3]
 
@@ -112,15 +116,30 @@ def test_suite_is_compact_deterministic_and_in_both_formats(suites: dict[str, tu
                                                              tmp_path: Path) -> None:
     suite, vocab = suites["rank"]
     written = vectors.read(suite / vectors.JSONL)
-    assert 100 < len(written) <= 2000
+    assert 100 < len(written) <= vectors.MAXIMUM
     assert any(vector.allowed_special for vector in written)
     assert {name for name in SPECIALS if any(name in v.text and not v.allowed_special for v in written)} == \
         set(SPECIALS)
     assert any(vector.text.startswith("\ufeff") for vector in written)
-    assert any(len(vector.text) >= 32 for vector in written)
-    assert sum(len(vector.text) for vector in written) / len(written) < 20  # short texts
-    # llama.cpp's pair: the texts without special tokens, each followed by the separator line, one ids line each.
-    plain = [vector for vector in written if not vector.allowed_special]
+    # Every shape once: each long one past each length (ids in full), each kind of Unicode change in each
+    # position, each lone surrogate (a rank file's library, tiktoken, replaces them).
+    texts = {vector.text for vector in written}
+    long = vectors.long_texts()
+    assert {text for _, text in vectors.shapes("replace")} <= texts
+    assert len(long) == len(vectors.LONG_SHAPES) * len(vectors.LONG_LENGTHS) + len(vectors.LONGEST_SHAPES)
+    assert max(len(text.encode()) for _, text in long) > vectors.LONGEST
+    assert len({behaviour.split(":")[1] for behaviour, _ in vectors.unicode_texts()}) > 20  # kinds of change
+    # The others are short, and the whole suite is compact.
+    short = [vector.text for vector in written if vector.text not in {text for _, text in long}]
+    assert sum(len(text) for text in short) / len(short) < 20
+    assert sum((suite / name).stat().st_size for name in (vectors.JSONL, vectors.INP, vectors.OUT)) <= \
+        vectors.MAX_BYTES
+    lines = (suite / vectors.JSONL).read_text(encoding="ascii").splitlines()
+    surrogates = [line for line in lines if line.startswith('{"lone_surrogate": true, ')]
+    assert len(surrogates) == len(vectors.surrogate_texts()) == sum(vector.lone_surrogate for vector in written)
+    # llama.cpp's pair: the texts without special tokens, each followed by the separator line, one ids line each;
+    # no lone surrogate, which UTF-8 cannot carry.
+    plain = [vector for vector in written if not vector.allowed_special and not vector.lone_surrogate]
     inputs = (suite / vectors.INP).read_bytes().decode("utf-8").split(vectors.SEPARATOR)
     assert inputs[-1] == "" and inputs[:-1] == [vector.text for vector in plain]
     lines = (suite / vectors.OUT).read_text(encoding="ascii").split("\n")
@@ -131,14 +150,22 @@ def test_suite_is_compact_deterministic_and_in_both_formats(suites: dict[str, tu
                            "-o", str(tmp_path / "again"), *specials], capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
-    assert f"{len(written)} vectors" in done.stdout
+    assert f"{len(written)} vectors" in done.stdout and "left out" not in done.stdout  # every shape is in
     for name in (vectors.JSONL, vectors.INP, vectors.OUT):
         assert (tmp_path / "again" / name).read_bytes() == (suite / name).read_bytes()
 
 
-def test_max_bounds_the_suite(suites: dict[str, tuple[Path, str]]) -> None:
+def test_max_and_max_bytes_bound_the_suite(suites: dict[str, tuple[Path, str]],
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the generator's texts (``drawn=0``, quicker): 40 vectors at most; 200 kB at most, which leaves out
+    the longest shapes but keeps the shorter ones that fit."""
     reference = load_reference(suites["unreachable"][1], "cl100k")
-    assert len(vectors.choose(reference, 40)) == 40
+    assert len(vectors.choose(reference, 40, drawn=0)) == 40
+    monkeypatch.setattr(vectors, "MAX_BYTES", 200_000)
+    chosen = vectors.choose(reference, drawn=0)
+    assert 150_000 < sum(vector.size() for vector in chosen) <= 200_000
+    lengths = {len(vector.text.encode()) for vector in chosen}
+    assert max(lengths) > 1000 and not any(length > vectors.LONGEST for length in lengths)
 
 
 @pytest.mark.parametrize("problem", ["missing", "not-vocabulary", "output-is-file", "bad-special"])
@@ -185,6 +212,7 @@ def _runner(language: str) -> str:
 
 
 @pytest.mark.parametrize(("encode", "decode", "code"), [("encode_tiktoken_special", "decode", 0),
+                                                        ("encode_tiktoken_special_refusing", "decode", 0),
                                                         ("encode_tiktoken_special", "decode_drop_bom", 1),
                                                         ("encode_tiktoken_special_always", "decode", 1)])
 def test_the_documented_python_runner(suites: dict[str, tuple[Path, str]], tmp_path: Path, encode: str,
@@ -209,16 +237,21 @@ def test_the_documented_node_runner(suites: dict[str, tuple[Path, str]], tmp_pat
     suite = suites["rank"][0]
     (tmp_path / "run_vectors.js").write_text(_runner("js"), encoding="utf-8")
     written = vectors.read(suite / vectors.JSONL)
+    # The port refuses a lone surrogate, as a port may (String.prototype.isWellFormed: Node 20).
     port = ("const table = require('./table.json');\n"
             "const ids = new Map(table.map(([text, allowed, ids]) => [(allowed ? '1' : '0') + text, ids]));\n"
-            "const texts = new Map(table.map(([text, , ids]) => [ids.join(' '), text]));\n"
-            "exports.encode = (text, allowed) => ids.get((allowed === 'all' ? '1' : '0') + text);\n"
+            "const texts = new Map(table.map(([, , ids, back]) => [ids.join(' '), back]));\n"
+            "exports.encode = (text, allowed) => {\n"
+            "  if (text.isWellFormed && !text.isWellFormed()) throw new Error('not Unicode text');\n"
+            "  return ids.get((allowed === 'all' ? '1' : '0') + text);\n"
+            "};\n"
             "exports.decode = (found) => texts.get(found.join(' '));\n")
     (tmp_path / "my_port.js").write_text(port, encoding="utf-8")
+    assert any(vector.lone_surrogate for vector in written)
     for wrong in (False, True):
-        table = [[v.text, v.allowed_special, list(v.ids)] for v in written]
+        table = [[v.text, v.allowed_special, list(v.ids), v.back] for v in written]
         if wrong:  # the port encodes one text with one more id (its decode still knows the right ids)
-            table.append([written[0].text, written[0].allowed_special, [*written[0].ids, 0]])
+            table.append([written[0].text, written[0].allowed_special, [*written[0].ids, 0], written[0].back])
         (tmp_path / "table.json").write_text(json.dumps(table), encoding="utf-8")
         done = subprocess.run(["node", str(tmp_path / "run_vectors.js"), str(suite)], capture_output=True, text=True,
                               cwd=tmp_path, timeout=120, check=False)
