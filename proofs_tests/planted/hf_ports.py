@@ -32,6 +32,9 @@ from typing import Any
 
 import regex
 
+from bpeproof.impl.pre_tokenizers.hf_splits import to_oniguruma
+from bpeproof.impl.pre_tokenizers.patterns import PATTERNS
+
 #: GPT-2's regex as the library's ``ByteLevel`` step runs it when ``use_regex`` is true (its Rust source's).
 GPT2_REGEX = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 #: ECMAScript's ``\s`` inside an Oniguruma class: WhiteSpace and LineTerminator.
@@ -156,3 +159,29 @@ def encode_case_sensitive(text: str) -> list[int]:
 def encode_unicode_tables(text: str) -> list[int]:
     """Planted: every regex run with the ``regex`` module's own Unicode tables."""
     return _ids("unicode", text)
+
+
+#: cl100k's pattern as a ``Split`` step before a ``ByteLevel`` step that cuts nothing: the other shape files have.
+SPLIT_CL100K = {"type": "Sequence", "pretokenizers": [
+    {"type": "Split", "pattern": {"Regex": to_oniguruma(PATTERNS["cl100k"])}, "behavior": "Isolated",
+     "invert": False},
+    {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}
+
+
+def write_files(folder: Path, added_token: bool = False) -> dict[str, Path]:
+    """The trained vocabulary as a byte-level tokenizer.json in ``folder``, with GPT-2's ``ByteLevel`` regex
+    ("byte-level") and with cl100k's as a ``Split`` step ("split"); ``added_token``: with ``<|endoftext|>``, as
+    real files have (the library reads it in every text)."""
+    from bpeproof.impl.formats import load
+    from bpeproof.impl.formats.hf_json_writer import hf_json_bytes
+    from bpeproof.proofs_tests.planted.vocab import write_rank_file
+
+    document = json.loads(hf_json_bytes(load(write_rank_file(folder / "trained.tiktoken"))))
+    if added_token:
+        document["added_tokens"] = [{"id": 1 + max(document["model"]["vocab"].values()), "content": "<|endoftext|>",
+                                     "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
+                                     "special": True}]
+    paths = {"byte-level": folder / "byte_level.json", "split": folder / "split.json"}
+    paths["byte-level"].write_text(json.dumps(document), encoding="utf-8")
+    paths["split"].write_text(json.dumps({**document, "pre_tokenizer": SPLIT_CL100K}), encoding="utf-8")
+    return paths

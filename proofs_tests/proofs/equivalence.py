@@ -34,6 +34,7 @@ from __future__ import annotations
 import bpeproof.impl.encoder
 import bpeproof.impl.merge_loop
 import bpeproof.impl.trainer
+from bpeproof.impl.contracts import rank_code
 from bpeproof.spec.bpe import enc_tokens, train
 from bpeproof.spec.merge import dec_tokens, merge
 from bpeproof.spec.types import ALPHABET_SIZE, Rule
@@ -156,18 +157,6 @@ def _run_rules(a: int, a2: int, b2: int, a3: int, b3: int) -> list[Rule]:
     return [Rule(a, a, C), Rule(a2, b2, C + 1), Rule(a3, b3, C + 2)]
 
 
-def _list_code(rules: list[Rule]) -> bpeproof.impl.merge_loop.Code[int]:
-    """The engine's pair code of a rule list, by a scan of the list: the rank of the first rule joining (x, y)."""
-
-    def code(x: int, y: int) -> int | None:
-        for rank, rule in enumerate(rules):
-            if rule.a == x and rule.b == y:
-                return rank
-        return None
-
-    return code
-
-
 def _list_join(rules: list[Rule]) -> bpeproof.impl.merge_loop.Join[int]:
     """The unit that replaces a pair of code (rank) k: the new id of rule k."""
 
@@ -186,7 +175,7 @@ def engine_flat_on_runs_equals_spec(a: int, a2: int, b2: int, a3: int, b3: int, 
     post[]: __return__ == enc_tokens(_run_rules(a, a2, b2, a3, b3), [a] * n)
     """
     rules = _run_rules(a, a2, b2, a3, b3)
-    return bpeproof.impl.merge_loop.merge_short([a] * n, _list_code(rules), _list_join(rules))
+    return bpeproof.impl.merge_loop.merge_short([a] * n, rank_code(rules), _list_join(rules))
 
 
 def engine_heap_on_runs_equals_spec(a: int, a2: int, b2: int, a3: int, b3: int, n: int) -> list[int]:
@@ -201,7 +190,7 @@ def engine_heap_on_runs_equals_spec(a: int, a2: int, b2: int, a3: int, b3: int, 
     post[]: __return__ == enc_tokens(_run_rules(a, a2, b2, a3, b3), [a] * n)
     """
     rules = _run_rules(a, a2, b2, a3, b3)
-    return bpeproof.impl.merge_loop.merge_long([a] * n, _list_code(rules), _list_join(rules))
+    return bpeproof.impl.merge_loop.merge_long([a] * n, rank_code(rules), _list_join(rules))
 
 
 #: The ids of V_2 over the bytes the canonical rule lists use.
@@ -225,10 +214,10 @@ def canonical_rules(b1: int, a2: int, b2: int) -> list[Rule]:
 def impl_pair_table_equals_rule_ranks(b1: int, a2: int, b2: int) -> bool:
     """The encoder's pair table is the one the engine's loops are proved with: for every pair (x, y) of ids, a code
     exactly when some rule joins x, y; codes ordered as the ranks of the first rules joining them; the join the id of
-    that rule (``Encoder._code``, ``Encoder._join`` against ``_list_code``, ``_list_join``)."""
+    that rule (``Encoder._code``, ``Encoder._join`` against ``rank_code``, ``_list_join``)."""
     rules = canonical_rules(b1, a2, b2)
     encoder = python_encoder(rules)
-    rank, join = _list_code(rules), _list_join(rules)
+    rank, join = rank_code(rules), _list_join(rules)
     pairs = [(x, y) for x in _CANONICAL_IDS for y in _CANONICAL_IDS]
     codes = {pair: encoder._code(*pair) for pair in pairs}
     if any((codes[pair] is None) != (rank(*pair) is None) for pair in pairs):

@@ -21,9 +21,8 @@ from typing import Any
 
 import pytest
 
-from bpeproof.impl.pre_tokenizers.hf_splits import to_oniguruma
-from bpeproof.impl.pre_tokenizers.patterns import PATTERNS
 from bpeproof.proofs_tests.checker.tokenizers import check_tokenizer
+from bpeproof.proofs_tests.planted import hf_ports
 from bpeproof.proofs_tests.planted.vocab import write_rank_file
 
 pytest.importorskip("tokenizers")
@@ -32,30 +31,13 @@ PORTS = "bpeproof.proofs_tests.planted.hf_ports"
 #: The bound on a run's wall time: never reached on a working machine (the runs count texts).
 BOUND_SECONDS = 120.0
 EXAMPLES = 3000
-SPLIT_STEPS = {"type": "Sequence", "pretokenizers": [
-    {"type": "Split", "pattern": {"Regex": to_oniguruma(PATTERNS["cl100k"])}, "behavior": "Isolated",
-     "invert": False},
-    {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}
-
-
 @pytest.fixture(scope="module")
 def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """The trained vocabulary as a byte-level tokenizer.json: with GPT-2's ``ByteLevel`` regex, and with cl100k's
-    regex in a ``Split`` step."""
-    from bpeproof.impl.formats import load
-    from bpeproof.impl.formats.hf_json_writer import hf_json_bytes
-
-    folder = tmp_path_factory.mktemp("pipeline-causes")
-    document = json.loads(hf_json_bytes(load(write_rank_file(folder / "trained.tiktoken"))))
-    assert document["pre_tokenizer"]["type"] == "ByteLevel" and document["pre_tokenizer"]["use_regex"]
-    # An added token, as real files have: the library reads it in every text, so every text is checked with
-    # special tokens allowed, and a text without one must still be diagnosed word by word.
-    document["added_tokens"] = [{"id": 1 + max(document["model"]["vocab"].values()), "content": "<|endoftext|>",
-                                 "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
-                                 "special": True}]
-    paths = {"byte-level": folder / "byte_level.json", "split": folder / "split.json"}
-    paths["byte-level"].write_text(json.dumps(document), encoding="utf-8")
-    paths["split"].write_text(json.dumps({**document, "pre_tokenizer": SPLIT_STEPS}), encoding="utf-8")
+    regex in a ``Split`` step; with an added token, as real files have: the library reads it in every text, so
+    every text is checked with special tokens allowed, and a text without one must still be diagnosed word by
+    word."""
+    paths = hf_ports.write_files(tmp_path_factory.mktemp("pipeline-causes"), added_token=True)
     return {kind: str(path) for kind, path in paths.items()}
 
 

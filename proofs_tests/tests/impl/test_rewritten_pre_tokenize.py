@@ -15,36 +15,21 @@ from typing import Any
 import pytest
 
 from bpeproof.impl.pipelines.registry import load_tokenizer
-from bpeproof.impl.pre_tokenizers.hf_splits import PreTokenizer, SplitStep, to_oniguruma
+from bpeproof.impl.pre_tokenizers.hf_splits import PreTokenizer, SplitStep
 from bpeproof.impl.pre_tokenizers.patterns import PATTERNS
 from bpeproof.impl.tokenizer import Tokenizer
 from bpeproof.proofs_tests.checker.variants import with_js_whitespace, without_inline_case
 from bpeproof.proofs_tests.planted import hf_ports
-from bpeproof.proofs_tests.planted.vocab import write_rank_file
 
 tokenizers = pytest.importorskip("tokenizers")
 
 TEXTS = ["a\x85 b", "x \ufeffy", "\ufeff's", "  \x85", "DON'T I'Ma it'Sx", "a\u2000 b\u3000\u3000c", "\x1c a",
          "Hello world's 12345!\n\n  x", "\u0cdc's", "a\u0cdcb 1", ""]
-SPLIT_CL100K = {"type": "Sequence", "pretokenizers": [
-    {"type": "Split", "pattern": {"Regex": to_oniguruma(PATTERNS["cl100k"])}, "behavior": "Isolated",
-     "invert": False},
-    {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}
-
-
 @pytest.fixture(scope="module")
 def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """A byte-level tokenizer.json of the trained vocabulary with GPT-2's ``ByteLevel`` regex, and the same with
     cl100k's as a ``Split`` step."""
-    from bpeproof.impl.formats import load
-    from bpeproof.impl.formats.hf_json_writer import hf_json_bytes
-
-    folder = tmp_path_factory.mktemp("rewritten")
-    document = json.loads(hf_json_bytes(load(write_rank_file(folder / "trained.tiktoken"))))
-    out = {"byte-level": folder / "byte_level.json", "split": folder / "split.json"}
-    out["byte-level"].write_text(json.dumps(document), encoding="utf-8")
-    out["split"].write_text(json.dumps({**document, "pre_tokenizer": SPLIT_CL100K}), encoding="utf-8")
-    return out
+    return hf_ports.write_files(tmp_path_factory.mktemp("rewritten"))
 
 
 def _rewritten_library(path: Path, change: str, monkeypatch: pytest.MonkeyPatch) -> Any:
