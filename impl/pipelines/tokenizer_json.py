@@ -352,6 +352,8 @@ class HFPipeline:
         """``rebuild``: the steps made again with every regular expression read otherwise (``rewritten``);
         None: they have none, or cannot be made again."""
         self._normalizer = normalizer
+        #: The types of the normalizer's steps, in order ("NFC", "Lowercase", …): what a diagnosis may run otherwise.
+        self.normalizer_kinds = normalizer.kinds
         self._raw = _Matcher({token.content: token for token in added_tokens if not token.normalized})
         self._normalized = _Matcher(_normalized_patterns((t for t in added_tokens if t.normalized), normalizer))
         self._steps = tuple(steps)

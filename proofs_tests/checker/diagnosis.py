@@ -298,6 +298,31 @@ def _explained(analysis: Analysis, explanations: list[Explanation], semantics: s
     return analysis
 
 
+#: The Unicode normalization forms a normalizer may apply.
+NORMAL_FORMS = ("NFC", "NFD", "NFKC", "NFKD")
+
+
+def _normalized_otherwise(reference: Any, text: str, expected: Sequence[int], spelled: bytes) -> Analysis | None:
+    """The implementation's ids spell the text as the running Python's Unicode tables normalize it, where the
+    reference's normalizer, the library's, does otherwise (its tables are older: a mark assigned since has no
+    combining class there): the normalizer's Unicode version; None when that is not so."""
+    kinds = getattr(getattr(reference, "pipeline", None), "normalizer_kinds", ())
+    forms = [kind for kind in kinds if kind in NORMAL_FORMS]
+    if not forms or len(forms) != len(kinds):  # only a normalizer of forms alone is run otherwise
+        return None
+    other = text
+    for form in forms:
+        other = unicodedata.normalize(form, other)
+    own = b"".join(span[3] or b"" for span in _spans(reference, expected))
+    if spelled != other.encode("utf-8") or spelled == own:
+        return None
+    return Analysis("bytes", "def-utf8",
+                    f"the implementation's ids spell the text normalized ({'+'.join(forms)}) by other Unicode tables"
+                    f" than the file's own library's, as Python's (Unicode {unicodedata.unidata_version}) do:"
+                    f" {other!r}, where the library's normalizer gives {own.decode('utf-8', 'replace')!r}",
+                    "normalizer:unicode-version")
+
+
 def analyse(reference: Any, text: str, expected: list[int], actual: list[int], special: bool,
             encode_alone: Callable[[str], Answer] | None, reruns: Reruns | None = None) -> Analysis:
     """Which layer differs, and why (see the module docstring).  ``reruns`` holds the reference's variant
@@ -324,6 +349,9 @@ def analyse(reference: Any, text: str, expected: list[int], actual: list[int], s
     spelled = b"".join(s[3] or b"" for s in spans)
     unknown = [s[2] for s in spans if s[3] is None]
     if unknown or spelled != data:
+        otherwise = None if unknown else _normalized_otherwise(reference, text, expected, spelled)
+        if otherwise is not None:
+            return otherwise
         first = next((i for i, (x, y) in enumerate(zip(spelled, data, strict=False)) if x != y),
                      min(len(spelled), len(data)))
         why = (f"ids {sorted(set(unknown))[:5]} are not in the vocabulary" if unknown

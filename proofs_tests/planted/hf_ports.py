@@ -25,6 +25,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import unicodedata
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
@@ -159,6 +160,13 @@ def encode_case_sensitive(text: str) -> list[int]:
 def encode_unicode_tables(text: str) -> list[int]:
     """Planted: every regex run with the ``regex`` module's own Unicode tables."""
     return _ids("unicode", text)
+
+
+def encode_nfc_python_tables(text: str) -> list[int]:
+    """Planted: the library on a text that Python's ``unicodedata`` normalized (NFC) first: marks that Python's
+    tables know and the library's normalizer has no combining class for are reordered, as a port on newer Unicode
+    normalization data does."""
+    return _ids("", unicodedata.normalize("NFC", text))  # was: _ids("", text)
 
 
 #: cl100k's pattern as a ``Split`` step before a ``ByteLevel`` step that cuts nothing: the other shape files have.

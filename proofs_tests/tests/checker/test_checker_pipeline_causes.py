@@ -96,6 +96,41 @@ RANK_PORTS = "bpeproof.proofs_tests.planted.ports"
 
 
 @pytest.fixture(scope="module")
+def nfc_file(files: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The byte-level file with an NFC normalizer, as Qwen2's files have."""
+    document = json.loads(Path(files["byte-level"]).read_text(encoding="utf-8"))
+    path = tmp_path_factory.mktemp("nfc") / "nfc.json"
+    path.write_text(json.dumps({**document, "normalizer": {"type": "NFC"}}), encoding="utf-8")
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def later_marks(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """Lines of real-text shape with marks that Python's Unicode tables give a combining class below U+036E's and
+    the library's normalizer none (it has no data for them): NFC by the newer tables reorders them."""
+    import unicodedata
+
+    from bpeproof.impl.pre_tokenizers.hf_chars import is_normalization_gap
+
+    marks = [chr(code) for code in range(0x300, 0x30000) if is_normalization_gap(chr(code))
+             and 0 < unicodedata.combining(chr(code)) < unicodedata.combining("\u036e")][:8]
+    assert marks, "no mark the library's normalizer lacks"
+    path = tmp_path_factory.mktemp("marks") / "marks.txt"
+    path.write_text("".join(f"a\u036e{mark} word {index}\n" for index, mark in enumerate(marks * 3)), encoding="utf-8")
+    return str(path)
+
+
+def test_the_library_itself_stays_clean_under_nfc(nfc_file: str, later_marks: str) -> None:
+    assert _groups("encode", nfc_file, later_marks) == []
+
+
+def test_nfc_by_other_unicode_tables_is_one_group(nfc_file: str, later_marks: str) -> None:
+    """A port that normalizes by newer tables than the library's (transformers.js on Node's Unicode 17 does):
+    one group, ``normalizer:unicode-version``, where it was ``bytes:changed-text``."""
+    assert _groups("encode_nfc_python_tables", nfc_file, later_marks) == ["normalizer:unicode-version"]
+
+
+@pytest.fixture(scope="module")
 def ranks(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(write_rank_file(tmp_path_factory.mktemp("ranks") / "trained.tiktoken"))
 
