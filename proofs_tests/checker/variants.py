@@ -251,6 +251,24 @@ def as_written(pattern: str) -> str | None:
     return pattern
 
 
+def without_lookahead(pattern: str) -> str | None:
+    """``pattern`` with its negative lookahead ``(?!\\S)`` dropped, as an engine without lookaround (RE2, Go's
+    regexp, Rust's regex crate) has to; None when it has none."""
+    return pattern.replace("(?!\\S)", "") if "(?!\\S)" in pattern else None
+
+
+def lookahead_neutral(text: str) -> str:
+    """``text`` with each run of white space before a non-space cut to one character (where ``\\s+(?!\\S)`` and
+    ``\\s+`` cut alike)."""
+    import regex
+
+    return str(regex.sub(r"\s+(?=\S)", lambda match: match.group()[-1], text))
+
+
+def lookahead_examples() -> list[str]:
+    return ["  a", "a  b", "x\n\n y", "  \tb", " \n a", "a   1", "\t\tx", "a\n  b", "  !", "x \u3000y"]
+
+
 #: White space to Python's ``\s`` only, and to JavaScript's only.
 _PYTHON_ONLY_SPACE = frozenset("\x1c\x1d\x1e\x1f\x85")
 _JS_ONLY_SPACE = frozenset("\ufeff")
@@ -333,6 +351,9 @@ PATTERN_VARIANTS = (
                    " by the version the reference pins", as_written, unicode_neutral, unicode_examples, pinned=False),
     PatternVariant("u180e-space", "U+180E is white space to \\s (as before Unicode 6.3, in engines on older tables)",
                    with_u180e_space, u180e_neutral, u180e_examples),
+    PatternVariant("no-lookahead", "the negative lookahead (?!\\S) is dropped, as an engine without lookaround"
+                   " (RE2, Go, Rust's regex crate) must: a run of white space is no longer cut before its last"
+                   " character", without_lookahead, lookahead_neutral, lookahead_examples),
 )
 
 

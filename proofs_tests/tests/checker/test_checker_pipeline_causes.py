@@ -157,6 +157,11 @@ def test_special_names_cut_out_where_not_allowed_are_one_group(ranks: str, monke
     assert _rank_groups("encode_tiktoken_special_cut", ranks, special=specials) == ["split:special-names"]
 
 
+def test_a_dropped_lookahead_is_one_group(ranks: str) -> None:
+    """``\\s+(?!\\S)`` written ``\\s+`` (an engine without lookaround): one group (was five ``split:altN:…``)."""
+    assert _rank_groups("encode_ws_no_lookahead", ranks) == ["split:no-lookahead"]
+
+
 def test_u180e_read_as_white_space_is_one_group(ranks: str, tmp_path: Path) -> None:
     """``\\s`` with U+180E (white space before Unicode 6.3): one group, on texts around U+180E (was
     ``split:alt7:space``, and more on more texts)."""
