@@ -16,7 +16,7 @@ from bpeproof.audit.libraries import Library
 from bpeproof.audit.sampling import sample_corpus
 from bpeproof.impl.formats import Vocab
 from bpeproof.impl.io.errors import FormatError
-from bpeproof.impl.pipelines.registry import load_tokenizer
+from bpeproof.impl.tokenizer import load_tokenizer
 
 __all__ = ["PROJECT_TEXT_CHARS", "TOKEN_TEXTS", "project_section"]
 

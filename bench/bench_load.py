@@ -14,7 +14,7 @@ For each file, every measurement a fresh process that loads the file, encodes on
   (``Tokenizer.from_str``), ``sentencepiece`` (``SentencePieceProcessor``); none for GGUF (llama.cpp is C++);
 - ``same ranks``: for a file that is no rank file, tiktoken's script on its tokens written as one (``bpeproof
   convert --to tiktoken``, ids as ranks, with cl100k's pattern): the load the goals compare every format with;
-- ``first``: ``bpeproof.impl.pipelines.registry.load_tokenizer`` with an empty compiled-vocabulary cache: the file
+- ``first``: ``bpeproof.impl.tokenizer.load_tokenizer`` with an empty compiled-vocabulary cache: the file
   read, the tokenizer built and its entry written (``bpeproof.impl.io.vocab_cache``);
 - ``no cache``: the same with ``BPEPROOF_NO_CACHE=1``: read and built, nothing written;
 - ``cached``: the same with the entry in the cache;
@@ -74,7 +74,7 @@ print(json.dumps(sp.encode(sample)))
 
 PROJECT = r"""
 import json, sys
-from bpeproof.impl.pipelines.registry import load_tokenizer
+from bpeproof.impl.tokenizer import load_tokenizer
 print(json.dumps(load_tokenizer(sys.argv[1]).encode(sys.argv[2])))
 """
 

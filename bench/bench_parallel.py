@@ -283,7 +283,7 @@ def child(task: str, system: str, corpus: str, extra: str) -> dict[str, Any]:
                       merges=tokenizer.get_vocab_size() - 256, threads=os.environ.get("RAYON_NUM_THREADS", "default"))
     elif task == "encode" and system.startswith("impl"):
         from bpeproof.impl.parallel import encode_files
-        from bpeproof.impl.pipelines.registry import load_tokenizer
+        from bpeproof.impl.tokenizer import load_tokenizer
 
         workers = int(system.split("=")[1])
         vocabulary = load_tokenizer(extra, "cl100k")
@@ -297,7 +297,7 @@ def child(task: str, system: str, corpus: str, extra: str) -> dict[str, Any]:
     elif task == "encode" and system.startswith("dask"):
         from bpeproof.impl.parallel import encode_files
         from bpeproof.impl.parallel.dask_cluster import dask_engine
-        from bpeproof.impl.pipelines.registry import load_tokenizer
+        from bpeproof.impl.tokenizer import load_tokenizer
 
         vocabulary = load_tokenizer(extra, "cl100k")
         output = Path(corpus).with_suffix(".dask.npy")

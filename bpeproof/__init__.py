@@ -28,15 +28,15 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from bpeproof.impl.encoder import dec, enc
-    from bpeproof.impl.pipelines.registry import load_tokenizer as load
     from bpeproof.impl.tokenizer import Tokenizer
+    from bpeproof.impl.tokenizer import load_tokenizer as load
     from bpeproof.impl.trainer import train, train_counts
     from bpeproof.proofs_tests.checker.functions import CheckResult, check, check_all
     from bpeproof.proofs_tests.checker.tokenizers import check_tokenizer
 
 #: Each public name: the module that defines it and its name there.
 _API: dict[str, tuple[str, str]] = {
-    "load": ("bpeproof.impl.pipelines.registry", "load_tokenizer"),
+    "load": ("bpeproof.impl.tokenizer", "load_tokenizer"),
     "Tokenizer": ("bpeproof.impl.tokenizer", "Tokenizer"),
     "train": ("bpeproof.impl.trainer", "train"),
     "train_counts": ("bpeproof.impl.trainer", "train_counts"),

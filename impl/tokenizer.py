@@ -1,66 +1,51 @@
-"""The user-facing tokenizer: pre-tokenization, byte-level BPE per word, special tokens, decoding, files.
+"""The user-facing tokenizer: one text pipeline and one merge model; encoding, special tokens, decoding, files.
 
-A ``Tokenizer`` is a rule list R (def-merge, def-bpe), a pre-tokenization
-pattern (``bpeproof.impl.pre_tokenizers.patterns``) and special tokens (def-utf8).  Encoding a text
-cuts it into words with the pattern, takes each word's UTF-8 bytes (def-utf8)
-and encodes each word on its own with enc_R (def-bpe) — the composition
-``bpeproof.spec.text.encode_text`` describes.  Decoding joins the bytes of all tokens
-first and decodes UTF-8 once, never token by token, because a token boundary
-may fall inside a character (prop-utf8-boundary).
+A ``Tokenizer`` is a ``TextPipeline`` (``bpeproof.impl.pipelines.text_pipeline``), which turns a text into words and
+the ids of the special tokens it reads, and a ``MergeModel`` (``bpeproof.impl.models``), which turns each word's
+bytes into ids.  The article's tokenizer is the sequential model on a rule list R (def-merge, def-bpe) behind a
+pre-tokenization pattern, with special tokens (def-utf8): encoding cuts a text into words with the pattern, takes
+each word's UTF-8 bytes and encodes each word on its own with enc_R, the composition
+``bpeproof.spec.text.encode_text`` describes.  Every file format is another pipeline or model (tiktoken's ranks,
+a ``tokenizer.json``'s added tokens, normalizer and pre-tokenizer, sentencepiece, llama.cpp, CLIP).  Decoding
+joins the bytes of all tokens first and decodes UTF-8 once, never token by token, because a token boundary may fall
+inside a character (prop-utf8-boundary).
 
-Token ids.  Internally the bytes are the ids 0..255 of V0 (def-alphabet-vocab).
-A tokenizer may present the bytes under other ids (``byte_ids``: 256 distinct
-non-negative ids, none of them a rule's new id or a special token's id):
-tiktoken's rank files permute 0..255, giving byte 0x21 "!" the id 0 and so on;
-DeepSeek's ``tokenizer.json`` puts the bytes at 3..258.  Merged tokens keep
-their rule ids c, which are ≥ 256 in every valid rule list.
+Token ids.  Internally the bytes are the ids 0..255 of V0 (def-alphabet-vocab).  A tokenizer may present the bytes
+under other ids (``byte_ids``: 256 distinct non-negative ids, none of them a rule's new id or a special token's id):
+tiktoken's rank files permute 0..255, giving byte 0x21 "!" the id 0 and so on; DeepSeek's ``tokenizer.json`` puts
+the bytes at 3..258.  Merged tokens keep their rule ids c, which are ≥ 256 in every valid rule list.
 
-Pre-tokenization.  Either one regular expression (``pattern``), whose matches
-are the words, or a ``bpeproof.impl.pre_tokenizers.hf_splits.PreTokenizer`` (``pretokenizer``): a
-sequence of Hugging Face ``Split`` steps, each cutting the pieces of the step
-before, as a ``tokenizer.json`` file's own pre-tokenizer does.
+Speed.  What runs in C is chosen once, when the tokenizer is assembled: a model with a C merge loop
+(``impl/_c/_fastenc.c``: cache look-up, UTF-8 bytes, rank-order merging, the list of ids) merges every word there;
+a pipeline whose stretches a hand-written C scanner cuts (tiktoken's patterns, ``c_scanner``) has each stretch cut
+and merged in one C call.  Without the extension the same ids come from the ``regex`` module and the Python loops.
 
-Files.  ``save`` / ``load`` write and read the project's own file format, one UTF-8 JSON object, which
-``bpeproof.impl.formats.project_file`` (its one reader and writer) describes key by key.
-
-Speed.  When the optional C extension ``impl/_c/_fastenc.c`` is built (and
-``bpeproof.impl.encoder.USE_C_LOOP`` is true when the tokenizer is made), the loop over
-the words runs in C: cache look-up, UTF-8 bytes, rank-order merging, the list
-of ids.  For tiktoken's patterns (cl100k, o200k, r50k) the pre-tokenizer is
-written out by hand in C as well (``bpeproof.impl.pre_tokenizers.char_table``); any other pattern is cut by
-the ``regex`` module (``bpeproof.impl.pre_tokenizers.splitter.regex_pieces``).  A tokenizer with split steps cuts
-its words with the ``regex`` module and merges them in C.  Without the extension the same ids come from the
-``regex`` module and ``bpeproof.impl.encoder``'s Python loops.
-
-Files and processes.  ``load`` and ``encode_batch`` are done by the file loaders
-(``bpeproof.impl.pipelines.registry``) and the worker pools (``bpeproof.impl.parallel``), which build on this
-class and return it; it reaches them only through ``bpeproof.impl.tokenizer_hooks``, by name on first use, so
-that the imports between them point one way and this module stays free of both.
+Files and processes.  ``load`` reads the parts of a tokenizer from any supported file
+(``bpeproof.impl.pipelines.registry``) and ``encode_batch`` sends a tokenizer's parts to worker processes
+(``bpeproof.impl.parallel``); both take the parts, not this class, so every import points downward.
 """
 
 from __future__ import annotations
 
 import codecs
 import os
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from functools import partial
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import chain
-from typing import Any, Protocol
+from typing import Any
 
-from bpeproof.impl import tokenizer_hooks
 from bpeproof.impl.encoder import Encoder
-from bpeproof.impl.ids import check_byte_ids, check_special_tokens
 from bpeproof.impl.io.atomic import atomic_write_text
 from bpeproof.impl.io.errors import FormatError
+from bpeproof.impl.models.ids import check_special_tokens
 from bpeproof.impl.models.merge_model import SEMANTICS, MergeModel
 from bpeproof.impl.models.sequential import SequentialModel
 from bpeproof.impl.models.tiktoken import TiktokenModel
+from bpeproof.impl.pipelines.special_tokens import AllowedSpecial, allowed_names
+from bpeproof.impl.pipelines.text_pipeline import TextPipeline, TokenizerParts, check_texts, pipeline_of
 from bpeproof.impl.pre_tokenizers import splitter
-from bpeproof.impl.pre_tokenizers.char_table import HAND_WRITTEN, char_table
+from bpeproof.impl.pre_tokenizers.char_table import char_table
 from bpeproof.impl.pre_tokenizers.hf_splits import PreTokenizer, SplitStep
-from bpeproof.impl.pre_tokenizers.patterns import PATTERNS, compile_pattern, pattern_name, resolve_pattern
-from bpeproof.impl.pre_tokenizers.unicode_classes import stand_ins
-from bpeproof.impl.special_tokens import AllowedSpecial, allowed_names, names_finder
+from bpeproof.impl.pre_tokenizers.patterns import pattern_name, resolve_pattern
 from bpeproof.impl.stream import StreamDecoder
 from bpeproof.impl.word_cache import WordCache
 from bpeproof.spec.types import (
@@ -74,53 +59,29 @@ from bpeproof.spec.types import (
     is_int,
 )
 
-__all__ = ["TextPipeline", "Tokenizer"]
+__all__ = ["TextPipeline", "Tokenizer", "TokenizerParts", "check_texts", "load_tokenizer"]
 
-#: The expressions of the named patterns, which are known to compile.
-_NAMED_SOURCES = frozenset(PATTERNS.values())
-
-def check_texts(texts: object) -> None:
-    """Refuse a batch that is not a list of str (a str itself included), naming the first item that is not one."""
-    if isinstance(texts, (str, bytes)) or not isinstance(texts, Sequence):
-        raise BPETypeError(f"texts must be a list of str, not {type(texts).__name__}")
-    for index, text in enumerate(texts):
-        if not isinstance(text, str):
-            raise BPETypeError(f"texts[{index}] must be str, not {type(text).__name__}")
-
-
-class TextPipeline(Protocol):
-    """What turns a text into a model's words: the words and the ids of the (allowed) special tokens, in order.
-
-    ``library_allowed_special``: the ``allowed_special`` under which the pipeline answers as the file's own library
-    does when it is given no option ("all" where that library reads special tokens in any text).  A pipeline cut
-    by regular expressions may also have ``rewritten(transform, pinned)``, the same pipeline with them read
-    otherwise (``HFPipeline.rewritten``, for ``Tokenizer.rewritten_pre_tokenize``)."""
-
-    description: str
-    library_allowed_special: AllowedSpecial
-
-    def pieces(self, text: str, allowed: Collection[str] | None = None) -> list[str | int]: ...
+#: The id a model's C loop reports for a byte without a token (llama.cpp's ``LlamaCppModel.BARRIER``), dropped.
+_BARRIER = -1
 
 
 class Tokenizer:
-    """Byte-level BPE on text: pre-tokenize, enc_R each word, join (def-bpe, def-utf8).
+    """Byte-level BPE on text: a text pipeline, then a merge model on each word, joined (def-bpe, def-utf8).
 
-    ``rules``: a valid rule list (def-merge).  ``pattern``: a name of
-    ``bpeproof.impl.pre_tokenizers.patterns.PATTERNS`` ("r50k", "cl100k", "o200k", "words") or a raw
-    regular expression for the ``regex`` module.  ``special_tokens``: name →
-    id, ids outside V_m and distinct (def-utf8); plain encoding never produces
-    them.  ``byte_ids``: the external id of each byte: 256 distinct
-    non-negative ints, none of them a rule's new id c or a special token's id
-    (a permutation of 0..255 always qualifies); None for the identity.
-    ``cache_size`` bounds the word cache.
+    ``rules``: a valid rule list (def-merge), run with the article's sequential semantics.  ``pattern``: a name of
+    ``bpeproof.impl.pre_tokenizers.patterns.PATTERNS`` ("r50k", "cl100k", "o200k", "words") or a raw regular
+    expression for the ``regex`` module.  ``special_tokens``: name → id, ids outside V_m and distinct (def-utf8);
+    plain encoding never produces them.  ``byte_ids``: the external id of each byte: 256 distinct non-negative ints,
+    none of them a rule's new id c or a special token's id (a permutation of 0..255 always qualifies); None for the
+    identity.  ``cache_size`` bounds the word cache.
 
-    ``pretokenizer``: a ``bpeproof.impl.pre_tokenizers.hf_splits.PreTokenizer`` or a sequence of
-    ``SplitStep`` (Hugging Face ``Split`` steps applied in turn, as a
-    ``tokenizer.json`` file's ``Sequence`` pre-tokenizer does); when given it
-    cuts the text into words instead of ``pattern``, which is then only kept
-    (``pattern`` property, files).  A step with the behaviour "removed" drops
-    text, so ``decode(encode(text))`` may be shorter than the text, as with
-    the ``tokenizers`` library.  Saved files record the steps (format version 2).
+    ``pretokenizer``: a ``bpeproof.impl.pre_tokenizers.hf_splits.PreTokenizer`` or a sequence of ``SplitStep``
+    (Hugging Face ``Split`` steps applied in turn, as a ``tokenizer.json`` file's ``Sequence`` pre-tokenizer does);
+    when given it cuts the text into words instead of ``pattern``, which is then only kept (``pattern`` property,
+    files).  A step with the behaviour "removed" drops text, so ``decode(encode(text))`` may be shorter than the
+    text, as with the ``tokenizers`` library.  Saved files record the steps (format version 2).
+
+    Any other pipeline and model: ``from_parts`` (``from_model`` for a model behind a pattern or split steps).
     """
 
     def __init__(
@@ -133,10 +94,8 @@ class Tokenizer:
         cache_size: int = 1 << 18,
         pretokenizer: PreTokenizer | Sequence[SplitStep] | None = None,
     ) -> None:
-        encoder = Encoder(rules, cache_size=0)
-        new_ids = frozenset(rule.c for rule in encoder.rules)
-        checked_bytes = check_byte_ids(byte_ids, new_ids)
-        self._setup(SequentialModel(encoder, checked_bytes), pattern, special_tokens, cache_size, pretokenizer)
+        self._assemble(SequentialModel.checked(rules, byte_ids), special_tokens, cache_size,
+                       pattern=pattern, pretokenizer=pretokenizer)
 
     @classmethod
     def from_model(
@@ -147,40 +106,38 @@ class Tokenizer:
         *,
         cache_size: int = 1 << 18,
         pretokenizer: PreTokenizer | Sequence[SplitStep] | None = None,
-        pipeline: TextPipeline | None = None,
     ) -> Tokenizer:
-        """A tokenizer running ``model``'s semantics (``bpeproof.impl.models``: tiktoken, Hugging Face BPE, sequential).
-
-        ``pipeline``: what turns a text into the model's words and the ids of the special tokens in it, instead
-        of the pattern or split steps and ``allowed_special`` (a ``tokenizer.json`` file's added tokens,
-        normalizer and pre-tokenizer, ``impl.pipelines.tokenizer_json``; CLIP's text cleaning,
-        ``impl.pipelines.clip``); ``pattern`` and
-        ``pretokenizer`` are then only kept."""
+        """A tokenizer running ``model``'s semantics (``bpeproof.impl.models``: tiktoken, Hugging Face BPE,
+        sequential, …) behind ``pattern``, or the split steps ``pretokenizer`` when given."""
         tokenizer = cls.__new__(cls)
-        tokenizer._setup(model, pattern, special_tokens, cache_size, pretokenizer)
-        if pipeline is not None:
-            tokenizer._pipeline = pipeline
-            tokenizer._split_which = -1
-            tokenizer._split_table = None
+        tokenizer._assemble(model, special_tokens, cache_size, pattern=pattern, pretokenizer=pretokenizer)
         return tokenizer
 
-    def _setup(
+    @classmethod
+    def from_parts(cls, parts: TokenizerParts) -> Tokenizer:
+        """The tokenizer of a text pipeline and a merge model (``TokenizerParts``: a file's, as the loaders read
+        it, or any other)."""
+        tokenizer = cls.__new__(cls)
+        tokenizer._assemble(parts.model, parts.special_tokens, parts.cache_size, pipeline=parts.pipeline)
+        return tokenizer
+
+    def _assemble(
         self,
         model: MergeModel,
-        pattern: str,
         special_tokens: Mapping[str, int] | None,
         cache_size: int,
-        pretokenizer: PreTokenizer | Sequence[SplitStep] | None,
+        *,
+        pipeline: TextPipeline | None = None,
+        pattern: str = "words",
+        pretokenizer: PreTokenizer | Sequence[SplitStep] | None = None,
     ) -> None:
+        """Check the parts and choose, once, what runs in C (see the module docstring)."""
         if not is_int(cache_size) or cache_size < 0:
             raise BPETypeError(f"cache_size must be a non-negative int, not {cache_size!r}")
-        self._pipeline: TextPipeline | None = None
         self._model = model
-        self._pattern_source = resolve_pattern(pattern)
-        # A named pattern compiles: it is compiled when first used (most tokenizers cut their words in C, by
-        # split steps or by a pipeline, and never use it).  Any other is compiled now, to be refused now.
-        self._compiled: Any = None if self._pattern_source in _NAMED_SOURCES else compile_pattern(self._pattern_source)
-        self._pretokenizer = self._check_pretokenizer(pretokenizer)
+        if pipeline is None:
+            source = resolve_pattern(pattern)
+            checked = PreTokenizer.of(pretokenizer)
         # The table of every id's bytes is made when first read (decoding), unless special tokens are to be checked
         # against the model's ids now: most loads only encode.
         table = model.token_table() if special_tokens else None
@@ -189,42 +146,21 @@ class Tokenizer:
         if table is not None:
             table.update(self._special_bytes)
         self._bytes_of: dict[int, bytes] | None = table
+        self._pipeline = pipeline if pipeline is not None else pipeline_of(source, checked, self._specials)
         self._cache = WordCache(self._encode_piece, cache_size)
         self._cache_size = cache_size
         # The C word loop (impl/_c/_fastenc.c) reports the model's ids itself and fills the same cache.
         self._fast: Any = model.c_merger()
-        # tiktoken's patterns are also written out by hand in C (split_pattern), with a code point table from regex.
-        self._split_table: bytes | None = None
-        self._split_which = HAND_WRITTEN.get(self._pattern_source, -1) if self._pretokenizer is None else -1
-        if self._fast is not None and self._split_which >= 0:
-            self._split_table = char_table()
-        self._special_finders: dict[frozenset[str], Any] = {}
+        self._barrier: bool = bool(getattr(model, "has_barrier", False))
+        # A pipeline cut by a hand-written C scanner, with a model merged in C: each stretch in one C call.
+        self._scan_which = getattr(self._pipeline, "c_scanner", -1) if self._fast is not None else -1
+        self._scan_table: bytes | None = char_table() if self._scan_which >= 0 else None
 
     def __repr__(self) -> str:
-        pattern = self.pattern_name or repr(self._pattern_source)
-        if self._pretokenizer is not None:
-            pattern = f"{len(self._pretokenizer.steps)} split steps"
-        if self._pipeline is not None:
-            pattern = self._pipeline.description or "the file's pipeline"
         return (
-            f"Tokenizer(semantics={self.semantics}, pattern={pattern}, special_tokens={len(self._specials)},"
-            f" vocab_size={self.vocab_size})"
+            f"Tokenizer(semantics={self.semantics}, pattern={self._pipeline.description or 'the file pipeline'},"
+            f" special_tokens={len(self._specials)}, vocab_size={self.vocab_size})"
         )
-
-    # -- construction checks ----------------------------------------------------------------------------
-
-    @staticmethod
-    def _check_pretokenizer(pretokenizer: PreTokenizer | Sequence[SplitStep] | None) -> PreTokenizer | None:
-        if pretokenizer is None or isinstance(pretokenizer, PreTokenizer):
-            return pretokenizer
-        if isinstance(pretokenizer, (str, bytes)) or not isinstance(pretokenizer, Sequence):
-            raise BPETypeError(
-                f"pretokenizer must be a PreTokenizer or a sequence of SplitStep, not {type(pretokenizer).__name__}"
-            )
-        for index, step in enumerate(pretokenizer):
-            if not isinstance(step, SplitStep):
-                raise BPETypeError(f"pretokenizer[{index}] must be a SplitStep, not {type(step).__name__}")
-        return PreTokenizer(pretokenizer)
 
     # -- properties -------------------------------------------------------------------------------------
 
@@ -237,6 +173,16 @@ class Tokenizer:
     def model(self) -> MergeModel:
         """The merge model: one pre-token's bytes to ids, under ``semantics``."""
         return self._model
+
+    @property
+    def pipeline(self) -> TextPipeline:
+        """The text pipeline: a text to the model's words and the ids of the special tokens read in it."""
+        return self._pipeline
+
+    @property
+    def parts(self) -> TokenizerParts:
+        """The tokenizer's parts (``from_parts`` makes it again from them)."""
+        return TokenizerParts(self._pipeline, self._model, dict(self._specials), self._cache_size)
 
     def _sequential(self, what: str) -> SequentialModel:
         if not isinstance(self._model, SequentialModel):
@@ -253,19 +199,13 @@ class Tokenizer:
 
     @property
     def pattern(self) -> str:
-        """The pre-tokenization regular expression."""
-        return self._pattern_source
+        """The pre-tokenization regular expression ("words"' for a pipeline that is not cut by one)."""
+        return getattr(self._pipeline, "pattern", resolve_pattern("words"))
 
     @property
     def pretokenizer(self) -> PreTokenizer | None:
-        """The split steps that cut the text into words, or None when ``pattern`` does."""
-        return self._pretokenizer
-
-    @property
-    def pipeline(self) -> TextPipeline | None:
-        """The text pipeline that turns a text into words (a ``tokenizer.json`` file's, CLIP's, …), or None when
-        ``pattern`` or ``pretokenizer`` does."""
-        return self._pipeline
+        """The split steps that cut the text into words, or None when a pattern or another pipeline does."""
+        return getattr(self._pipeline, "pretokenizer", None)
 
     @property
     def cache_size(self) -> int:
@@ -276,37 +216,20 @@ class Tokenizer:
         """The words ``encode`` cuts ``text`` into (before special tokens are considered: none are cut out)."""
         if not isinstance(text, str):
             raise BPETypeError(f"text must be str, not {type(text).__name__}")
-        if self._pipeline is not None:
-            return [piece for piece in self._pipeline.pieces(text, None) if isinstance(piece, str)]
-        if self._pretokenizer is not None:
-            return self._pretokenizer.split(text)
-        return self._regex_pieces(text)
+        return [piece for piece in self._pipeline.pieces(text, None) if isinstance(piece, str)]
 
     def rewritten_pre_tokenize(self, transform: Callable[[str], str | None], pinned: bool = True
                                ) -> Callable[[str], list[str]] | None:
-        """``pre_tokenize`` as a port that reads every regular expression of the pre-tokenization otherwise cuts:
-        the pattern, each split step, or each of the pipeline's (``HFPipeline.rewritten``), passed through
-        ``transform`` (the ``regex`` module's syntax in and out; None: the expression cannot be read so) and,
-        unless ``pinned``, classified by the ``regex`` module's own Unicode tables instead of ``UNICODE_VERSION``'s.
-        None when the pre-tokenization has no regular expression or one cannot be read so.  For a diagnosis
-        (which reading of the expressions a port follows): this tokenizer is left as it is."""
-        if self._pipeline is not None:
-            rewrite = getattr(self._pipeline, "rewritten", None)  # a pipeline without expressions has none
-            pipeline: TextPipeline | None = None if rewrite is None else rewrite(transform, pinned)
-            if pipeline is None:
-                return None
-            return lambda text: [piece for piece in pipeline.pieces(text, None) if isinstance(piece, str)]
-        if self._pretokenizer is not None:
-            rewritten = self._pretokenizer.rewritten(transform, pinned)
-            return None if rewritten is None else rewritten.split
-        source = transform(self._pattern_source)
-        if source is None:
+        """``pre_tokenize`` as a port that reads every regular expression of the pipeline otherwise cuts (its
+        ``rewritten``): each passed through ``transform`` (the ``regex`` module's syntax in and out; None: the
+        expression cannot be read so) and, unless ``pinned``, classified by the ``regex`` module's own Unicode tables
+        instead of ``UNICODE_VERSION``'s.  None when the pipeline has no regular expression or one cannot be read
+        so.  For a diagnosis (which reading of the expressions a port follows): this tokenizer is left as it is."""
+        rewrite = getattr(self._pipeline, "rewritten", None)  # a pipeline of another kind may not offer it
+        pipeline: TextPipeline | None = None if rewrite is None else rewrite(transform, pinned)
+        if pipeline is None:
             return None
-        try:
-            compiled = compile_pattern(source)
-        except ValueError:
-            return None
-        return partial(splitter.regex_pieces if pinned else splitter.unpinned_pieces, compiled)
+        return lambda text: [piece for piece in pipeline.pieces(text, None) if isinstance(piece, str)]
 
     @property
     def _table(self) -> dict[int, bytes]:
@@ -318,20 +241,9 @@ class Tokenizer:
         return self._bytes_of
 
     @property
-    def _regex(self) -> Any:
-        """The compiled pattern (compiled on first use)."""
-        if self._compiled is None:
-            self._compiled = compile_pattern(self._pattern_source)
-        return self._compiled
-
-    def _regex_pieces(self, text: str) -> list[str]:
-        """The pattern's matches in ``text`` (``splitter.regex_pieces``)."""
-        return splitter.regex_pieces(self._regex, text)
-
-    @property
     def pattern_name(self) -> str | None:
         """The name of the pattern in ``patterns.PATTERNS``, or None for a raw expression."""
-        return pattern_name(self._pattern_source)
+        return pattern_name(self.pattern)
 
     @property
     def special_tokens(self) -> dict[str, int]:
@@ -344,7 +256,7 @@ class Tokenizer:
         for a ``tokenizer.json`` (the ``tokenizers`` library reads every added token in any text: it has no mode
         for ordinary text), None for the others (tiktoken's ``encode_ordinary``, llama.cpp without
         ``parse_special``)."""
-        return None if self._pipeline is None else self._pipeline.library_allowed_special
+        return self._pipeline.library_allowed_special
 
     @property
     def byte_ids(self) -> tuple[int, ...]:
@@ -389,84 +301,55 @@ class Tokenizer:
         """The model's ids for one word's bytes; the word cache calls this on a miss."""
         return self._model.encode_word(piece.encode("utf-8", "surrogateescape"))
 
-    def _ordinary(self, text: str) -> list[int]:
-        """Pre-tokenize with the pattern and encode every word through the cache."""
+    def _allowed_names(self, allowed_special: AllowedSpecial) -> frozenset[str] | None:
+        """The special tokens' names ``allowed_special`` allows, checked (``special_tokens.allowed_names``); None
+        for none."""
+        return allowed_names(self._specials, allowed_special)
+
+    def _encode_text(self, text: str, allowed_special: AllowedSpecial) -> list[int]:
+        names = self._allowed_names(allowed_special)
+        if self._scan_table is None:
+            return self._encode_pieces(self._pipeline.pieces(text, names))
+        if names is None:
+            return self._scan(text)
+        out: list[int] = []
+        for item in self._pipeline.stretches(text, names):
+            if isinstance(item, int):
+                out.append(item)
+            else:
+                out += self._scan(item)
+        return out
+
+    def _scan(self, text: str) -> list[int]:
+        """One stretch cut by the pipeline's C scanner and merged in C, through the C loop's own word cache."""
+        if len(text) >= splitter.C_TEXT_LIMIT:
+            return self._encode_pieces(self._pipeline.pieces(text, None))
         try:
-            return self._ordinary_unchecked(text)
-        except InvalidTextError:
-            raise
+            ids: list[int] = self._fast.encode_text(text, self._scan_table, self._scan_which, self._cache_size)
         except ValueError as error:
             if type(error) is not ValueError:
                 raise
-            raise InvalidTextError(str(error)) from None  # the C loop's word that needs a byte without an id
+            raise InvalidTextError(str(error)) from None  # a word that needs a byte without an id
+        return ids
 
-    def _ordinary_unchecked(self, text: str) -> list[int]:
-        fast = self._fast is not None and len(text) < splitter.C_TEXT_LIMIT
-        if fast and self._split_table is not None:
-            # The hand-written pattern matches at every position: the pieces cover the text.
-            # The C loop keeps its own word cache for these patterns, keyed by code points (no str per piece).
-            ids: list[int] = self._fast.encode_text(text, self._split_table, self._split_which, self._cache_size)
-            return ids
-        if self._pretokenizer is not None:
-            pieces = self._pretokenizer.split(text)
-        else:
-            pieces = self._regex_pieces(text)
-            if sum(map(len, pieces)) != len(text):
-                self._raise_uncovered(text)
-        if fast:
-            ids = self._fast.encode_pieces(pieces, self._cache, self._cache_size)
-            return ids
-        return list(chain.from_iterable(map(self._cache.__getitem__, pieces)))
-
-    def _raise_uncovered(self, text: str) -> None:
-        position = 0
-        for match in self._regex.finditer(stand_ins(text)):
-            if match.start() != position:
-                break
-            position = match.end()
-        raise BPEValueError(
-            f"the pre-tokenization pattern leaves the text at character {position} unmatched;"
-            " a pattern must cover the whole text"
-        )
-
-    def _special_finder(self, allowed_special: AllowedSpecial) -> Any:
-        """The expression that finds the allowed special tokens' names (made once per set of names), or None."""
-        names = self._allowed_names(allowed_special)
-        if names is None:
-            return None
-        if names not in self._special_finders:
-            self._special_finders[names] = names_finder(names)
-        return self._special_finders[names]
-
-    def _allowed_names(self, allowed_special: AllowedSpecial) -> frozenset[str] | None:
-        """The special tokens' names ``allowed_special`` allows, or None for none (and always None for a tokenizer
-        without special tokens)."""
-        if not self._specials:
-            return None
-        return self._named_specials(allowed_special)
-
-    def _named_specials(self, allowed_special: AllowedSpecial) -> frozenset[str] | None:
-        """The special tokens' names ``allowed_special`` allows, checked (``special_tokens.allowed_names``)."""
-        return allowed_names(self._specials, allowed_special)
-
-    def _encode_pipeline(self, pipeline: TextPipeline, text: str, allowed_special: AllowedSpecial) -> list[int]:
+    def _encode_pieces(self, pieces: list[str | int]) -> list[int]:
         """The pipeline's words encoded through the cache (in C when the model has a C loop), its ids kept."""
         out: list[int] = []
         words: list[str] = []
-        fast = self._fast
-        for piece in pipeline.pieces(text, self._allowed_names(allowed_special)):
+        for piece in pieces:
             if isinstance(piece, str):
                 words.append(piece)
                 continue
             if words:
-                out += self._encode_words(words, fast)
+                out += self._encode_words(words)
                 words = []
             out.append(piece)
         if words:
-            out += self._encode_words(words, fast)
+            out += self._encode_words(words)
         return out
 
-    def _encode_words(self, words: list[str], fast: Any) -> list[int]:
+    def _encode_words(self, words: list[str]) -> list[int]:
+        fast = self._fast
         if fast is not None and sum(map(len, words)) < splitter.C_TEXT_LIMIT:
             try:
                 ids: list[int] = fast.encode_pieces(words, self._cache, self._cache_size)
@@ -474,32 +357,20 @@ class Tokenizer:
                 if type(error) is not ValueError:
                     raise
                 raise InvalidTextError(str(error)) from None
-            return ids
-        return list(chain.from_iterable(map(self._cache.__getitem__, words)))
+        else:
+            ids = list(chain.from_iterable(map(self._cache.__getitem__, words)))
+        if self._barrier:
+            return [token for token in ids if token != _BARRIER]
+        return ids
 
-    def _encode_text(self, text: str, allowed_special: AllowedSpecial) -> list[int]:
-        if self._pipeline is not None:
-            return self._encode_pipeline(self._pipeline, text, allowed_special)
-        finder = self._special_finder(allowed_special)
-        if finder is None:
-            return self._ordinary(text)
-        out: list[int] = []
-        start = 0
-        for match in finder.finditer(text):
-            out += self._ordinary(text[start : match.start()])
-            out.append(self._specials[match.group()])
-            start = match.end()
-        out += self._ordinary(text[start:])
-        return out
+    # -- encoding entry points -------------------------------------------------------------------------
 
     def encode(self, text: str, *, allowed_special: AllowedSpecial = None) -> list[int]:
-        """Encode a text: cut at the allowed special tokens, pre-tokenize the rest, enc_R each word (def-bpe, def-utf8).
+        """Encode a text: the pipeline's words and special tokens, enc_R on each word (def-bpe, def-utf8).
 
-        ``allowed_special``: "all", a collection of names, or None (the
-        default: special tokens' strings are encoded as ordinary text).
-        Where several names start at the leftmost occurrence the longest wins.
-        A text that is not encodable as UTF-8 (lone surrogates) raises ``InvalidTextError``.
-        """
+        ``allowed_special``: "all", a collection of names, or None (the default: special tokens' strings are encoded
+        as ordinary text).  Where several names start at the leftmost occurrence the longest wins.  A text that is
+        not encodable as UTF-8 (lone surrogates) raises ``InvalidTextError``."""
         if not isinstance(text, str):
             raise BPETypeError(f"text must be str, not {type(text).__name__}")
         if not text.isascii():
@@ -519,20 +390,17 @@ class Tokenizer:
         self, texts: Sequence[str], *, num_workers: int | None = None, allowed_special: AllowedSpecial = None
     ) -> list[list[int]]:
         """``encode`` of each text, in ``num_workers`` processes (default: all cores), like tiktoken's
-        ``encode_batch``: the same ids whatever the number (``bpeproof.impl.parallel.encode_batch``, reached through
-        ``bpeproof.impl.tokenizer_hooks`` because the worker pools build on this class)."""
-        return tokenizer_hooks.encode_batch(self, texts, num_workers=num_workers, allowed_special=allowed_special)
+        ``encode_batch``: the same ids whatever the number (``bpeproof.impl.parallel.encode_batch``, which sends the
+        workers this tokenizer's parts)."""
+        from bpeproof.impl.parallel import encode_batch
+
+        return encode_batch(self, texts, num_workers=num_workers, allowed_special=allowed_special)
 
     def encodes_on_threads(self, allowed_special: AllowedSpecial = None) -> bool:
         """Whether ``encode_on_threads`` takes texts (of under ``splitter.C_TEXT_LIMIT`` characters) with these
-        allowed special tokens: the C extension is built, the pattern has its hand-written scanner, there is no
-        pipeline and no special token to cut out."""
-        return (
-            self._fast is not None
-            and self._split_table is not None
-            and self._pipeline is None
-            and self._special_finder(allowed_special) is None
-        )
+        allowed special tokens: the C extension is built, the pipeline has a hand-written C scanner, and there is no
+        special token to cut out."""
+        return self._scan_table is not None and self._allowed_names(allowed_special) is None
 
     def _c_batch(self, texts: Sequence[str], threads: int, allowed_special: AllowedSpecial, as_uint32: bool) -> Any:
         check_texts(texts)
@@ -540,7 +408,7 @@ class Tokenizer:
             return None
         try:
             return self._fast.encode_texts(
-                texts, self._split_table, self._split_which, self._cache_size, threads, True, as_uint32
+                texts, self._scan_table, self._scan_which, self._cache_size, threads, True, as_uint32
             )
         except (ValueError, MemoryError, OverflowError):  # UnicodeError is a ValueError
             return False
@@ -575,16 +443,37 @@ class Tokenizer:
         Invalid UTF-8 is carried through pre-tokenization as the
         ``surrogateescape`` code points U+DC80..U+DCFF (neither letters, digits
         nor spaces), so ``decode_bytes(encode_bytes(b)) == b`` for every b, and
-        valid UTF-8 encodes exactly as ``encode`` does.
+        valid UTF-8 encodes exactly as ``encode`` does.  A pipeline may read such bytes its own way
+        (``TextPipeline.byte_pieces``: llama.cpp's lenient decoder).
         """
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise BPETypeError(f"data must be bytes, not {type(data).__name__}")
-        return self._encode_text(bytes(data).decode("utf-8", "surrogateescape"), allowed_special)
+        raw = bytes(data)
+        try:
+            return self._encode_text(raw.decode("utf-8"), allowed_special)
+        except UnicodeDecodeError:
+            pass
+        # Bytes that are not UTF-8: words of bytes where the pipeline reads them its own way (llama.cpp's lenient
+        # decoder), else the surrogateescape text.
+        items = self._pipeline.byte_pieces(raw, self._allowed_names(allowed_special))
+        if items is None:
+            return self._encode_text(raw.decode("utf-8", "surrogateescape"), allowed_special)
+        out: list[int] = []
+        for item in items:
+            if isinstance(item, int):
+                out.append(item)
+            else:
+                out += self._model.encode_word(item)
+        return out
 
     # -- decoding (def-alphabet-vocab, prop-utf8-boundary) ----------------------------------------------
 
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
-        """The joined bytes of the tokens (dec, def-alphabet-vocab), special tokens as their names' UTF-8."""
+        """The joined bytes of the tokens (dec, def-alphabet-vocab), special tokens as their names' UTF-8; without
+        the first token's leading space where the pipeline put one there (``strips_space_prefix``)."""
+        return self._joined(ids, self._pipeline.strips_space_prefix)
+
+    def _joined(self, ids: Iterable[int], strip: bool) -> bytes:
         if isinstance(ids, (str, bytes)):
             raise BPETypeError(f"ids must be a list of ints, not {type(ids).__name__}")
         items = ids if isinstance(ids, (list, tuple)) else list(ids)
@@ -595,7 +484,10 @@ class Tokenizer:
             items = [int(token) for token in items]
         table = self._table
         try:
-            return b"".join(map(table.__getitem__, items))
+            data = b"".join(map(table.__getitem__, items))
+            if strip and data[:1] == b" " and table[items[0]][:1] == b" ":
+                return data[1:]
+            return data
         except KeyError:
             for index, token in enumerate(items):
                 if token not in table:
@@ -621,7 +513,18 @@ class Tokenizer:
     def stream_decoder(self, errors: str = "strict") -> StreamDecoder:
         """A decoder for tokens arriving in pieces that never shows half a character (prop-utf8-boundary)."""
         codecs.lookup_error(errors)
-        return StreamDecoder(self.decode_bytes, errors)
+        if not self._pipeline.strips_space_prefix:
+            return StreamDecoder(self.decode_bytes, errors)
+        started = False
+
+        def pieces(ids: Iterable[int]) -> bytes:
+            nonlocal started
+            items = list(ids)
+            data = self._joined(items, not started)  # only the first token of all loses its space
+            started = started or bool(items)
+            return data
+
+        return StreamDecoder(pieces, errors)
 
     # -- files ------------------------------------------------------------------------------------------
 
@@ -632,8 +535,8 @@ class Tokenizer:
         from bpeproof.impl.formats.project_file import ProjectDocument, document_text
 
         model = self._sequential("the project's tokenizer file")
-        return document_text(ProjectDocument(self.rules, self._pattern_source, dict(self._specials), model.byte_ids,
-                                             self._pretokenizer), source)
+        return document_text(ProjectDocument(self.rules, self.pattern, dict(self._specials), model.byte_ids,
+                                             self.pretokenizer), source)
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the tokenizer to ``path`` atomically (temporary file, fsync, ``os.replace``); nothing is written
@@ -641,18 +544,21 @@ class Tokenizer:
         atomic_write_text(path, self.to_json(os.fspath(path)))
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], pattern: str | None = None) -> Tokenizer:
-        """Any vocabulary file the project reads, with its own library's semantics (``bpeproof.load``).
+    def load(cls, path: str | os.PathLike[str], pattern: str | None = None, *, decode_only: bool = False,
+             cache: bool = True) -> Tokenizer:
+        """Any vocabulary file the project reads, with its own library's semantics (``bpeproof.load``): its parts
+        read by ``bpeproof.impl.pipelines.registry.read_parts`` (which says what each format means, and what
+        ``decode_only`` and ``cache`` do), assembled.  ``pattern`` is needed only by a rank file whose name does
+        not say it.  Malformed content raises ``FormatError`` naming the file and the key ("(file)" for the
+        document as a whole); so does a file that cannot be read."""
+        from bpeproof.impl.pipelines.registry import read_parts
 
-        A file written by ``save`` (plain or gzip), a tiktoken rank file, a ``tokenizer.json``, GPT-2's or CLIP's
-        merges, a sentencepiece model, a tekken file or a GGUF file:
-        ``bpeproof.impl.pipelines.registry.load_tokenizer`` (reached through ``bpeproof.impl.tokenizer_hooks``
-        because the loaders build on this class), which names what each format means.  ``pattern`` is needed only
-        by a rank file whose name does not say it.
-        Malformed content raises ``FormatError`` naming the file and the key ("(file)" for the document as a
-        whole); so does a file that cannot be read.
-        """
-        return tokenizer_hooks.load_tokenizer(os.fspath(path), pattern)
+        name = os.fspath(path)
+        parts = read_parts(name, pattern, decode_only=decode_only, cache=cache)
+        try:
+            return cls.from_parts(parts)
+        except (BPEValueError, BPETypeError) as error:
+            raise FormatError(name, None, str(error)) from None
 
     @classmethod
     def from_json(cls, data: bytes | str, path: str | os.PathLike[str] = "<string>") -> Tokenizer:
@@ -686,3 +592,9 @@ class Tokenizer:
         """
         return cls.from_model(TiktokenModel(ranks), pattern, special_tokens, cache_size=cache_size)
 
+
+def load_tokenizer(path: str, pattern: str | None = None, *, decode_only: bool = False, cache: bool = True
+                   ) -> Tokenizer:
+    """``Tokenizer.load``: any supported vocabulary file as a ``Tokenizer`` that encodes exactly as the file's own
+    library does."""
+    return Tokenizer.load(path, pattern, decode_only=decode_only, cache=cache)

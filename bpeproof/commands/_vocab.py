@@ -16,9 +16,9 @@ __all__ = ["guess_pattern", "load_tokenizer", "parse_ids", "parse_specials"]
 
 
 def load_tokenizer(path: str, pattern: str | None = None, *, decode_only: bool = False) -> Tokenizer:
-    """``bpeproof.impl.pipelines.registry.load_tokenizer``, imported when a command loads a vocabulary (the
+    """``bpeproof.impl.tokenizer.load_tokenizer``, imported when a command loads a vocabulary (the
     registry imports the engine, which a command that loads none does not need)."""
-    from bpeproof.impl.pipelines.registry import load_tokenizer as load
+    from bpeproof.impl.tokenizer import load_tokenizer as load
 
     return load(path, pattern, decode_only=decode_only)
 

@@ -53,10 +53,10 @@ from typing import Any, NoReturn
 
 from bpeproof.impl.encoder import check_rules
 from bpeproof.impl.formats.vocab import PreTokenizerStep, Vocab, convert, refuse_ids_above
-from bpeproof.impl.ids import check_byte_ids, check_special_tokens
 from bpeproof.impl.io.atomic import atomic_write_bytes
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.io.files import compress_if_gz, read_bytes
+from bpeproof.impl.models.ids import check_byte_ids, check_special_tokens
 from bpeproof.impl.pre_tokenizers.hf_splits import PreTokenizer, SplitStep, steps_from_hf
 from bpeproof.impl.pre_tokenizers.patterns import PATTERNS, compile_pattern, pattern_name
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, Rule, is_int

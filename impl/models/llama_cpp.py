@@ -69,7 +69,7 @@ class LlamaCppModel(DeferredState):
     DEFERRED = ("_lookup", "_ranks", "_triples", "_unit_of")
     DERIVED: ClassVar[dict[str, str]] = {"_pairs": "_pair_table"}
 
-    #: The id the C loop reports for a byte without a token; ``LlamaCppTokenizer`` drops it.
+    #: The id the C loop reports for a byte without a token; the tokenizer drops it.
     BARRIER = -1
 
     def __init__(

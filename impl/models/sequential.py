@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from bpeproof.impl.encoder import Encoder
+from bpeproof.impl.models.ids import check_byte_ids
 from bpeproof.spec.types import ALPHABET_SIZE, Rule, RuleTriple
 
 if TYPE_CHECKING:
@@ -23,6 +24,13 @@ class SequentialModel:
         self.encoder = rules if isinstance(rules, Encoder) else Encoder(rules, cache_size=0)
         self.byte_ids = None if byte_ids is None else tuple(byte_ids)
         self._pairs: dict[tuple[int, int], list[tuple[int, int]]] | None = None  # for merge_steps, made on first use
+
+    @classmethod
+    def checked(cls, rules: Sequence[RuleTriple], byte_ids: Sequence[int] | None = None) -> SequentialModel:
+        """The model of a rule list and byte ids given by a user: the rules checked valid (def-merge) and the byte
+        ids 256 distinct non-negative ints, none of them a rule's new id (``BPEValueError`` / ``BPETypeError``)."""
+        encoder = Encoder(rules, cache_size=0)
+        return cls(encoder, check_byte_ids(byte_ids, frozenset(rule.c for rule in encoder.rules)))
 
     @property
     def rules(self) -> tuple[Rule, ...]:

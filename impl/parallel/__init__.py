@@ -87,7 +87,7 @@ from bpeproof.impl.parallel.progress import bytes_bar
 from bpeproof.impl.parallel.threads import encode_plan_on_threads
 
 if TYPE_CHECKING:
-    from bpeproof.impl.special_tokens import AllowedSpecial
+    from bpeproof.impl.pipelines.special_tokens import AllowedSpecial
     from bpeproof.impl.tokenizer import Tokenizer
 
 __all__ = [
@@ -283,7 +283,7 @@ def encode_files(
                               " in one process", RuntimeWarning, stacklevel=2)
                 here = True
                 count = 1
-    setup = (tokenizer if here else source, allowed_special, cut)
+    setup = (tokenizer if here else source, type(tokenizer), allowed_special, cut)
     writer: NpyWriter | ShardWriter = (NpyWriter(output) if shard_tokens is None
                                        else ShardWriter(output, shard_tokens, {"tokenizer": about}))
     try:
@@ -332,7 +332,7 @@ def encode_batch(
     special tokens) the workers are threads of that loop, with the GIL released (``Tokenizer.encode_on_threads``);
     otherwise they are processes.  A batch of less than a million characters is then encoded in the calling
     process, and so is one whose tokenizer cannot be sent to another process (a ``RuntimeWarning`` says so)."""
-    from bpeproof.impl.tokenizer import check_texts
+    from bpeproof.impl.pipelines.text_pipeline import check_texts
 
     check_texts(texts)
     count = check_workers(num_workers)
@@ -368,5 +368,6 @@ def encode_batch(
             ids.frombytes(data)
             out.append(ids.tolist())
 
-    run_tasks("batch", (("model", parts), allowed_special), plan, count, None, on_done, ignore, ahead=2 * count + 2)
+    run_tasks("batch", (("model", parts), type(tokenizer), allowed_special), plan, count, None, on_done, ignore,
+              ahead=2 * count + 2)
     return out

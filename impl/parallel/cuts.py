@@ -15,7 +15,7 @@ from bpeproof.impl.io.files import gzip_stream
 from bpeproof.impl.parallel.progress import Progress
 
 if TYPE_CHECKING:
-    from bpeproof.impl.special_tokens import AllowedSpecial
+    from bpeproof.impl.pipelines.special_tokens import AllowedSpecial
     from bpeproof.impl.tokenizer import Tokenizer
 
 __all__ = ["Range", "iter_range_texts", "line_cut_positions", "line_cuts_are_exact", "words_stop_at_line_cuts"]
@@ -62,9 +62,11 @@ def line_cuts_are_exact(tokenizer: Tokenizer, allowed_special: AllowedSpecial = 
     """Whether ``tokenizer.encode`` of a text is the encodings of its parts joined, for parts cut at line cuts
     (see the package docstring): a word semantics, no pipeline or split steps, a named pattern, and no allowed
     special token whose name holds a newline."""
-    if tokenizer.semantics not in _WORD_SEMANTICS or tokenizer.pretokenizer is not None:
+    from bpeproof.impl.pipelines.text_pipeline import PatternPipeline
+
+    if tokenizer.semantics not in _WORD_SEMANTICS or type(tokenizer.pipeline) is not PatternPipeline:
         return False
-    if tokenizer.pipeline is not None or tokenizer.pattern_name not in _CUT_PATTERNS:
+    if tokenizer.pattern_name not in _CUT_PATTERNS:
         return False
     if allowed_special is None:
         return True

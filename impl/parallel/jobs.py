@@ -22,7 +22,7 @@ from bpeproof.impl.parallel.cuts import BLOCK, Range, iter_range_texts
 from bpeproof.impl.parallel.progress import Progress
 
 if TYPE_CHECKING:
-    from bpeproof.impl.special_tokens import AllowedSpecial
+    from bpeproof.impl.pipelines.special_tokens import AllowedSpecial
     from bpeproof.impl.tokenizer import Tokenizer
 
 __all__ = ["JOBS", "TokenizerSource", "count_task", "encode_task", "merge_counts", "tokenizer_parts"]
@@ -87,8 +87,8 @@ def merge_counts(tables: Iterable[Mapping[bytes, int]]) -> Counter[bytes]:
     return merged
 
 
-#: How a worker gets the tokenizer: ("file", path, pattern) loads a vocabulary file (``impl.pipelines.registry``);
-#: ("model", pickled parts) rebuilds an in-memory tokenizer (``tokenizer_parts``).
+#: How a worker gets the tokenizer: ("file", path, pattern) loads a vocabulary file (``Tokenizer.load``);
+#: ("model", pickled class and parts) rebuilds an in-memory tokenizer (``tokenizer_parts``).
 TokenizerSource = tuple[Literal["file"], str, str | None] | tuple[Literal["model"], bytes]
 
 
@@ -106,32 +106,23 @@ class _PartsPickler(pickle.Pickler):
 
 
 def tokenizer_parts(tokenizer: Tokenizer) -> bytes:
-    """A tokenizer as bytes another process can rebuild it from (``_open_tokenizer``); pickle errors propagate."""
-    parts = (
-        tokenizer.model,
-        tokenizer.pattern,
-        tokenizer.special_tokens,
-        tokenizer.pretokenizer,
-        tokenizer.pipeline,
-        tokenizer.cache_size,
-    )
+    """A tokenizer as bytes another process can rebuild it from (``_open_tokenizer``): its class and its parts
+    (``Tokenizer.parts``); pickle errors propagate."""
     buffer = io.BytesIO()
-    _PartsPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(parts)
+    _PartsPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump((type(tokenizer), tokenizer.parts))
     return buffer.getvalue()
 
 
-def _open_tokenizer(source: TokenizerSource | Tokenizer) -> Tokenizer:
-    from bpeproof.impl.tokenizer import Tokenizer
-
-    if isinstance(source, Tokenizer):  # in the calling process
+def _open_tokenizer(source: TokenizerSource | Tokenizer, kind: type[Tokenizer]) -> Tokenizer:
+    """The tokenizer of ``source``: itself in the calling process, else loaded from its file or assembled from its
+    parts by ``kind`` (the class of the caller's tokenizer: these jobs never import it, it imports them)."""
+    if not isinstance(source, tuple):  # in the calling process
         return source
     if source[0] == "file":
-        from bpeproof.impl.pipelines.registry import load_tokenizer
-
-        return load_tokenizer(source[1], source[2])
-    model, pattern, specials, pretokenizer, pipeline, cache_size = pickle.loads(source[1])
-    return Tokenizer.from_model(model, pattern, specials, cache_size=cache_size, pretokenizer=pretokenizer,
-                                pipeline=pipeline)
+        return kind.load(source[1], source[2])
+    assemble, parts = pickle.loads(source[1])
+    tokenizer: Tokenizer = assemble.from_parts(parts)
+    return tokenizer
 
 
 def _to_uint32(ids: list[int], name: str) -> array[int]:
@@ -150,10 +141,10 @@ class _EncodeJob:
 
     keeps_state = False
 
-    def __init__(self, setup: tuple[TokenizerSource | Tokenizer, AllowedSpecial, bool, int],
+    def __init__(self, setup: tuple[TokenizerSource | Tokenizer, type[Tokenizer], AllowedSpecial, bool, int],
                  on_bytes: Progress) -> None:
-        source, self._allowed, self._cut, self._block = setup
-        self._tokenizer = _open_tokenizer(source)
+        source, kind, self._allowed, self._cut, self._block = setup
+        self._tokenizer = _open_tokenizer(source, kind)
         self._on_bytes = on_bytes
 
     def run(self, task: Range) -> tuple[bytes, int]:
@@ -175,9 +166,9 @@ class _BatchJob:
 
     keeps_state = False
 
-    def __init__(self, setup: tuple[TokenizerSource, AllowedSpecial], on_bytes: Progress) -> None:
-        source, self._allowed = setup
-        self._tokenizer = _open_tokenizer(source)
+    def __init__(self, setup: tuple[TokenizerSource, type[Tokenizer], AllowedSpecial], on_bytes: Progress) -> None:
+        source, kind, self._allowed = setup
+        self._tokenizer = _open_tokenizer(source, kind)
 
     def run(self, task: list[str]) -> list[bytes]:
         encode = self._tokenizer.encode
@@ -195,13 +186,14 @@ JOBS: dict[str, Callable[[Any, Progress], _Job]] = {"count": _CountJob, "count-p
 _LOCAL = threading.local()
 
 
-def encode_task(setup: tuple[str, TokenizerSource, AllowedSpecial, bool], task: Range) -> tuple[bytes, int]:
+def encode_task(setup: tuple[str, TokenizerSource, type[Tokenizer], AllowedSpecial, bool], task: Range
+                ) -> tuple[bytes, int]:
     """One range encoded (a task of a ``TaskEngine``): (uint32 ids as bytes, bytes of text), as ``encode_files``'s
-    workers encode it.  ``setup`` is (a name of the run, the tokenizer's source, the allowed special tokens, whether
-    ranges are cut); each worker thread rebuilds the tokenizer once per run."""
-    key, source, allowed, cut = setup
+    workers encode it.  ``setup`` is (a name of the run, the tokenizer's source and class, the allowed special
+    tokens, whether ranges are cut); each worker thread rebuilds the tokenizer once per run."""
+    key, source, kind, allowed, cut = setup
     held: tuple[str, _EncodeJob] | None = getattr(_LOCAL, "encode", None)
     if held is None or held[0] != key:
-        held = (key, _EncodeJob((source, allowed, cut, BLOCK), None))
+        held = (key, _EncodeJob((source, kind, allowed, cut, BLOCK), None))
         _LOCAL.encode = held
     return held[1].run(task)

@@ -30,7 +30,7 @@ from bpeproof.impl.parallel.jobs import JOBS
 from bpeproof.impl.parallel.plans import Plan
 
 if TYPE_CHECKING:
-    from bpeproof.impl.special_tokens import AllowedSpecial
+    from bpeproof.impl.pipelines.special_tokens import AllowedSpecial
     from bpeproof.impl.tokenizer import Tokenizer
 
 #: The most bytes of one text given to a thread: small, so that the threads finish a batch nearly together.
@@ -146,7 +146,7 @@ def encode_plan_on_threads(
         texts = [text for _, range_texts, _ in ranges for text in range_texts]
         ids = tokenizer.encode_on_threads_uint32(texts, threads, allowed_special=allowed_special)
         if ids is None:  # the C loop could not: the one-process job, for its error (or its ids)
-            job = JOBS["encode"]((tokenizer, allowed_special, cut, PIECE), None)
+            job = JOBS["encode"]((tokenizer, type(tokenizer), allowed_special, cut, PIECE), None)
             for index, _, _ in ranges:
                 writer.put(index, job.run(plan.tasks[index]))
         else:

@@ -35,11 +35,12 @@ from bpeproof.impl.formats.clip_merges import CLIP_PATTERN, CLIP_SPECIALS, clip_
 from bpeproof.impl.formats.vocab import TextModel, Vocab
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.models.hugging_face import HuggingFaceTextModel
-from bpeproof.impl.special_tokens import AllowedSpecial
-from bpeproof.impl.tokenizer import Tokenizer
+from bpeproof.impl.pipelines.special_tokens import AllowedSpecial
+from bpeproof.impl.pipelines.text_pipeline import TextPipeline, TokenizerParts
+from bpeproof.impl.pre_tokenizers.patterns import resolve_pattern
 from bpeproof.spec.types import InvalidTextError
 
-__all__ = ["ClipPipeline", "clean_text", "clip_tokenizer"]
+__all__ = ["ClipPipeline", "clean_text", "clip_parts"]
 
 #: What ``ftfy.fix_text`` provably leaves alone: printable ASCII but ``&`` (HTML entities), tab and line breaks.
 _UNCHANGED_BY_FTFY = regex.compile(r"[\t\n\r\x20-\x25\x27-\x7e]*")
@@ -82,7 +83,7 @@ def _pattern(names: frozenset[str]) -> Any:
     return regex.compile("|".join(kept), regex.IGNORECASE)
 
 
-class ClipPipeline:
+class ClipPipeline(TextPipeline):
     """CLIP's cleaning and pattern: the pieces as GPT-2's characters for their bytes, and the special tokens."""
 
     description = "CLIP's text cleaning and pattern"
@@ -93,6 +94,7 @@ class ClipPipeline:
         self._specials = dict(specials)
         self._chars = dict(clip_byte_chars())
         self._override = None if pattern is None else regex.compile(pattern)
+        self.pattern = resolve_pattern(pattern or "words")
         if pattern is not None:
             self.description = f"CLIP's text cleaning; pattern {pattern!r}"
 
@@ -126,7 +128,7 @@ def _check_merge_order(path: str, vocab: Vocab, text_model: TextModel) -> None:
         made.add(c)
 
 
-def clip_tokenizer(path: str, vocab: Vocab, text_model: TextModel, pattern: str | None) -> Tokenizer:
+def clip_parts(path: str, vocab: Vocab, text_model: TextModel, pattern: str | None) -> TokenizerParts:
     """CLIP's tokenizer on its merges file: ``ClipPipeline`` and the text model with the ``</w>`` suffix."""
     _check_merge_order(path, vocab, text_model)
     specials = {token.content: token.id for token in text_model.added_tokens}
@@ -134,4 +136,4 @@ def clip_tokenizer(path: str, vocab: Vocab, text_model: TextModel, pattern: str 
     decoded = {token: (data[: -len(b"</w>")] + b" " if data.endswith(b"</w>") and len(data) > 4 else data)
                for token, data in tokens.items()}
     model = HuggingFaceTextModel(text_model.strings, vocab.merges, decoded, suffix=text_model.suffix)
-    return Tokenizer.from_model(model, pattern or "words", specials, pipeline=ClipPipeline(specials, pattern))
+    return TokenizerParts(ClipPipeline(specials, pattern), model, specials)

@@ -3,10 +3,10 @@
 What loading a file computes is its model (the merge tables, token tables and the C merge loop's tables) and the
 few parts around it; an entry keeps them as records, packed as typed arrays (``bpeproof.impl.io.packed_state``):
 
-- ``parts``: a ``Tokenizer`` made by ``Tokenizer.from_model``: its model, pattern, special tokens, split steps,
-  text pipeline (CLIP's) and word cache size (the parts ``bpeproof.impl.parallel.jobs`` sends to its workers);
-- ``gguf``: a GGUF file's tokenizer (``bpeproof.impl.pipelines.llama_cpp`` and ``llama_cpp_spm``): the file's
-  tokenizer as read (``GGUFTokenizer``) and the model, given back to the tokenizer's class;
+- ``parts``: a tokenizer's parts (``TokenizerParts``): its model, special tokens, word cache size and pipeline, a
+  pattern or split steps kept as those, any other (CLIP's, sentencepiece's) as it is;
+- ``gguf``: a GGUF file's tokenizer (``bpeproof.impl.pipelines.gguf``): the file's tokenizer as read
+  (``GGUFTokenizer``) and the model, from which ``gguf_parts`` makes the parts again;
 - ``text``: a ``tokenizer.json`` run through its text pipeline: the model, the special tokens, and the parts of
   the file the pipeline is built from (``bpeproof.impl.pipelines.tokenizer_json.TextPipelineRecipe``; the pipeline
   itself holds functions, which are not stored), which the registry builds again.
@@ -27,7 +27,7 @@ from typing import Any
 
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.io.vocab_cache import CacheEntry, cache_directory, file_digest
-from bpeproof.impl.tokenizer import Tokenizer
+from bpeproof.impl.pipelines.text_pipeline import PatternPipeline, SplitStepsPipeline, TokenizerParts, pipeline_of
 
 __all__ = [
     "CLASSES",
@@ -58,18 +58,12 @@ CLASSES = frozenset({
     "bpeproof.impl.pre_tokenizers.hf_splits:PreTokenizer",
     "bpeproof.impl.pre_tokenizers.hf_splits:SplitStep",
     "bpeproof.impl.pipelines.clip:ClipPipeline",
+    "bpeproof.impl.pipelines.text_pipeline:WholeText",
     "bpeproof.impl.formats.gguf_tokenizer:GGUFTokenizer",
     "bpeproof.impl.formats.vocab:AddedToken",
     "bpeproof.impl.formats.vocab:PreTokenizerStep",
     "bpeproof.impl.pipelines.tokenizer_json:TextPipelineRecipe",
 })
-
-#: The GGUF tokenizers, by the name an entry records.
-_GGUF_CLASSES = {
-    "LlamaCppTokenizer": "bpeproof.impl.pipelines.llama_cpp",
-    "LlamaCppSpmTokenizer": "bpeproof.impl.pipelines.llama_cpp_spm",
-    "LlamaCppTextBpeTokenizer": "bpeproof.impl.pipelines.llama_cpp_spm",
-}
 
 #: GGUF files up to this size are keyed by their whole content, larger ones by their header and key-value pairs.
 GGUF_WHOLE_LIMIT = 1 << 28
@@ -108,29 +102,28 @@ def cache_entry(path: str | os.PathLike[str], pattern: str | None, decode_only: 
     return CacheEntry(directory, content, options)
 
 
-def parts_record(tokenizer: Tokenizer, *, companion: Path | None = None) -> dict[str, Any]:
-    """The record of a tokenizer ``Tokenizer.from_model`` makes again from its parts; ``companion``: the other
-    file of GPT-2's pair it was read with, whose digest the record keeps (``companion_changed``)."""
-    record = {"kind": "parts", "model": tokenizer.model, "pattern": tokenizer.pattern,
-              "specials": tokenizer.special_tokens, "pretokenizer": tokenizer.pretokenizer,
-              "pipeline": tokenizer.pipeline, "cache_size": tokenizer.cache_size}
+def parts_record(parts: TokenizerParts, *, companion: Path | None = None) -> dict[str, Any]:
+    """The record of a tokenizer's parts; ``companion``: the other file of GPT-2's pair it was read with, whose
+    digest the record keeps (``companion_changed``)."""
+    pipeline = parts.pipeline
+    plain = isinstance(pipeline, (PatternPipeline, SplitStepsPipeline))  # kept as its pattern or steps
+    record = {"kind": "parts", "model": parts.model, "pattern": pipeline.pattern, "specials": parts.special_tokens,
+              "pretokenizer": pipeline.pretokenizer if plain else None, "pipeline": None if plain else pipeline,
+              "cache_size": parts.cache_size}
     if companion is not None:
         record["companion"] = [companion.name, file_digest(companion)]
     return record
 
 
-def gguf_record(tokenizer: Tokenizer) -> dict[str, Any]:
-    """The record of a GGUF file's tokenizer: its class, the file's tokenizer as read, and the model."""
-    name = type(tokenizer).__name__
-    if name not in _GGUF_CLASSES:
-        raise TypeError(f"{name} is not a GGUF file's tokenizer")
-    return {"kind": "gguf", "class": name, "gguf": getattr(tokenizer, "gguf"), "model": tokenizer.model}  # noqa: B009
+def gguf_record(gguf: Any, model: Any) -> dict[str, Any]:
+    """The record of a GGUF file's tokenizer: the file's tokenizer as read, and the model."""
+    return {"kind": "gguf", "gguf": gguf, "model": model}
 
 
-def text_record(tokenizer: Tokenizer, recipe: Any) -> dict[str, Any]:
+def text_record(model: Any, specials: dict[str, int], recipe: Any) -> dict[str, Any]:
     """The record of a ``tokenizer.json`` with its text pipeline: the model, special tokens and the recipe the
     pipeline is built from (``bpeproof.impl.pipelines.tokenizer_json.TextPipelineRecipe``)."""
-    return {"kind": "text", "model": tokenizer.model, "specials": tokenizer.special_tokens, "recipe": recipe}
+    return {"kind": "text", "model": model, "specials": specials, "recipe": recipe}
 
 
 def companion(file: Path, vocab: Any) -> Path | None:
@@ -158,20 +151,17 @@ def companion_changed(record: dict[str, Any], path: str) -> bool:
         return True
 
 
-def restore(record: dict[str, Any], path: str) -> Tokenizer:
-    """The tokenizer of a ``parts`` or ``gguf`` record (a ``text`` record is the registry's); ``path`` names the
-    file loaded now (an entry may have been written for a copy of it elsewhere)."""
+def restore(record: dict[str, Any], path: str) -> TokenizerParts:
+    """The parts of a ``parts`` or ``gguf`` record (a ``text`` record is ``hf_parts``'); ``path`` names the file
+    loaded now (an entry may have been written for a copy of it elsewhere)."""
     if record["kind"] == "gguf":
-        import importlib
+        from bpeproof.impl.pipelines.gguf import gguf_parts
 
-        name = record["class"]
-        kind = getattr(importlib.import_module(_GGUF_CLASSES[name]), name)
         gguf = record["gguf"]
         object.__setattr__(gguf, "path", path)  # the file loaded now (``dataclasses.replace`` would unpack it all)
-        restored: Tokenizer = kind(gguf, model=record["model"])
-        return restored
+        return gguf_parts(gguf, model=record["model"])
     if record["kind"] != "parts":
         raise ValueError(f"a record of the unknown kind {record['kind']!r}")
-    return Tokenizer.from_model(record["model"], record["pattern"], record["specials"],
-                                cache_size=record["cache_size"], pretokenizer=record["pretokenizer"],
-                                pipeline=record["pipeline"])
+    specials = record["specials"]
+    pipeline = record["pipeline"] or pipeline_of(record["pattern"], record["pretokenizer"], specials)
+    return TokenizerParts(pipeline, record["model"], specials, record["cache_size"])

@@ -1,27 +1,31 @@
-"""A GGUF file's tokenizer as llama.cpp runs it: the one of llama.cpp's tokenizers that the file's model names.
+"""A GGUF file's tokenizer as llama.cpp runs it: the parts of the one of llama.cpp's tokenizers that the file's
+model names.
 
-- ``gpt2`` with a byte-level pre-tokenizer: ``bpeproof.impl.pipelines.llama_cpp.LlamaCppTokenizer``;
-- ``llama`` (SPM): ``bpeproof.impl.pipelines.llama_cpp_spm.LlamaCppSpmTokenizer``;
+- ``gpt2`` with a byte-level pre-tokenizer: ``bpeproof.impl.pipelines.llama_cpp.byte_level_parts``;
+- ``llama`` (SPM): ``bpeproof.impl.pipelines.llama_cpp_spm.spm_parts``;
 - ``gemma4``, and ``gpt2`` with the pre-tokenizers llama.cpp runs over raw UTF-8 (``gemma4``,
-  ``granite-embed-multi-311m``, ``sarvam-moe``): ``bpeproof.impl.pipelines.llama_cpp_spm.LlamaCppTextBpeTokenizer``;
+  ``granite-embed-multi-311m``, ``sarvam-moe``): ``bpeproof.impl.pipelines.llama_cpp_spm.text_bpe_parts``;
 - every other model (``bert``, ``t5``, ``rwkv``, …) is refused by ``bpeproof.impl.formats.gguf_tokenizer``.
 """
 
 from __future__ import annotations
 
-from bpeproof.impl.formats.gguf_tokenizer import read_gguf_tokenizer
-from bpeproof.impl.pipelines.llama_cpp import LlamaCppTokenizer
-from bpeproof.impl.pipelines.llama_cpp_spm import LlamaCppSpmTokenizer, LlamaCppTextBpeTokenizer
+from typing import Any
 
-__all__ = ["load_gguf_tokenizer"]
+from bpeproof.impl.formats.gguf_tokenizer import GGUFTokenizer
+from bpeproof.impl.pipelines.llama_cpp import byte_level_parts
+from bpeproof.impl.pipelines.llama_cpp_spm import spm_parts, text_bpe_parts
+from bpeproof.impl.pipelines.text_pipeline import TokenizerParts
+
+__all__ = ["gguf_parts"]
 
 
-def load_gguf_tokenizer(path: str, *, cache_size: int = 1 << 18) -> LlamaCppTokenizer:
-    """The tokenizer of a GGUF file, as llama.cpp encodes with it; every feature not reproduced raises
-    ``FormatError`` naming it."""
-    tokenizer = read_gguf_tokenizer(path)
+def gguf_parts(tokenizer: GGUFTokenizer, *, model: Any = None) -> TokenizerParts:
+    """The parts of a GGUF file's tokenizer (read by ``read_gguf_tokenizer``), as llama.cpp encodes with it;
+    ``model``: the model already built for it (the compiled-vocabulary cache's).  Every feature not reproduced
+    raises ``FormatError`` naming it."""
     if tokenizer.model == "llama":
-        return LlamaCppSpmTokenizer(tokenizer, cache_size=cache_size)
+        return spm_parts(tokenizer, model=model)
     if tokenizer.escape_whitespaces:
-        return LlamaCppTextBpeTokenizer(tokenizer, cache_size=cache_size)
-    return LlamaCppTokenizer(tokenizer, cache_size=cache_size)
+        return text_bpe_parts(tokenizer, model=model)
+    return byte_level_parts(tokenizer, model=model)

@@ -1,6 +1,6 @@
 """llama.cpp's tokenizer as ``llama_tokenize`` runs it on a GGUF file: the special-token partition every model
 shares, and the byte-level BPE one (``tokenizer.ggml.model`` = ``gpt2``): pre-tokenizer, merges.  Its SPM
-tokenizer and its BPE over text (``gemma4``) build on this class in ``bpeproof.impl.pipelines.llama_cpp_spm``;
+tokenizer and its BPE over text (``gemma4``) build on this pipeline in ``bpeproof.impl.pipelines.llama_cpp_spm``;
 ``bpeproof.impl.pipelines.gguf`` picks the one a file needs.
 
 Encoding a text with a byte-level BPE vocabulary, llama.cpp
@@ -13,7 +13,8 @@ Encoding a text with a byte-level BPE vocabulary, llama.cpp
 2. pre-tokenizes every other fragment with the regular expressions of its ``tokenizer.ggml.pre``
    (``bpeproof.impl.pre_tokenizers.llama_cpp``, which says where llama.cpp departs from what they say), each
    one cutting the pieces of the one before into its matches and the text between them;
-3. merges each piece's bytes (``bpeproof.impl.models.llama_cpp.LlamaCppModel``).
+3. merges each piece's bytes (``bpeproof.impl.models.llama_cpp.LlamaCppModel``; a byte without a token, which
+   its C loop reports as ``LlamaCppModel.BARRIER``, gives no id).
 
 Decoding gives each token's piece (``llama_token_to_piece`` with special tokens as their text), joined; with
 ``add_space_prefix`` the first one loses a leading space, as ``llama_detokenize`` does.  ``llama_detokenize``'s
@@ -22,111 +23,54 @@ clean-up of spaces before punctuation (``clean_spaces``) is not applied.
 
 from __future__ import annotations
 
-import codecs
-from collections.abc import Iterable
-from typing import Any
-
 from bpeproof.impl.formats.gguf_tokenizer import LSTRIP, RSTRIP, GGUFTokenizer
 from bpeproof.impl.formats.gguf_vocab import byte_level_tables, merge_bytes
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.models.llama_cpp import LlamaCppModel
 from bpeproof.impl.pipelines.llama_cpp_specials import SpecialTokenPartition, cut_bytes
+from bpeproof.impl.pipelines.text_pipeline import TextPipeline, TokenizerParts
 from bpeproof.impl.pre_tokenizers.llama_cpp import LlamaCppPreTokenizer
-from bpeproof.impl.special_tokens import AllowedSpecial
-from bpeproof.impl.stream import StreamDecoder
-from bpeproof.impl.tokenizer import Tokenizer
-from bpeproof.spec.types import BPETypeError, BPEValueError, InvalidTextError
+from bpeproof.spec.types import BPEValueError, InvalidTextError
 
-__all__ = ["LlamaCppTokenizer", "lenient_utf8"]
+__all__ = ["LlamaCppPipeline", "byte_level_parts", "lenient_utf8"]
 
 
-class LlamaCppTokenizer(Tokenizer):
-    """A tokenizer that encodes as llama.cpp's ``llama_tokenize`` does on a byte-level BPE GGUF file (and, in
-    its subclasses, on the other models), without the BOS / EOS it adds when asked to add special tokens
+class LlamaCppPipeline(TextPipeline):
+    """What ``llama_tokenize`` does to a text before merging, on a byte-level BPE GGUF file (and, in its
+    subclasses, on the other models), without the BOS / EOS it adds when asked to add special tokens
     (``add_special``), as its test vectors are made.
 
-    ``encode(text)`` is ``llama_tokenize(text, add_special=false, parse_special=false)``: user-defined tokens
-    are cut out of the text, control tokens are not.  ``encode(text, allowed_special="all")`` is
-    ``parse_special=true``: every control, user-defined and unknown token is cut out; a collection of names
-    cuts those control tokens and the user-defined ones.  ``special_tokens`` are the control, user-defined and
-    unknown tokens (text → id); they decode to their text.
-
-    A subclass sets up its model with ``_setup``, then ``_setup_specials``, and encodes each fragment of text
-    between special tokens in ``_fragment_ids`` / ``_fragment_bytes_ids``.
+    ``pieces(text, None)`` is ``llama_tokenize(text, add_special=false, parse_special=false)``: user-defined tokens
+    are cut out of the text, control tokens are not.  With the names of every special token it is
+    ``parse_special=true``: every control, user-defined and unknown token is cut out; fewer names cut those
+    control tokens and the user-defined ones.  The special tokens are the control, user-defined and unknown
+    tokens (text → id); they decode to their text.  A subclass says how each fragment of text between special
+    tokens becomes words (``fragment_words``, ``fragment_byte_words``).
     """
 
-    _partitions: dict[frozenset[str] | None, SpecialTokenPartition]
-    _barrier: bool
-    _special_flags: dict[str, tuple[int, bool, bool, bool]]
-    gguf: GGUFTokenizer
-
-    def __init__(self, tokenizer: GGUFTokenizer, *, cache_size: int = 1 << 18,
-                 model: LlamaCppModel | None = None) -> None:
-        """The tokenizer of a GGUF file read by ``bpeproof.impl.formats.gguf_tokenizer.read_gguf_tokenizer``;
-        ``FormatError`` for a pre-tokenizer not reproduced, or special tokens whose cutting llama.cpp leaves
-        unspecified.  ``model``: the model already built for this file (the compiled-vocabulary cache's,
-        ``bpeproof.impl.pipelines.compiled_vocab``), else built here."""
-        kind = tokenizer.pre_type
-        if kind is None or tokenizer.model != "gpt2" or tokenizer.escape_whitespaces:
-            raise FormatError(tokenizer.path, "key 'tokenizer.ggml.model'", "not a byte-level BPE tokenizer")
-        try:
-            pretokenizer = LlamaCppPreTokenizer(kind)
-        except ValueError as error:
-            raise FormatError(tokenizer.path, "key 'tokenizer.ggml.pre'", str(error)) from None
-        if model is None:
-            tables = byte_level_tables(tokenizer)
-            if tables.merge_ids is not None:
-                model = LlamaCppModel.from_columns(tables.lookup, *tables.merge_ids, tables.decoded,
-                                                   ignore_merges=tokenizer.ignore_merges, checked=True, owned=True)
-            else:
-                model = LlamaCppModel(tables.lookup, merge_bytes(tokenizer), tables.decoded,
-                                      ignore_merges=tokenizer.ignore_merges)
-        self._setup(model, "words", tokenizer.special_tokens, cache_size, pretokenizer)
-        self._setup_specials(tokenizer)
-        self._barrier = model.has_barrier
-
-    def _setup_specials(self, tokenizer: GGUFTokenizer) -> None:
-        """What every tokenizer of llama.cpp keeps of a file's special tokens, after ``_setup``: their flags and
-        partitions, checked for an order llama.cpp leaves unspecified."""
+    def __init__(self, tokenizer: GGUFTokenizer, pretokenizer: LlamaCppPreTokenizer | None = None) -> None:
+        """``FormatError`` for special tokens whose cutting llama.cpp leaves unspecified."""
         self.gguf = tokenizer
+        self._pretokenizer = pretokenizer
+        self.strips_space_prefix = tokenizer.add_space_prefix
+        pre = tokenizer.pre_type if tokenizer.model == "gemma4" else tokenizer.pre or "default"
+        self.description = f"llama.cpp's {tokenizer.model} tokenizer, pre-tokenizer {pre}"
         self._special_flags = {
             text: (token, tokenizer.parsed_always(token), bool(tokenizer.attrs[token] & LSTRIP),
                    bool(tokenizer.attrs[token] & RSTRIP))
             for text, token in tokenizer.special_tokens.items()
         }
-        self._partitions = {}
-        self._barrier = False
+        self._partitions: dict[frozenset[str] | None, SpecialTokenPartition] = {}
         problem = self._partition(None).ambiguity()
         if problem is not None:
             raise FormatError(tokenizer.path, "key 'tokenizer.ggml.token_type'",
                               f"{problem}: llama.cpp's result then depends on its unspecified sort order")
 
-    @classmethod
-    def from_gguf(cls, tokenizer: GGUFTokenizer, *, cache_size: int = 1 << 18) -> LlamaCppTokenizer:
-        """``LlamaCppTokenizer(tokenizer)``."""
-        return cls(tokenizer, cache_size=cache_size)
-
     @property
     def always_parsed(self) -> dict[str, int]:
-        """The special tokens cut out of the text even without ``allowed_special`` (llama.cpp's user-defined
-        tokens), text → id."""
+        """The special tokens cut out of the text even without names (llama.cpp's user-defined tokens), text →
+        id."""
         return {text: flags[0] for text, flags in self._special_flags.items() if flags[1]}
-
-    def _ordinary(self, text: str) -> list[int]:
-        ids = super()._ordinary(text)
-        if self._barrier:
-            return [token for token in ids if token != LlamaCppModel.BARRIER]
-        return ids
-
-    def _sequential(self, what: str) -> Any:
-        kind = "BPE" if self.gguf.model != "llama" else "SPM tokenizer"
-        raise BPEValueError(f"{what} needs the article's sequential semantics; this tokenizer runs llama.cpp's"
-                            f" {kind}, which no rule list reproduces in general")
-
-    def __repr__(self) -> str:
-        pre = self.gguf.pre_type if self.gguf.model == "gemma4" else self.gguf.pre or "default"
-        return (f"{type(self).__name__}(model={self.gguf.model!r}, pre={pre!r}, special_tokens={len(self._specials)},"
-                f" vocab_size={self.vocab_size})")
 
     def _partition(self, names: frozenset[str] | None) -> SpecialTokenPartition:
         partition = self._partitions.get(names)
@@ -138,91 +82,74 @@ class LlamaCppTokenizer(Tokenizer):
             self._partitions[names] = partition
         return partition
 
-    def _encode_text(self, text: str, allowed_special: AllowedSpecial) -> list[int]:
-        # Checked even without special tokens: a name that is not one is an error here.
-        names = self._named_specials(allowed_special)
+    def pieces(self, text: str, names: frozenset[str] | None) -> list[str | int]:
         partition = self._partition(names)
         if names is not None and partition is not self._partitions.get(None):
             problem = partition.ambiguity()
             if problem is not None:
                 raise BPEValueError(f"{problem}: llama.cpp's result then depends on its unspecified sort order")
-        out: list[int] = []
+        out: list[str | int] = []
         after_special = True
         for fragment in partition.cut(text) if partition.tokens else [text] if text else []:
             if isinstance(fragment, int):
                 out.append(fragment)
                 after_special = True
             else:
-                out += self._fragment_ids(fragment, after_special)
+                out += self.fragment_words(fragment, after_special)
                 after_special = False
         return out
 
-    def _fragment_ids(self, text: str, after_special: bool) -> list[int]:
-        """The ids of one fragment of text between special tokens (``after_special``: the first one, or one
-        after a special token): pre-tokenized, each piece merged."""
-        return self._ordinary(text)
+    def fragment_words(self, text: str, after_special: bool) -> list[str]:
+        """The words of one fragment of text between special tokens (``after_special``: the first one, or one
+        after a special token): the pieces of the file's pre-tokenizer."""
+        assert self._pretokenizer is not None
+        return self._pretokenizer.split(text)
 
-    def _fragment_bytes_ids(self, data: bytes, after_special: bool) -> list[int]:
-        """``_fragment_ids`` of a fragment that is not UTF-8: read by llama.cpp's lenient decoder first."""
-        out: list[int] = []
-        for piece in self.pre_tokenize(lenient_utf8(data)):
-            out += self._model.encode_word(piece.encode("utf-8", "surrogatepass"))
-        return out
+    def fragment_byte_words(self, data: bytes, after_special: bool) -> list[bytes]:
+        """``fragment_words`` of a fragment that is not UTF-8: read by llama.cpp's lenient decoder first."""
+        return [piece.encode("utf-8", "surrogatepass") for piece in self.fragment_words(lenient_utf8(data), True)]
 
-    def encode_bytes(self, data: bytes, *, allowed_special: AllowedSpecial = None) -> list[int]:
-        """Encode bytes as llama.cpp does: invalid UTF-8 is read by its lenient decoder (each bad byte one
-        U+FFFD, overlong and surrogate forms taken as the code points they spell) where its tokenizer decodes
-        the text (byte-level BPE, BPE over text), and taken as it is by SPM."""
-        if not isinstance(data, (bytes, bytearray, memoryview)):
-            raise BPETypeError(f"data must be bytes, not {type(data).__name__}")
-        raw = bytes(data)
-        try:
-            return self._encode_text(raw.decode("utf-8"), allowed_special)
-        except UnicodeDecodeError:
-            pass
-        names = self._named_specials(allowed_special)
-        partition = self._partition(names)
-        fragments: list[bytes | int] = [raw]
-        for token_text, token, lstrip, rstrip in partition.tokens:
-            needle = token_text.encode("utf-8")
-            fragments = cut_bytes(fragments, needle, token, lstrip, rstrip)
-        out: list[int] = []
+    def byte_pieces(self, data: bytes, names: frozenset[str] | None) -> list[bytes | int] | None:
+        """Bytes as llama.cpp encodes them: invalid UTF-8 is read by its lenient decoder (each bad byte one
+        U+FFFD, overlong and surrogate forms taken as the code points they spell) where its tokenizer decodes the
+        text (byte-level BPE, BPE over text), and taken as it is by SPM."""
+        fragments: list[bytes | int] = [data]
+        for token_text, token, lstrip, rstrip in self._partition(names).tokens:
+            fragments = cut_bytes(fragments, token_text.encode("utf-8"), token, lstrip, rstrip)
+        out: list[bytes | int] = []
         after_special = True
         for fragment in fragments:
             if isinstance(fragment, int):
                 out.append(fragment)
                 after_special = True
             else:
-                out += self._fragment_bytes_ids(fragment, after_special)
+                out += self.fragment_byte_words(fragment, after_special)
                 after_special = False
         return out
 
-    def decode_bytes(self, ids: Iterable[int]) -> bytes:
-        """The tokens' pieces joined, as llama.cpp's ``llama_detokenize`` gives them (special tokens as their
-        text): with ``add_space_prefix`` the first token's piece loses one leading space.  llama.cpp's clean-up
-        of spaces before punctuation (``clean_spaces``) is not applied."""
-        if isinstance(ids, (str, bytes)):
-            return super().decode_bytes(ids)  # refused there
-        items = ids if isinstance(ids, (list, tuple)) else list(ids)
-        data = super().decode_bytes(items)
-        if self.gguf.add_space_prefix and data[:1] == b" " and self.token_bytes(items[0])[:1] == b" ":
-            return data[1:]
-        return data
 
-    def stream_decoder(self, errors: str = "strict") -> StreamDecoder:
-        """A decoder for tokens arriving in pieces: the first token loses its leading space as in
-        ``decode_bytes``, the others keep theirs."""
-        codecs.lookup_error(errors)
-        started = False
-
-        def pieces(ids: Iterable[int]) -> bytes:
-            nonlocal started
-            items = list(ids)
-            data = self.decode_bytes(items) if not started else Tokenizer.decode_bytes(self, items)
-            started = started or bool(items)
-            return data
-
-        return StreamDecoder(pieces, errors)
+def byte_level_parts(tokenizer: GGUFTokenizer, *, cache_size: int = 1 << 18, model: LlamaCppModel | None = None
+                     ) -> TokenizerParts:
+    """The parts of llama.cpp's byte-level BPE tokenizer on a GGUF file read by
+    ``bpeproof.impl.formats.gguf_tokenizer.read_gguf_tokenizer``; ``FormatError`` for a pre-tokenizer not
+    reproduced.  ``model``: the model already built for this file (the compiled-vocabulary cache's), else built
+    here."""
+    kind = tokenizer.pre_type
+    if kind is None or tokenizer.model != "gpt2" or tokenizer.escape_whitespaces:
+        raise FormatError(tokenizer.path, "key 'tokenizer.ggml.model'", "not a byte-level BPE tokenizer")
+    try:
+        pretokenizer = LlamaCppPreTokenizer(kind)
+    except ValueError as error:
+        raise FormatError(tokenizer.path, "key 'tokenizer.ggml.pre'", str(error)) from None
+    if model is None:
+        tables = byte_level_tables(tokenizer)
+        if tables.merge_ids is not None:
+            model = LlamaCppModel.from_columns(tables.lookup, *tables.merge_ids, tables.decoded,
+                                               ignore_merges=tokenizer.ignore_merges, checked=True, owned=True)
+        else:
+            model = LlamaCppModel(tables.lookup, merge_bytes(tokenizer), tables.decoded,
+                                  ignore_merges=tokenizer.ignore_merges)
+    return TokenizerParts(LlamaCppPipeline(tokenizer, pretokenizer), model, tokenizer.special_tokens, cache_size)
 
 
 def lenient_utf8(data: bytes) -> str:

@@ -3,14 +3,14 @@
 ``granite-embed-multi-311m`` and ``sarvam-moe`` of a ``gpt2`` model), as ``llama_tokenize`` runs them.
 
 Both cut the special tokens out of the text first, exactly as the byte-level tokenizer does
-(``bpeproof.impl.pipelines.llama_cpp``, whose class they extend).  Then, for each fragment of text between them:
+(``bpeproof.impl.pipelines.llama_cpp``, whose pipeline they extend).  Then, for each fragment of text between them:
 
-- SPM (``LlamaCppSpmTokenizer``): a space is put before the fragment when the file's ``add_space_prefix`` is
+- SPM (``SpmPipeline``): a space is put before the fragment when the file's ``add_space_prefix`` is
   true (llama.cpp's default for SPM) and the fragment is the first one or follows a special token; every space
   is written U+2581; the whole fragment goes to llama.cpp's SPM session
   (``bpeproof.impl.models.llama_cpp_spm.LlamaCppSpmModel``), bytes as they are (invalid UTF-8 is not replaced).
   No normalization: llama.cpp's SPM reads ``remove_extra_whitespaces`` but does not use it;
-- BPE over text (``LlamaCppTextBpeTokenizer``): every space is written U+2581 (``escape_whitespaces``), the text
+- BPE over text (``TextBpePipeline``): every space is written U+2581 (``escape_whitespaces``), the text
   is read by llama.cpp's lenient UTF-8 decoder, cut into runs of newlines and runs of other characters (the
   pre-tokenizer ``[^\\n]+|[\\n]+``, which llama.cpp runs by hand-written code), and each run is merged by the
   file's merges over characters (``bpeproof.impl.models.llama_cpp.LlamaCppTextModel``); a symbol left that is
@@ -30,92 +30,72 @@ from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.models.llama_cpp import LlamaCppTextModel
 from bpeproof.impl.models.llama_cpp_spm import LlamaCppSpmModel
 from bpeproof.impl.normalizers.sentencepiece import SPACE_SYMBOL
-from bpeproof.impl.pipelines.llama_cpp import LlamaCppTokenizer, lenient_utf8
-from bpeproof.impl.pre_tokenizers.hf_splits import PreTokenizer
+from bpeproof.impl.pipelines.llama_cpp import LlamaCppPipeline, lenient_utf8
+from bpeproof.impl.pipelines.text_pipeline import TokenizerParts
 from bpeproof.spec.types import BPETypeError, BPEValueError
 
-__all__ = ["LlamaCppSpmTokenizer", "LlamaCppTextBpeTokenizer"]
+__all__ = ["SpmPipeline", "TextBpePipeline", "spm_parts", "text_bpe_parts"]
 
 _SPACE_BYTES = SPACE_SYMBOL.encode("utf-8")
 #: llama.cpp's pre-tokenizer of BPE over text: runs of newlines and runs of anything else.
 _NEWLINE_RUNS = re.compile("\n+|[^\n]+")
 
 
-class LlamaCppSpmTokenizer(LlamaCppTokenizer):
-    """llama.cpp's SPM tokenizer on a GGUF file (``tokenizer.ggml.model`` = ``llama``); see the module docstring.
-
-    ``encode`` and ``allowed_special`` are as for the byte-level tokenizer; no BOS / EOS is added."""
-
-    def __init__(self, tokenizer: GGUFTokenizer, *, cache_size: int = 1 << 18,
-                 model: LlamaCppSpmModel | None = None) -> None:
-        """``model``: the model already built for this file (the compiled-vocabulary cache's), else built here."""
-        if tokenizer.model != "llama":
-            raise FormatError(tokenizer.path, "key 'tokenizer.ggml.model'", "not an SPM tokenizer ('llama')")
-        if model is None:
-            try:
-                model = LlamaCppSpmModel(tokenizer.texts, tokenizer.scores, text_pieces(tokenizer),
-                                         cache_size=min(cache_size, 1 << 16))
-            except (BPEValueError, BPETypeError) as error:
-                raise FormatError(tokenizer.path, "key 'tokenizer.ggml.scores'", str(error)) from None
-        self._setup(model, "words", tokenizer.special_tokens, 0, PreTokenizer([]))
-        self._setup_specials(tokenizer)
-        self._spm = model
+class SpmPipeline(LlamaCppPipeline):
+    """llama.cpp's SPM tokenizer on a GGUF file (``tokenizer.ggml.model`` = ``llama``): each fragment is one word,
+    a space before it as ``add_space_prefix`` says, every space written U+2581 (see the module docstring)."""
 
     def _escaped(self, text: str, after_special: bool) -> str:
         prefix = " " if self.gguf.add_space_prefix and after_special else ""
         return (prefix + text).replace(" ", SPACE_SYMBOL)
 
-    def pre_tokenize(self, text: str) -> list[str]:
-        """The one text the SPM session merges for ``text`` (as the first fragment): the space prefix added,
-        every space written U+2581."""
-        if not isinstance(text, str):
-            raise BPETypeError(f"text must be str, not {type(text).__name__}")
-        return [self._escaped(text, True)] if text else []
+    def fragment_words(self, text: str, after_special: bool) -> list[str]:
+        return [self._escaped(text, after_special)]
 
-    def _fragment_ids(self, text: str, after_special: bool) -> list[int]:
-        return list(self._spm.encode_word(self._escaped(text, after_special).encode("utf-8")))
-
-    def _fragment_bytes_ids(self, data: bytes, after_special: bool) -> list[int]:
+    def fragment_byte_words(self, data: bytes, after_special: bool) -> list[bytes]:
         prefix = b" " if self.gguf.add_space_prefix and after_special else b""
-        return list(self._spm.encode_word((prefix + data).replace(b" ", _SPACE_BYTES)))
+        return [(prefix + data).replace(b" ", _SPACE_BYTES)]
 
 
-class LlamaCppTextBpeTokenizer(LlamaCppTokenizer):
-    """llama.cpp's BPE over raw UTF-8 with spaces written U+2581 (``gemma4``, ``sarvam-moe``); see the module
-    docstring.  ``encode`` and ``allowed_special`` are as for the byte-level tokenizer; no BOS / EOS is added
+def spm_parts(tokenizer: GGUFTokenizer, *, cache_size: int = 1 << 18, model: LlamaCppSpmModel | None = None
+              ) -> TokenizerParts:
+    """The parts of llama.cpp's SPM tokenizer.  ``model``: the model already built for this file (the
+    compiled-vocabulary cache's), else built here.  The model keeps its own cache of whole fragments."""
+    if tokenizer.model != "llama":
+        raise FormatError(tokenizer.path, "key 'tokenizer.ggml.model'", "not an SPM tokenizer ('llama')")
+    if model is None:
+        try:
+            model = LlamaCppSpmModel(tokenizer.texts, tokenizer.scores, text_pieces(tokenizer),
+                                     cache_size=min(cache_size, 1 << 16))
+        except (BPEValueError, BPETypeError) as error:
+            raise FormatError(tokenizer.path, "key 'tokenizer.ggml.scores'", str(error)) from None
+    return TokenizerParts(SpmPipeline(tokenizer), model, tokenizer.special_tokens, 0)
+
+
+class TextBpePipeline(LlamaCppPipeline):
+    """llama.cpp's BPE over raw UTF-8 with spaces written U+2581 (``gemma4``, ``sarvam-moe``): each fragment cut
+    into runs of newlines and runs of other characters (see the module docstring); no BOS / EOS is added
     (llama.cpp always adds BOS for Gemma 4 when asked to add special tokens)."""
 
-    def __init__(self, tokenizer: GGUFTokenizer, *, cache_size: int = 1 << 18,
-                 model: LlamaCppTextModel | None = None) -> None:
-        """``model``: the model already built for this file (the compiled-vocabulary cache's), else built here."""
-        if not tokenizer.escape_whitespaces or tokenizer.model == "llama":
-            raise FormatError(tokenizer.path, "key 'tokenizer.ggml.model'", "not a BPE tokenizer over raw UTF-8")
-        if model is None:
-            lookup = dict(zip(map(str.encode, tokenizer.texts), range(len(tokenizer.texts)), strict=True))
-            sides = list(map(str.encode, merge_sides(tokenizer.merges)))
-            model = LlamaCppTextModel(lookup, list(zip(sides[0::2], sides[1::2], strict=True)),
-                                      text_pieces(tokenizer), newline_runs=tokenizer.pre_type == "gemma4",
-                                      ignore_merges=tokenizer.ignore_merges)
-        self._setup(model, "words", tokenizer.special_tokens, cache_size, PreTokenizer([]))
-        self._setup_specials(tokenizer)
+    def fragment_words(self, text: str, after_special: bool) -> list[str]:
+        words: list[str] = _NEWLINE_RUNS.findall(text.replace(" ", SPACE_SYMBOL))
+        return words
 
-    def pre_tokenize(self, text: str) -> list[str]:
-        """The runs ``text`` is cut into (as one fragment): every space written U+2581, then runs of newlines
-        and runs of other characters."""
-        if not isinstance(text, str):
-            raise BPETypeError(f"text must be str, not {type(text).__name__}")
-        return _NEWLINE_RUNS.findall(text.replace(" ", SPACE_SYMBOL))
-
-    def _fragment_ids(self, text: str, after_special: bool) -> list[int]:
-        cache = self._cache
-        out: list[int] = []
-        for piece in _NEWLINE_RUNS.findall(text.replace(" ", SPACE_SYMBOL)):
-            out += cache[piece]
-        return out
-
-    def _fragment_bytes_ids(self, data: bytes, after_special: bool) -> list[int]:
+    def fragment_byte_words(self, data: bytes, after_special: bool) -> list[bytes]:
         text = lenient_utf8(data.replace(b" ", _SPACE_BYTES))
-        out: list[int] = []
-        for piece in _NEWLINE_RUNS.findall(text):
-            out += self._model.encode_word(piece.encode("utf-8", "surrogatepass"))
-        return out
+        return [piece.encode("utf-8", "surrogatepass") for piece in _NEWLINE_RUNS.findall(text)]
+
+
+def text_bpe_parts(tokenizer: GGUFTokenizer, *, cache_size: int = 1 << 18, model: LlamaCppTextModel | None = None
+                   ) -> TokenizerParts:
+    """The parts of llama.cpp's BPE over raw UTF-8.  ``model``: the model already built for this file (the
+    compiled-vocabulary cache's), else built here."""
+    if not tokenizer.escape_whitespaces or tokenizer.model == "llama":
+        raise FormatError(tokenizer.path, "key 'tokenizer.ggml.model'", "not a BPE tokenizer over raw UTF-8")
+    if model is None:
+        lookup = dict(zip(map(str.encode, tokenizer.texts), range(len(tokenizer.texts)), strict=True))
+        sides = list(map(str.encode, merge_sides(tokenizer.merges)))
+        model = LlamaCppTextModel(lookup, list(zip(sides[0::2], sides[1::2], strict=True)),
+                                  text_pieces(tokenizer), newline_runs=tokenizer.pre_type == "gemma4",
+                                  ignore_merges=tokenizer.ignore_merges)
+    return TokenizerParts(TextBpePipeline(tokenizer), model, tokenizer.special_tokens, cache_size)

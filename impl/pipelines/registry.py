@@ -1,27 +1,90 @@
-"""``load_tokenizer``: any supported vocabulary file as a ``Tokenizer`` that runs its own library's semantics."""
+"""``read_parts``: the parts of a tokenizer (text pipeline, merge model, special tokens) that encodes any supported
+file exactly as the file's own library does, read once and built by the table ``READERS``.
+
+Each kind the loader tells by the file's content (``bpeproof.impl.formats.loader.sniff``) has one reader here,
+which takes the bytes already read and gives the parts and the record the compiled-vocabulary cache keeps of them:
+
+- ``bpeproof``, the project's file: the article's sequential semantics (its rules) behind its pattern or steps;
+- ``tiktoken``, a rank file: tiktoken's semantics on the ranks as they are
+  (``bpeproof.impl.models.tiktoken.TiktokenModel``), for any file, proper or not; the pattern is ``pattern``,
+  else guessed from the name or size;
+- ``tekken``, Mistral's tekken JSON: tiktoken's semantics on its live ranks, each id shifted by the number of
+  special tokens, with the file's pattern (or ``pattern``) and its special tokens, as ``mistral-common`` encodes;
+- ``hf-bpe``, a ``tokenizer.json`` with a BPE model: the ``tokenizers`` library's pipeline
+  (``bpeproof.impl.pipelines.tokenizer_json``): its added tokens with their flags, its normalizer, its
+  pre-tokenizer (or ``pattern``), then its BPE model (``bpeproof.impl.models.hugging_face.HuggingFaceModel`` on
+  the words' bytes, ``HuggingFaceTextModel`` on their strings when the model has a word prefix or suffix, byte
+  fallback, or a vocabulary of characters); its added tokens are the special tokens
+  (``bpeproof.impl.pipelines.hf_parts``);
+- ``clip``, CLIP's merges file: CLIP's own tokenizer (``bpeproof.impl.pipelines.clip``);
+- ``gpt2``, GPT-2's ``encoder.json`` + ``vocab.bpe``: the Hugging Face BPE model with GPT-2's pattern or
+  ``pattern``;
+- ``sentencepiece-bpe``, a sentencepiece model of type BPE: ``SentencePieceModel`` on the whole text (no
+  pre-tokenization, no special tokens: ``SentencePieceProcessor.encode`` parses none), with the model's
+  normalization rules, whatever they are;
+- ``gguf``, a GGUF file: llama.cpp's tokenizer for its ``tokenizer.ggml.model`` (``bpeproof.impl.pipelines.gguf``):
+  its special-token partition, then for ``gpt2`` the pre-tokenizer its ``tokenizer.ggml.pre`` names and its merges,
+  for ``llama`` its SPM session (scores, space prefix, ``<0xXX>`` byte fallback), for ``gemma4`` its BPE over raw
+  UTF-8 with spaces written U+2581; no BOS/EOS added;
+- ``directory``: the first of ``tokenizer.json``, ``encoder.json`` (with ``vocab.bpe``), ``tokenizer.model`` in it.
+
+``decode_only``: the tokenizer is only used to decode, so a file that states no pattern needs none (the
+pre-tokenization of such a tokenizer is the ``words`` pattern, never to be used for encoding).
+
+``cache``: what loading a file computes is kept in the compiled-vocabulary cache (``bpeproof.impl.io.vocab_cache``,
+keyed by the file's content, its path as given and these options), and the next load of the same file reads it
+from there (``bpeproof.impl.pipelines.compiled_vocab``); False, or ``BPEPROOF_NO_CACHE=1`` in the environment, reads
+the file.  The ids are the same either way.
+
+Ids are the file's own.  Whatever the engine cannot execute exactly as the library does (a Hugging Face
+normalizer or pre-tokenizer it does not have, BPE dropout, a unigram model, …) is refused with ``FormatError``
+naming it: the engine never gives other ids than the library would.
+"""
 
 from __future__ import annotations
 
-from functools import partial
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bpeproof.impl import formats
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.io.vocab_cache import CacheEntry, caching_enabled
 from bpeproof.impl.pipelines import compiled_vocab
+from bpeproof.impl.pipelines.text_pipeline import TokenizerParts, WholeText, pipeline_of
 from bpeproof.impl.pre_tokenizers import patterns
-from bpeproof.impl.pre_tokenizers.patterns import PATTERNS
-from bpeproof.impl.tokenizer import Tokenizer
+from bpeproof.impl.pre_tokenizers.patterns import PATTERNS, compile_pattern, resolve_pattern
 from bpeproof.spec.types import BPETypeError, BPEValueError
 
-if TYPE_CHECKING:
-    from bpeproof.impl.formats.vocab import PreTokenizerStep, TextModel
-    from bpeproof.impl.normalizers.hf import Normalizer
-    from bpeproof.impl.pipelines.tokenizer_json import HFPipeline, Rewrite, Step, TextPipelineRecipe
-    from bpeproof.impl.pre_tokenizers.hf_splits import PreTokenizer
+__all__ = ["READERS", "Source", "guess_pattern", "read_parts"]
 
-__all__ = ["guess_pattern", "load_tokenizer"]
+#: What a reader gives: the parts, and the record the cache keeps of them (None: not to be cached).
+Read = tuple[TokenizerParts, dict[str, Any] | None]
+
+
+@dataclass(frozen=True)
+class Source:
+    """A file being loaded: its path as given, the bytes read (decompressed; none for a GGUF file or a directory)
+    and the options."""
+
+    path: str
+    data: bytes
+    pattern: str | None
+    decode_only: bool
+
+    @property
+    def file(self) -> Path:
+        return Path(self.path)
+
+    def pattern_or(self, stated: str | None) -> str:
+        """``--pattern``, else the pattern the file states, else the one its name or size suggests (``guessed``);
+        ``FormatError`` when there is none and the tokenizer is to encode."""
+        chosen = self.pattern or stated
+        if chosen is None:
+            raise FormatError(self.path, None, f"it states no pre-tokenization pattern; pass --pattern"
+                              f" ({', '.join(PATTERNS)} or a regex)")
+        return chosen
 
 
 def guess_pattern(vocab: formats.Vocab) -> str | None:
@@ -29,46 +92,11 @@ def guess_pattern(vocab: formats.Vocab) -> str | None:
     return patterns.guess_pattern(vocab.source, len(vocab.tokens))
 
 
-def load_tokenizer(path: str, pattern: str | None = None, *, decode_only: bool = False,
-                   cache: bool = True) -> Tokenizer:
-    """Any supported vocabulary file as a ``Tokenizer`` that encodes exactly as the file's own library does.
-
-    - the project's file: the article's sequential semantics (its rules);
-    - a tiktoken rank file: tiktoken's semantics on the ranks as they are
-      (``bpeproof.impl.models.tiktoken.TiktokenModel``), for any file, proper or not; the pattern is ``pattern``,
-      else guessed from the name or size;
-    - Mistral's tekken JSON: tiktoken's semantics on its live ranks, each id shifted by the number of special
-      tokens, with the file's pattern (or ``pattern``) and its special tokens, as ``mistral-common`` encodes;
-    - a ``tokenizer.json`` with a BPE model: the ``tokenizers`` library's pipeline
-    (``bpeproof.impl.pipelines.tokenizer_json``): its
-      added tokens with their flags, its normalizer, its pre-tokenizer (or ``pattern``), then its BPE model
-      (``bpeproof.impl.models.hugging_face.HuggingFaceModel`` on the words' bytes, ``HuggingFaceTextModel`` on
-      their strings when the model has a word prefix or suffix, byte fallback, or a vocabulary of characters); its
-      added tokens are the special tokens;
-    - CLIP's merges file: CLIP's own tokenizer (``bpeproof.impl.pipelines.clip``);
-    - GPT-2's ``encoder.json`` + ``vocab.bpe``: the Hugging Face BPE model with GPT-2's pattern or ``pattern``;
-    - a sentencepiece model of type BPE: ``bpeproof.impl.models.sentencepiece.SentencePieceModel`` on the whole
-      text (no pre-tokenization, no special tokens: ``SentencePieceProcessor.encode`` parses none), with the
-      model's normalization rules, whatever they are.
-
-    ``decode_only``: the tokenizer is only used to decode, so a file that states no pattern needs none (the
-    pre-tokenization of such a tokenizer is the ``words`` pattern, never to be used for encoding).
-
-    - a GGUF file (``*.gguf``, ``*.gguf.gz`` or the magic ``GGUF``): llama.cpp's tokenizer for its
-      ``tokenizer.ggml.model`` (``bpeproof.impl.pipelines.gguf``): its special-token partition, then for
-      ``gpt2`` the pre-tokenizer its ``tokenizer.ggml.pre`` names and its merges, for ``llama`` its SPM session
-      (scores, space prefix, ``<0xXX>`` byte fallback), for ``gemma4`` its BPE over raw UTF-8 with spaces
-      written U+2581; no BOS/EOS added.
-
-    ``cache``: what loading a file computes is kept in the compiled-vocabulary cache
-    (``bpeproof.impl.io.vocab_cache``, keyed by the file's content, its path as given and these options), and the
-    next load of the same file reads it from there (``bpeproof.impl.pipelines.compiled_vocab``); False, or
-    ``BPEPROOF_NO_CACHE=1`` in the environment, reads the file.  The ids are the same either way.
-
-    Ids are the file's own.  Whatever the engine cannot execute exactly as the library does (a Hugging Face
-    normalizer or pre-tokenizer it does not have, BPE dropout, a unigram model, …) is refused with
-    ``FormatError`` naming it: the engine never gives other ids than the library would.
-    """
+def read_parts(path: str, pattern: str | None = None, *, decode_only: bool = False, cache: bool = True
+               ) -> TokenizerParts:
+    """The parts of a tokenizer that encodes the file at ``path`` exactly as its own library does (see the module
+    docstring): from the compiled-vocabulary cache when it has them, else read by the file's reader in
+    ``READERS``.  Malformed content raises ``FormatError`` naming the file and the key."""
     file = Path(path)
     if not file.exists():
         raise FormatError(path, None, "no such file")
@@ -77,23 +105,26 @@ def load_tokenizer(path: str, pattern: str | None = None, *, decode_only: bool =
         cached = _from_cache(entry, path)
         if cached is not None:
             return cached
-    tokenizer, record = _load(path, file, pattern, decode_only)
+    kind, data = formats.sniff(file) if file.is_file() else ("directory", b"")
+    try:
+        parts, record = READERS[kind](Source(path, data, pattern, decode_only))
+    except (BPEValueError, BPETypeError) as error:
+        raise FormatError(path, None, str(error)) from None
     if entry is not None and record is not None:
         entry.write(record, compiled_vocab.CLASSES)
-    return tokenizer
+    return parts
 
 
-def _from_cache(entry: CacheEntry, path: str) -> Tokenizer | None:
-    """The tokenizer of the cache's entry, or None (and the entry removed) when it has none that holds together."""
+def _from_cache(entry: CacheEntry, path: str) -> TokenizerParts | None:
+    """The parts of the cache's entry, or None (and the entry removed) when it has none that holds together."""
     record = entry.read(compiled_vocab.CLASSES)
     if record is None:
         return None
     try:
         if record["kind"] == "text":
-            recipe = record["recipe"]
-            pipeline, pretokenizer = _text_pipeline(path, recipe)
-            return Tokenizer.from_model(record["model"], recipe.pattern or recipe.file_pattern or "words",
-                                        record["specials"], pretokenizer=pretokenizer, pipeline=pipeline)
+            from bpeproof.impl.pipelines.hf_parts import restored_parts
+
+            return restored_parts(path, record)
         if compiled_vocab.companion_changed(record, path):
             return None  # GPT-2's other file is not the one the entry was made with: loaded again, and replaced
         return compiled_vocab.restore(record, path)
@@ -102,113 +133,83 @@ def _from_cache(entry: CacheEntry, path: str) -> Tokenizer | None:
         return None
 
 
-def _load(path: str, file: Path, pattern: str | None, decode_only: bool) -> tuple[Tokenizer, dict[str, Any] | None]:
-    """The tokenizer of the file, read and built, and its record for the cache (None: not to be cached)."""
-    from bpeproof.impl.formats.loader import is_gguf
+def _gguf(source: Source) -> Read:
+    """A GGUF file (llama.cpp): the tokenizer its model names, with the file's own pre-tokenizer and flags."""
+    from bpeproof.impl.formats.gguf_tokenizer import read_gguf_tokenizer
+    from bpeproof.impl.pipelines.gguf import gguf_parts
 
-    if file.is_file() and is_gguf(file):
-        # A GGUF file (llama.cpp): the tokenizer its model names, with the file's own pre-tokenizer and flags
-        # (impl.pipelines.gguf).
-        from bpeproof.impl.pipelines.gguf import load_gguf_tokenizer
+    if source.pattern is not None:
+        raise FormatError(source.path, None, "a GGUF file names its own pre-tokenizer (tokenizer.ggml.pre);"
+                          " --pattern does not apply to it")
+    gguf = read_gguf_tokenizer(source.path)
+    parts = gguf_parts(gguf)
+    return parts, compiled_vocab.gguf_record(gguf, parts.model)
 
-        if pattern is not None:
-            raise FormatError(path, None, "a GGUF file names its own pre-tokenizer (tokenizer.ggml.pre); --pattern"
-                              " does not apply to it")
-        gguf = load_gguf_tokenizer(str(file))
-        return gguf, compiled_vocab.gguf_record(gguf)
-    kind, data = formats.sniff(file) if file.is_file() else ("directory", b"")
-    if kind == "bpeproof":
-        tokenizer = Tokenizer.from_json(data, file)
-        if pattern is not None:
-            tokenizer = Tokenizer(tokenizer.rules, pattern, tokenizer.special_tokens, byte_ids=tokenizer.byte_ids)
-        return tokenizer, compiled_vocab.parts_record(tokenizer)
+
+def _project(source: Source) -> Read:
+    """The project's own file: its rules, pattern or split steps, special tokens and byte ids (``--pattern``
+    replaces the pattern and the steps)."""
+    from bpeproof.impl.formats.project_file import parse_document
+    from bpeproof.impl.models.ids import check_special_tokens
+    from bpeproof.impl.models.sequential import SequentialModel
+
+    document = parse_document(source.file, source.data)
     try:
-        if kind == "tiktoken":
-            from bpeproof.impl.formats.tiktoken_file import parse_tiktoken
-
-            ranks = parse_tiktoken(file, data)
-            chosen = pattern or patterns.guess_pattern(str(file), len(ranks)) or ("words" if decode_only else None)
-            if chosen is None:
-                raise FormatError(path, None, f"a rank file states no pre-tokenization pattern; pass --pattern"
-                                 f" ({', '.join(PATTERNS)} or a regex)")
-            tokenizer = Tokenizer.from_tiktoken_ranks(ranks, chosen)
-            return tokenizer, compiled_vocab.parts_record(tokenizer)
-        if kind == "tekken":
-            from bpeproof.impl.formats.tekken import parse_tekken
-            from bpeproof.impl.models.tiktoken import TiktokenModel
-            from bpeproof.impl.pre_tokenizers.patterns import compile_pattern, resolve_pattern
-
-            tekken = parse_tekken(file, data)
-            try:
-                compile_pattern(resolve_pattern(pattern or tekken.pattern))
-            except ValueError as error:
-                raise FormatError(path, None if pattern else "config.pattern", str(error)) from None
-            tokenizer = Tokenizer.from_model(TiktokenModel(tekken.ranks), pattern or tekken.pattern, tekken.specials)
-            return tokenizer, compiled_vocab.parts_record(tokenizer)
-        if kind == "sentencepiece-bpe":
-            tokenizer = _sentencepiece(path, file, data, pattern)
-            return tokenizer, compiled_vocab.parts_record(tokenizer)
-        # A tokenizer.json already read by ``sniff``: parsed from those bytes, not read and decompressed again.
-        if kind == "hf-bpe":
-            from bpeproof.impl.formats.hf_json import parse_hf_json
-
-            vocab = parse_hf_json(file, data)
-        else:
-            vocab = formats.load(file, pattern=pattern)
-        if vocab.kind == "sentencepiece-bpe" and vocab.source != path:  # a directory's tokenizer.model
-            return load_tokenizer(vocab.source, pattern), None
-        if vocab.unsupported:
-            raise FormatError(path, None, f"the engine does not execute {'; '.join(vocab.unsupported)}, so its ids"
-                             " could differ from the file's own library")
-        if vocab.text_model is not None:
-            return _text_model_tokenizer(path, vocab, vocab.text_model, pattern)
-        tokenizer = _merges_tokenizer(path, vocab, pattern, decode_only)
-        return tokenizer, compiled_vocab.parts_record(tokenizer, companion=compiled_vocab.companion(file, vocab))
+        model = SequentialModel.checked(document.rules, document.byte_ids)
+        specials = check_special_tokens(document.special_tokens, model.token_table())
     except (BPEValueError, BPETypeError) as error:
-        raise FormatError(path, None, str(error)) from None
+        raise FormatError(source.path, "(file)", str(error)) from None
+    if source.pattern is not None:
+        pipeline = pipeline_of(resolve_pattern(source.pattern), None, specials)
+    else:
+        pipeline = pipeline_of(resolve_pattern(document.pattern), document.pretokenizer, specials)
+    parts = TokenizerParts(pipeline, model, specials)
+    return parts, compiled_vocab.parts_record(parts)
 
 
-def _merges_tokenizer(path: str, vocab: formats.Vocab, pattern: str | None, decode_only: bool) -> Tokenizer:
-    """GPT-2's pair of files (or a tokenizer.json read without its pipeline): the Hugging Face BPE model on the
-    file's merges, with ``pattern``, the file's pattern or split steps, or the pattern its name or size suggests."""
-    from bpeproof.impl.models.hugging_face import HuggingFaceModel
-    from bpeproof.impl.pre_tokenizers.hf_splits import steps_from_hf
+def _rank_file(source: Source) -> Read:
+    """A tiktoken rank file: tiktoken's semantics on its ranks, the pattern given, named or guessed."""
+    from bpeproof.impl.formats.tiktoken_file import parse_tiktoken
+    from bpeproof.impl.models.tiktoken import TiktokenModel
 
-    pretokenizer: PreTokenizer | None = None
-    chosen = pattern or vocab.pattern
-    if chosen is None and vocab.pre_tokenizers:
-        try:
-            pretokenizer = steps_from_hf(vocab.pre_tokenizers)
-        except ValueError as error:
-            raise FormatError(path, None, f"{error}; pass --pattern ({', '.join(PATTERNS)} or a regex)") from None
-    elif chosen is None:
-        chosen = guess_pattern(vocab) or ("words" if decode_only else None)
-        if chosen is None:
-            raise FormatError(path, None, f"it states no pre-tokenization pattern; pass --pattern"
-                             f" ({', '.join(PATTERNS)} or a regex)")
-    specials = dict(vocab.specials)
-    tokens = dict(vocab.tokens)
-    for token in specials.values():
-        tokens.pop(token, None)
-    model = HuggingFaceModel(tokens, vocab.merges, ignore_merges=vocab.ignore_merges, unk=vocab.unk,
-                             fuse_unk=vocab.fuse_unk)
-    return Tokenizer.from_model(model, chosen or "words", specials, pretokenizer=pretokenizer)
+    ranks = parse_tiktoken(source.file, source.data)
+    guessed = patterns.guess_pattern(source.path, len(ranks)) or ("words" if source.decode_only else None)
+    if source.pattern is None and guessed is None:
+        raise FormatError(source.path, None, f"a rank file states no pre-tokenization pattern; pass --pattern"
+                          f" ({', '.join(PATTERNS)} or a regex)")
+    parts = TokenizerParts(pipeline_of(resolve_pattern(source.pattern_or(guessed)), None, {}), TiktokenModel(ranks))
+    return parts, compiled_vocab.parts_record(parts)
 
 
-def _sentencepiece(path: str, file: Path, data: bytes, pattern: str | None) -> Tokenizer:
-    """A sentencepiece BPE model as a ``Tokenizer``: the whole text goes to ``SentencePieceModel``."""
+def _tekken(source: Source) -> Read:
+    """Mistral's tekken file: tiktoken's semantics on its live ranks, its pattern and special tokens."""
+    from bpeproof.impl.formats.tekken import parse_tekken
+    from bpeproof.impl.models.tiktoken import TiktokenModel
+
+    tekken = parse_tekken(source.file, source.data)
+    try:
+        chosen = resolve_pattern(source.pattern or tekken.pattern)
+        compile_pattern(chosen)
+    except ValueError as error:
+        raise FormatError(source.path, None if source.pattern else "config.pattern", str(error)) from None
+    specials = dict(tekken.specials)
+    parts = TokenizerParts(pipeline_of(chosen, None, specials), TiktokenModel(tekken.ranks), specials)
+    return parts, compiled_vocab.parts_record(parts)
+
+
+def _sentencepiece(source: Source) -> Read:
+    """A sentencepiece BPE model: ``SentencePieceModel`` on the whole text."""
     from bpeproof.impl.formats.sentencepiece_model import MODEL_TYPES, parse_charsmap, parse_model_proto
     from bpeproof.impl.models.sentencepiece import SentencePieceModel
-    from bpeproof.impl.pre_tokenizers.hf_splits import PreTokenizer
 
-    if pattern is not None:
-        raise FormatError(path, None, "a sentencepiece model does not pre-tokenize: --pattern does not apply")
-    proto = parse_model_proto(file, data)
+    if source.pattern is not None:
+        raise FormatError(source.path, None, "a sentencepiece model does not pre-tokenize: --pattern does not apply")
+    proto = parse_model_proto(source.file, source.data)
     if proto.model_type != 2:
         name = MODEL_TYPES.get(proto.model_type, str(proto.model_type))
-        raise FormatError(path, "trainer_spec.model_type", f"the model type is {name!r}: the engine runs"
+        raise FormatError(source.path, "trainer_spec.model_type", f"the model type is {name!r}: the engine runs"
                           " sentencepiece's BPE models only")
-    charsmap = parse_charsmap(file, proto.precompiled_charsmap) if proto.precompiled_charsmap else None
+    charsmap = parse_charsmap(source.file, proto.precompiled_charsmap) if proto.precompiled_charsmap else None
     model = SentencePieceModel(
         columns=(proto.texts, proto.scores, proto.types),
         byte_fallback=proto.byte_fallback,
@@ -220,159 +221,77 @@ def _sentencepiece(path: str, file: Path, data: bytes, pattern: str | None) -> T
         charsmap_replacements=charsmap.replacements if charsmap is not None else None,
         unk_surface=proto.unk_surface,
     )
-    return Tokenizer.from_model(model, "words", None, cache_size=0, pretokenizer=PreTokenizer([]))
+    parts = TokenizerParts(WholeText(), model, {}, 0)  # the model keeps its own cache of whole texts
+    return parts, compiled_vocab.parts_record(parts)
 
 
-def _decoded_bytes(text_model: TextModel, token: int, data: bytes) -> bytes:
-    """What a token decodes to: its bytes, without the word prefix before them and with a space for the word
-    suffix after them (as the files' decoders spell words)."""
-    from bpeproof.impl.formats.vocab import token_string_to_bytes
+def _tokenizer_json(source: Source) -> Read:
+    """A tokenizer.json, parsed from the bytes ``sniff`` read (not read and decompressed again)."""
+    from bpeproof.impl.formats.hf_json import parse_hf_json
 
-    string = text_model.strings.get(token)
-    if string is None or not (text_model.prefix or text_model.suffix):
-        return data
-    prefix, suffix = text_model.prefix or "", text_model.suffix or ""
-    space = string.endswith(suffix) and len(string) > len(suffix) if suffix else False
-    if space:
-        string = string[: -len(suffix)]
-    if prefix and string.startswith(prefix) and len(string) > len(prefix):
-        string = string[len(prefix):]
-    core = token_string_to_bytes(string) if text_model.byte_level else None
-    return (core if core is not None else string.encode("utf-8")) + (b" " if space else b"")
+    return _vocab_parts(source, parse_hf_json(source.file, source.data))
 
 
-def _text_model_tokenizer(path: str, vocab: formats.Vocab, text_model: TextModel,
-                          pattern: str | None) -> tuple[Tokenizer, dict[str, Any] | None]:
-    """A Hugging Face ``tokenizer.json`` (or CLIP's merges file) as the library runs it: its added tokens,
-    normalizer and pre-tokenizer (``bpeproof.impl.pipelines.tokenizer_json``), then its BPE model on the words;
-    and its record for the cache.
-
-    The words go to ``HuggingFaceModel`` (with the C loop) when the model only needs their bytes: a byte-level
-    vocabulary whose last pre-tokenizer step is its only ``ByteLevel`` one, no word prefix, suffix or byte
-    fallback, an unknown token that is in the vocabulary; to ``HuggingFaceTextModel`` otherwise."""
-    import json
-
-    from bpeproof.impl.formats.vocab import token_string_to_bytes
-    from bpeproof.impl.models.hugging_face import HuggingFaceModel, HuggingFaceTextModel
-    from bpeproof.impl.normalizers.hf import Normalizer
-    from bpeproof.impl.pipelines.tokenizer_json import TextPipelineRecipe
-
-    if vocab.kind == "clip":
-        from bpeproof.impl.pipelines.clip import clip_tokenizer
-
-        tokenizer = clip_tokenizer(path, vocab, text_model, pattern)
-        return tokenizer, compiled_vocab.parts_record(tokenizer)
-    try:
-        normalizer = Normalizer.from_json(None if text_model.normalizer is None else json.loads(text_model.normalizer))
-    except ValueError as error:
-        raise FormatError(path, "normalizer", str(error)) from None
-    steps = vocab.pre_tokenizers
-    kinds = [step.type for step in steps]
-    specials = {token.content: token.id for token in text_model.added_tokens}
-    for token in text_model.added_tokens:
-        # The library numbers an added token that is not in the model's vocabulary from the model's size on,
-        # whatever id the file gives it: beside a model whose ids start late or have gaps, that is another token's.
-        string = text_model.strings.get(token.id)
-        if string is not None and string != token.content:
-            raise FormatError(path, "added_tokens", f"{token.content[:40]!r} takes the id {token.id} in the tokenizers"
-                              f" library (it is not in the model's vocabulary, so it is numbered on from the model's"
-                              f" {text_model.vocabulary_size} tokens), which is also the model's token {string[:40]!r};"
-                              " the file's ids are ambiguous")
-    special_ids = set(specials.values())
-    tokens = dict(vocab.tokens)  # the ordinary tokens: one copy, the added tokens taken out of it
-    for special in special_ids:
-        tokens.pop(special, None)
-    byte_model = (
-        text_model.byte_level and bool(kinds) and kinds[-1] == "ByteLevel" and kinds.count("ByteLevel") == 1
-        and text_model.prefix is None and text_model.suffix is None and not vocab.byte_fallback
-        and (text_model.unk_token is None or (vocab.unk is not None and vocab.unk not in special_ids))
-        and "ByteLevel" not in normalizer.kinds
-        and (text_model.spelt  # (the reader found every string but the added tokens' spelt byte-level)
-             or token_string_to_bytes("".join(map(text_model.strings.__getitem__, tokens))) is not None)
-    )
-    recipe = TextPipelineRecipe(text_model.normalizer, text_model.added_tokens, steps, pattern, vocab.pattern,
-                                text_model.byte_level, byte_model)
-    pipeline, pretokenizer = _text_pipeline(path, recipe, normalizer)
-    if byte_model:
-        model: HuggingFaceModel | HuggingFaceTextModel = HuggingFaceModel(
-            tokens, vocab.merges, ignore_merges=vocab.ignore_merges, unk=vocab.unk, fuse_unk=vocab.fuse_unk)
-    else:
-        model = HuggingFaceTextModel(
-            text_model.strings, vocab.merges,
-            {token: _decoded_bytes(text_model, token, data) for token, data in tokens.items()},
-            prefix=text_model.prefix, suffix=text_model.suffix, unk_token=text_model.unk_token,
-            fuse_unk=vocab.fuse_unk, byte_fallback=vocab.byte_fallback, ignore_merges=vocab.ignore_merges)
-    tokenizer = Tokenizer.from_model(model, pattern or vocab.pattern or "words", specials, pretokenizer=pretokenizer,
-                                     pipeline=pipeline)
-    return tokenizer, compiled_vocab.text_record(tokenizer, recipe)
+def _other_vocab(source: Source) -> Read:
+    """GPT-2's pair of files, CLIP's merges or a directory: read by ``formats.load``, which finds the other file."""
+    vocab = formats.load(source.file, pattern=source.pattern)
+    if vocab.kind == "sentencepiece-bpe" and vocab.source != source.path:  # a directory's tokenizer.model
+        return read_parts(vocab.source, source.pattern), None
+    return _vocab_parts(source, vocab)
 
 
-def _text_pipeline(path: str, recipe: TextPipelineRecipe,
-                   normalizer: Normalizer | None = None) -> tuple[HFPipeline, PreTokenizer | None]:
-    """The text pipeline of a ``tokenizer.json`` (``normalizer``: its normalizer, when already built), and the
-    split steps that cut as it does when it is only those (``Tokenizer.pretokenizer``)."""
-    import json
+def _vocab_parts(source: Source, vocab: formats.Vocab) -> Read:
+    """A ``Vocab`` with a text pipeline (a tokenizer.json, CLIP's merges) or with merges only (GPT-2's files)."""
+    if vocab.unsupported:
+        raise FormatError(source.path, None, f"the engine does not execute {'; '.join(vocab.unsupported)}, so its"
+                          " ids could differ from the file's own library")
+    if vocab.text_model is not None:
+        if vocab.kind == "clip":
+            from bpeproof.impl.pipelines.clip import clip_parts
 
-    from bpeproof.impl.normalizers.hf import Normalizer
-    from bpeproof.impl.pipelines.tokenizer_json import HFPipeline, needs_alignment
-    from bpeproof.impl.pre_tokenizers.hf_splits import steps_from_hf
+            parts = clip_parts(source.path, vocab, vocab.text_model, source.pattern)
+            return parts, compiled_vocab.parts_record(parts)
+        from bpeproof.impl.pipelines.hf_parts import text_model_parts
 
-    if normalizer is None:
-        try:
-            normalizer = Normalizer.from_json(None if recipe.normalizer is None else json.loads(recipe.normalizer))
-        except ValueError as error:
-            raise FormatError(path, "normalizer", str(error)) from None
-    pattern, steps = recipe.pattern, recipe.steps
-    try:
-        executable = _executable(recipe)
-    except ValueError as error:
-        raise FormatError(path, "pre_tokenizer", f"{error}; pass --pattern ({', '.join(PATTERNS)} or a regex)"
-                          ) from None
-    try:
-        pipeline = HFPipeline(normalizer, recipe.added_tokens, executable,
-                              track=pattern is None and needs_alignment(steps),
-                              description=_describe(normalizer, steps, pattern),
-                              rebuild=partial(_executable, recipe))
-    except ValueError as error:
-        raise FormatError(path, "added_tokens", str(error)) from None
+        return text_model_parts(source.path, vocab, vocab.text_model, source.pattern)
+    parts = _merges_parts(source, vocab)
+    return parts, compiled_vocab.parts_record(parts, companion=compiled_vocab.companion(source.file, vocab))
+
+
+def _merges_parts(source: Source, vocab: formats.Vocab) -> TokenizerParts:
+    """GPT-2's pair of files (or a tokenizer.json read without its pipeline): the Hugging Face BPE model on the
+    file's merges, with ``pattern``, the file's pattern or split steps, or the pattern its name or size suggests."""
+    from bpeproof.impl.models.hugging_face import HuggingFaceModel
+    from bpeproof.impl.pre_tokenizers.hf_splits import PreTokenizer, steps_from_hf
+
     pretokenizer: PreTokenizer | None = None
-    if pattern is None and not normalizer and {step.type for step in steps} <= {"Split", "ByteLevel"}:
+    chosen = source.pattern or vocab.pattern
+    if chosen is None and vocab.pre_tokenizers:
         try:
-            pretokenizer = steps_from_hf(steps)  # the same cuts, as split steps (``Tokenizer.pretokenizer``)
-        except ValueError:
-            pretokenizer = None
-    return pipeline, pretokenizer
+            pretokenizer = steps_from_hf(vocab.pre_tokenizers)
+        except ValueError as error:
+            raise FormatError(source.path, None, f"{error}; pass --pattern ({', '.join(PATTERNS)} or a regex)"
+                              ) from None
+    elif chosen is None:
+        chosen = source.pattern_or(guess_pattern(vocab) or ("words" if source.decode_only else None))
+    specials = dict(vocab.specials)
+    tokens = dict(vocab.tokens)
+    for token in specials.values():
+        tokens.pop(token, None)
+    model = HuggingFaceModel(tokens, vocab.merges, ignore_merges=vocab.ignore_merges, unk=vocab.unk,
+                             fuse_unk=vocab.fuse_unk)
+    return TokenizerParts(pipeline_of(resolve_pattern(chosen or "words"), pretokenizer, specials), model, specials)
 
 
-def _executable(recipe: TextPipelineRecipe, rewrite: Rewrite | None = None) -> list[Step]:
-    """The executable pre-tokenizer steps of ``recipe`` (``--pattern``'s, else the file's), with every regular
-    expression read as ``rewrite`` says when given (``HFPipeline.rewritten``); ``ValueError`` when a step is not
-    executed or an expression cannot be read so."""
-    from bpeproof.impl.normalizers.hf import byte_level_piece
-    from bpeproof.impl.pipelines.tokenizer_json import pattern_step, steps_from_file
-
-    if recipe.pattern is None:
-        return steps_from_file(recipe.steps, map_bytes=not recipe.byte_model, rewrite=rewrite)
-    from bpeproof.impl.pre_tokenizers.patterns import compile_pattern, resolve_pattern
-
-    source = resolve_pattern(recipe.pattern)
-    pinned = True
-    if rewrite is not None:
-        transform, pinned = rewrite
-        rewritten = transform(source)
-        if rewritten is None:
-            raise ValueError(f"the pattern {source!r} cannot be rewritten so")
-        source = rewritten
-    executable = [pattern_step(compile_pattern(source), pinned)]
-    if recipe.byte_level and not recipe.byte_model:
-        executable.append(lambda piece: [byte_level_piece(piece)])
-    return executable
-
-
-def _describe(normalizer: Normalizer, steps: tuple[PreTokenizerStep, ...], pattern: str | None) -> str:
-    parts = [f"normalizer {', '.join(normalizer.kinds)}"] if normalizer else []
-    if pattern is not None:
-        parts.append(f"pattern {pattern!r}")
-    elif steps:
-        parts.append(f"pre-tokenizer {', '.join(step.type for step in steps)}")
-    return "; ".join(parts) or "no normalizer or pre-tokenizer"
+#: Each kind of file (as ``formats.sniff`` tells it by its content) → the reader of its parts.
+READERS: dict[str, Callable[[Source], Read]] = {
+    "gguf": _gguf,
+    "bpeproof": _project,
+    "tiktoken": _rank_file,
+    "tekken": _tekken,
+    "sentencepiece-bpe": _sentencepiece,
+    "hf-bpe": _tokenizer_json,
+    "gpt2": _other_vocab,
+    "clip": _other_vocab,
+    "directory": _other_vocab,
+}

@@ -41,9 +41,10 @@ import regex
 
 from bpeproof.impl.formats.vocab import AddedToken, PreTokenizerStep
 from bpeproof.impl.normalizers.hf import Normalizer, Piece, byte_level_piece, prepend, replace
+from bpeproof.impl.pipelines.special_tokens import AllowedSpecial
+from bpeproof.impl.pipelines.text_pipeline import TextPipeline
 from bpeproof.impl.pre_tokenizers import hf_chars
 from bpeproof.impl.pre_tokenizers.hf_splits import GPT2_SPLIT, SplitStep, split_spans
-from bpeproof.impl.special_tokens import AllowedSpecial
 
 __all__ = ["HFPipeline", "Rewrite", "Step", "TextPipelineRecipe", "needs_alignment", "pattern_step", "steps_from_file"]
 
@@ -332,8 +333,11 @@ def _normalized_patterns(tokens: Iterable[AddedToken], normalizer: Normalizer) -
     return patterns
 
 
-class HFPipeline:
-    """Added tokens, a normalizer and pre-tokenizer steps, run on a text as the library runs them."""
+class HFPipeline(TextPipeline):
+    """Added tokens, a normalizer and pre-tokenizer steps, run on a text as the library runs them.
+
+    ``pattern``: the file's pattern or ``--pattern`` (kept for the word counter and descriptions);
+    ``pretokenizer``: the split steps that cut as the pre-tokenizer does, when it is only those."""
 
     # The library's encode reads every added token, special or not, in any text (only its encode_special_tokens
     # switch, which pieces(text, None) follows, leaves the special ones as text).
@@ -360,6 +364,7 @@ class HFPipeline:
         self._track = track
         self.description = description
         self._rebuild = rebuild
+        self._words: Callable[[str], list[str]] | None = None
 
     def rewritten(self, transform: Callable[[str], str | None], pinned: bool = True) -> HFPipeline | None:
         """This pipeline as a port that reads every regular expression of its pre-tokenizer otherwise cuts: each
@@ -377,6 +382,7 @@ class HFPipeline:
         copy = object.__new__(HFPipeline)
         copy.__dict__.update(self.__dict__)
         copy._steps = steps
+        copy._words = None  # the steps read otherwise, run as they are
         return copy
 
     def _split(self, matcher: _Matcher, piece: Piece, allowed: Collection[str] | None) -> list[Piece | int]:
@@ -387,10 +393,18 @@ class HFPipeline:
             out.append(piece.cut(start, end) if token is None else token.id)
         return out
 
+    def cut_by(self, words: Callable[[str], list[str]]) -> None:
+        """Cut the text between added tokens by ``words`` instead of the steps: their cuts as one function of the
+        text (``PreTokenizer.split``), for a pipeline whose normalizer reads only the text (``normalize_str``) and
+        whose words go to the model as text, where the steps' pieces and alignments would only be rebuilt."""
+        self._words = words
+
     def pieces(self, text: str, allowed: Collection[str] | None = None) -> list[str | int]:
         """The model's words of ``text`` and the ids of its added tokens, in order (see the module docstring)."""
         if not text:
             return []
+        if self._words is not None:
+            return self._plain_pieces(text, allowed)
         items: list[Piece | int] = self._split(self._raw, Piece.original(text, 0, self._track), allowed)
         normalized: list[Piece | int] = []
         for item in items:
@@ -408,3 +422,26 @@ class HFPipeline:
                     cut.extend(step(item))
             items = cut
         return [item if isinstance(item, int) else item.text for item in items]
+
+    def _plain_pieces(self, text: str, allowed: Collection[str] | None) -> list[str | int]:
+        """``pieces`` where the normalizer reads only text: the added tokens found in the text, each stretch between
+        them normalized, the normalized added tokens found in it, the rest cut by ``cut_by``'s function."""
+        words = self._words
+        assert words is not None
+        normalize = self._normalizer.normalize_str if self._normalizer else None
+        out: list[str | int] = []
+        for token, start, end in self._raw.find(text, allowed):
+            if end <= start:
+                continue
+            if token is not None:
+                out.append(token.id)
+                continue
+            stretch = normalize(text[start:end]) if normalize is not None else text[start:end]
+            for inner, begin, stop in self._normalized.find(stretch, allowed):
+                if stop <= begin:
+                    continue
+                if inner is not None:
+                    out.append(inner.id)
+                else:
+                    out += words(stretch[begin:stop])
+        return out

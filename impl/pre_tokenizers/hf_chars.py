@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import bisect
 from functools import cache
-from typing import Any
 
 __all__ = [
     "CLASSES",
@@ -118,15 +117,6 @@ def is_normalization_gap(char: str) -> bool:
 
 
 @cache
-def _gap_finder() -> Any:
-    import regex
-
-    body = "".join(_escape(low) if low == high else f"{_escape(low)}-{_escape(high)}"
-                   for low, high in _merged(_GAP_SECTIONS))
-    return regex.compile(f"[{body}]")
-
-
-@cache
 def composition_gaps() -> frozenset[str]:
     """Primary composites of Python's Unicode that the library's normalizers do not compose."""
     return frozenset(map(chr, code_points("composition-gaps")))
@@ -152,4 +142,15 @@ def composition_parts() -> frozenset[str]:
 def plain_for_normalization(text: str) -> bool:
     """Whether ``text`` holds no gap and no part of a composite the library lacks: Python's ``unicodedata``
     normalizes it as the library does."""
-    return _gap_finder().search(text) is None and composition_parts().isdisjoint(text)
+    # Each distinct character once: a text repeats its characters, and a search through the gaps' character class
+    # (some 900,000 code points in ranges) cost more than everything else on a page of Japanese.
+    chars = set(text)
+    if not composition_parts().isdisjoint(chars):
+        return False
+    lows, highs = _gap_ranges()
+    for char in chars:
+        code = ord(char)
+        index = bisect.bisect_right(lows, code) - 1
+        if index >= 0 and code <= highs[index]:
+            return False
+    return True

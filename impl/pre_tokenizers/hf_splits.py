@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from bpeproof.impl.pre_tokenizers.patterns import PatternTimeoutError, backtracks, time_limit
 from bpeproof.impl.pre_tokenizers.unicode_classes import stand_ins
+from bpeproof.spec.types import BPETypeError
 
 if TYPE_CHECKING:
     from bpeproof.impl.formats.vocab import PreTokenizerStep
@@ -496,6 +497,19 @@ class PreTokenizer:
             else:
                 raise TypeError(f"a pre-tokenizer step must be a SplitStep, not {type(step).__name__}")
         self._steps = tuple(checked)
+
+    @classmethod
+    def of(cls, steps: PreTokenizer | Sequence[SplitStep] | None) -> PreTokenizer | None:
+        """``steps`` as a ``PreTokenizer`` (None stays None), refused with ``BPETypeError`` naming what is not one."""
+        if steps is None or isinstance(steps, PreTokenizer):
+            return steps
+        if isinstance(steps, (str, bytes)) or not isinstance(steps, Sequence):
+            raise BPETypeError(
+                f"pretokenizer must be a PreTokenizer or a sequence of SplitStep, not {type(steps).__name__}")
+        for index, step in enumerate(steps):
+            if not isinstance(step, SplitStep):
+                raise BPETypeError(f"pretokenizer[{index}] must be a SplitStep, not {type(step).__name__}")
+        return cls(steps)
 
     @property
     def steps(self) -> tuple[SplitStep, ...]:

@@ -1,6 +1,6 @@
 """The two answers a text → ids check compares against: the reference and the vocabulary file's own library.
 
-The reference is the project's ``Tokenizer`` for the file (``bpeproof.impl.pipelines.registry.load_tokenizer``),
+The reference is the project's ``Tokenizer`` for the file (``bpeproof.impl.tokenizer.load_tokenizer``),
 with the file's own semantics; it decides.  A tiktoken rank file states no special tokens: when it is one of
 tiktoken's published encodings (``KNOWN_ENCODINGS``, recognised by its number of tokens and then the digest of its
 ranks) the reference gets that encoding's special tokens, and ``--special NAME=ID`` states them for any file
@@ -29,7 +29,7 @@ PATTERN_PROBE = "Hello, world! It's 2024.\n  x"
 
 def load_reference(vocab: str, pattern: str | None) -> Any:
     from bpeproof.impl.io.errors import FormatError
-    from bpeproof.impl.pipelines.registry import load_tokenizer
+    from bpeproof.impl.tokenizer import load_tokenizer
 
     try:
         reference = load_tokenizer(vocab, pattern)
@@ -101,13 +101,14 @@ def known_encoding(reference: Any) -> tuple[KnownEncoding | None, str | None]:
 def with_special_tokens(reference: Any, given: dict[str, int] | None) -> tuple[Any, str]:
     """The reference with the special tokens of its known encoding and the ``given`` ones (``--special``), and
     where they come from, for the report."""
+    from bpeproof.impl.pipelines.text_pipeline import PatternPipeline, SplitStepsPipeline
     from bpeproof.impl.tokenizer import Tokenizer
 
     known, why = known_encoding(reference)
     specials = dict(known.special_tokens) if known is not None else {}
     origin = f"{known.name}'s, recognised by the file's ranks" if known is not None else why or ""
     if given:
-        if reference.pipeline is not None:
+        if not isinstance(reference.pipeline, (PatternPipeline, SplitStepsPipeline)):
             raise TargetError("--special: this file's own pipeline states its special tokens")
         table = token_table(reference)
         for name, token in given.items():
@@ -136,8 +137,10 @@ Decode = Callable[[list[int]], str] | None
 def _tiktoken_of(vocab: str, reference: Any) -> tuple[str, Encode, Decode]:
     """tiktoken on the reference's ranks (a rank file's, a tekken file's live ranks shifted by its special
     tokens, GPT-2's ``encoder.json``: tiktoken's own ``gpt2`` encoding is built from it) and pattern."""
+    from bpeproof.impl.pipelines.text_pipeline import PatternPipeline
+
     tiktoken = require("tiktoken", "comparing with the file's own library")
-    if reference.pretokenizer is not None or reference.pipeline is not None:
+    if not isinstance(reference.pipeline, PatternPipeline):
         raise LibraryMissingError("the reference cuts its text by steps that tiktoken has no pattern for")
     specials = reference.special_tokens
     ranks = {data: token for token, data in token_table(reference).items() if token not in specials.values()}

@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from bpeproof.impl.pipelines.text_pipeline import PatternPipeline
 from bpeproof.impl.pre_tokenizers.patterns import guess_pattern
 from bpeproof.proofs_tests.checker.library import load_reference, with_special_tokens
 from bpeproof.proofs_tests.checker.protocol import ENV_PATTERN, ENV_VOCAB, LOAD_TIMEOUT, Implementation
@@ -60,7 +61,8 @@ def handed_pattern(reference: Any, pattern: str | None) -> str | None:
     has one, else its regular expression); None when the reference splits by its file's pre-tokenizer steps."""
     if pattern is not None:
         return pattern
-    if getattr(reference, "pipeline", None) is not None or getattr(reference, "pretokenizer", None) is not None:
+    pipeline = getattr(reference, "pipeline", None)  # a Tokenizer's; a stand-in may have none
+    if (pipeline is not None and not isinstance(pipeline, PatternPipeline)) or getattr(reference, "pretokenizer", None):
         return None
     source = getattr(reference, "pattern", None)
     return getattr(reference, "pattern_name", None) or (source if isinstance(source, str) else None)

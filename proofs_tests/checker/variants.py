@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bpeproof.impl.merge_loop import merge
+from bpeproof.impl.pipelines.text_pipeline import PatternPipeline
 
 
 def token_table(reference: Any) -> dict[int, bytes]:
@@ -474,7 +475,9 @@ class Reruns:
         self.pattern_variants = PATTERN_VARIANTS + ((special,) if special is not None else ())
         pattern = getattr(reference, "pattern", None)
         #: The reference's pattern when it is one bare pattern (its alternatives name a split), else None.
-        self.pattern = pattern if (reference.pretokenizer is None and getattr(reference, "pipeline", None) is None
+        pipeline = getattr(reference, "pipeline", None)  # a Tokenizer's; a stand-in may have none
+        self.pattern = pattern if ((pipeline is None or isinstance(pipeline, PatternPipeline))
+                                   and getattr(reference, "pretokenizer", None) is None
                                    and isinstance(pattern, str)) else None
         #: The merge variant that is the reference's own (a missing token is left out of it).
         self.own_variant = "whole-word+bytes-rank" if getattr(reference, "semantics", None) == "tiktoken" \

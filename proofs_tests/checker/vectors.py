@@ -2,7 +2,7 @@
 
 A port's own CI runs the suite without Python (``bpeproof vectors`` writes it; docs/check-a-port.md has runners):
 each vector is a text, the ids the vocabulary file's own semantics give it (the reference,
-``bpeproof.impl.pipelines.registry.load_tokenizer``), and whether special tokens are allowed; every vector is also
+``bpeproof.impl.tokenizer.load_tokenizer``), and whether special tokens are allowed; every vector is also
 a decode round trip (``decode(ids) == text``).
 
 The texts are the checker's own (``texts.TextGenerator`` and its sources, the short examples of each pattern

@@ -427,7 +427,7 @@ def decode_hf_clean_up(ids: list[int]) -> str:
 
 @lru_cache(maxsize=4)
 def _reference(path: str, pattern: str | None) -> object:
-    from bpeproof.impl.pipelines.registry import load_tokenizer
+    from bpeproof.impl.tokenizer import load_tokenizer
 
     return load_tokenizer(path, pattern)
 

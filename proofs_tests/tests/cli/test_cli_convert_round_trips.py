@@ -25,10 +25,9 @@ import regex
 from bpeproof.cli import main
 from bpeproof.impl import formats
 from bpeproof.impl.formats.vocab import GPT2_PATTERN, bytes_to_token_string
-from bpeproof.impl.pipelines.registry import load_tokenizer
 from bpeproof.impl.pre_tokenizers.hf_splits import to_oniguruma
 from bpeproof.impl.pre_tokenizers.patterns import PATTERNS
-from bpeproof.impl.tokenizer import Tokenizer
+from bpeproof.impl.tokenizer import Tokenizer, load_tokenizer
 from bpeproof.impl.trainer import train
 from bpeproof.proofs_tests import checker
 

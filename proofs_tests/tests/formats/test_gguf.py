@@ -35,11 +35,11 @@ from bpeproof.impl.formats import gguf_container, gguf_tokenizer, gguf_vocab
 from bpeproof.impl.formats.vocab import bytes_to_unicode
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.models.llama_cpp import LlamaCppModel
-from bpeproof.impl.pipelines.llama_cpp import LlamaCppTokenizer
+from bpeproof.impl.pipelines.llama_cpp import LlamaCppPipeline
 from bpeproof.impl.pipelines.llama_cpp_specials import SpecialTokenPartition
-from bpeproof.impl.pipelines.registry import load_tokenizer
 from bpeproof.impl.pre_tokenizers import llama_cpp as llama_cpp_pre
 from bpeproof.impl.pre_tokenizers.llama_cpp import collapse
+from bpeproof.impl.tokenizer import Tokenizer, load_tokenizer
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "llama_cpp"
 ENV = "BPEPROOF_LLAMA_CPP_MODELS"
@@ -76,10 +76,16 @@ def read_vectors(path: Path) -> list[tuple[str, list[int]]]:
 
 
 @functools.cache
-def _load(path: Path) -> LlamaCppTokenizer:
+def _load(path: Path) -> Tokenizer:
     tokenizer = load_tokenizer(str(path))
-    assert isinstance(tokenizer, LlamaCppTokenizer)
+    assert isinstance(tokenizer.pipeline, LlamaCppPipeline)
     return tokenizer
+
+
+def _gguf_pipeline(tokenizer: Tokenizer) -> LlamaCppPipeline:
+    """llama.cpp's pipeline of a GGUF file's tokenizer (its special-token partition and the file as read)."""
+    assert isinstance(tokenizer.pipeline, LlamaCppPipeline)
+    return tokenizer.pipeline
 
 
 COMMITTED = _vocab_files(FIXTURES, vectors=True)
@@ -722,7 +728,7 @@ def test_partition_matches_llama_cpp_code(chosen: list[tuple[str, bool, bool]], 
                       min_size=1200, max_size=1600))
 def test_partition_of_long_texts_with_many_tokens(parts: list[str]) -> None:
     """mpt's 178 user-defined whitespace runs on texts long enough for the one-pass search of the tokens."""
-    partition = _load(FIXTURES / "ggml-vocab-mpt.gguf.gz")._partition(None)
+    partition = _gguf_pipeline(_load(FIXTURES / "ggml-vocab-mpt.gguf.gz"))._partition(None)
     text = "".join(parts)
     expected = port_partition(text.encode(), [(t.encode(), i, ls, rs) for t, i, ls, rs in partition.tokens])
     assert [f.encode() if isinstance(f, str) else f for f in partition.cut(text)] == expected
@@ -807,10 +813,10 @@ def _pair_model_words() -> Iterator[bytes]:
 
 
 @functools.cache
-def _falcon() -> tuple[LlamaCppTokenizer, dict[bytes, int], dict[tuple[bytes, bytes], int]]:
+def _falcon() -> tuple[Tokenizer, dict[bytes, int], dict[tuple[bytes, bytes], int]]:
     tokenizer = _load(FIXTURES / "ggml-vocab-falcon.gguf.gz")  # bytes without a token: the barrier units
-    tables = gguf_vocab.byte_level_tables(tokenizer.gguf)
-    ranks = {pair: rank for rank, pair in enumerate(gguf_vocab.merge_bytes(tokenizer.gguf))}
+    tables = gguf_vocab.byte_level_tables(_gguf_pipeline(tokenizer).gguf)
+    ranks = {pair: rank for rank, pair in enumerate(gguf_vocab.merge_bytes(_gguf_pipeline(tokenizer).gguf))}
     return tokenizer, tables.lookup, ranks
 
 

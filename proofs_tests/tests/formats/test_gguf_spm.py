@@ -29,9 +29,9 @@ from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.models import llama_cpp_spm as llama_cpp_spm_module
 from bpeproof.impl.models.llama_cpp import LlamaCppTextModel
 from bpeproof.impl.models.llama_cpp_spm import LlamaCppSpmModel
-from bpeproof.impl.pipelines.llama_cpp import LlamaCppTokenizer
-from bpeproof.impl.pipelines.llama_cpp_spm import LlamaCppSpmTokenizer, LlamaCppTextBpeTokenizer
-from bpeproof.impl.pipelines.registry import load_tokenizer
+from bpeproof.impl.pipelines.llama_cpp import LlamaCppPipeline
+from bpeproof.impl.pipelines.llama_cpp_spm import SpmPipeline, TextBpePipeline
+from bpeproof.impl.tokenizer import Tokenizer, load_tokenizer
 from bpeproof.spec.types import InvalidTextError
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "llama_cpp"
@@ -87,14 +87,20 @@ def vocabulary_pairs(tokens: list[tuple[str, float, int]], *, model: str = "llam
     return pairs + list(extra)
 
 
-def load(path: Path) -> LlamaCppTokenizer:
+def load(path: Path) -> Tokenizer:
     tokenizer = load_tokenizer(str(path))
-    assert isinstance(tokenizer, LlamaCppTokenizer)
+    assert isinstance(tokenizer.pipeline, LlamaCppPipeline)
     return tokenizer
 
 
-def ids_of(tokenizer: LlamaCppTokenizer, *texts: str) -> list[int]:
-    table = {text: token for token, text in enumerate(tokenizer.gguf.texts)}
+def gguf_pipeline(tokenizer: Tokenizer) -> LlamaCppPipeline:
+    """llama.cpp's pipeline of a GGUF file's tokenizer (its special-token partition and the file as read)."""
+    assert isinstance(tokenizer.pipeline, LlamaCppPipeline)
+    return tokenizer.pipeline
+
+
+def ids_of(tokenizer: Tokenizer, *texts: str) -> list[int]:
+    table = {text: token for token, text in enumerate(gguf_pipeline(tokenizer).gguf.texts)}
     return [table[text] for text in texts]
 
 
@@ -103,16 +109,16 @@ def ids_of(tokenizer: LlamaCppTokenizer, *texts: str) -> list[int]:
 # ---------------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("name", "kind"), [("llama-spm", LlamaCppSpmTokenizer), ("phi-3", LlamaCppSpmTokenizer),
-                                            ("gemma-4", LlamaCppTextBpeTokenizer)])
+@pytest.mark.parametrize(("name", "kind"), [("llama-spm", SpmPipeline), ("phi-3", SpmPipeline),
+                                            ("gemma-4", TextBpePipeline)])
 def test_vectors_of_spm_and_gemma4_are_committed(name: str, kind: type) -> None:
     """Their vectors run in ``test_gguf.test_llama_cpp_vectors``; here: the files are there and load as what
     their model names, every special token flag as llama.cpp sets it."""
     tokenizer = load(FIXTURES / f"ggml-vocab-{name}.gguf.gz")
-    assert type(tokenizer) is kind
+    assert type(tokenizer.pipeline) is kind
     assert (FIXTURES / f"ggml-vocab-{name}.gguf.out").exists()
-    assert tokenizer.gguf.add_bos and not tokenizer.gguf.add_eos
-    assert tokenizer.gguf.add_space_prefix == (name != "gemma-4")
+    assert gguf_pipeline(tokenizer).gguf.add_bos and not gguf_pipeline(tokenizer).gguf.add_eos
+    assert gguf_pipeline(tokenizer).gguf.add_space_prefix == (name != "gemma-4")
 
 
 @pytest.mark.parametrize("name", ["llama-spm", "phi-3"])
@@ -140,7 +146,7 @@ def test_phi3_special_tokens_strip_the_spaces_after_them() -> None:
     tokenizer = load(FIXTURES / "ggml-vocab-phi-3.gguf.gz")
     model = tokenizer.model
     hello = list(model.encode_word(f"{SPACE}Hello".encode()))
-    assert tokenizer.always_parsed == {}
+    assert gguf_pipeline(tokenizer).always_parsed == {}
     assert tokenizer.encode("Hello</s>   world") == list(model.encode_word(
         f"{SPACE}Hello</s>{SPACE * 3}world".encode()))
     assert tokenizer.encode("Hello</s>   world", allowed_special="all") == [
@@ -152,7 +158,7 @@ def test_phi3_special_tokens_strip_the_spaces_after_them() -> None:
 
 
 @functools.cache
-def _llama_spm() -> LlamaCppTokenizer:
+def _llama_spm() -> Tokenizer:
     return load(FIXTURES / "ggml-vocab-llama-spm.gguf.gz")
 
 
@@ -207,7 +213,7 @@ SMALL = [(f"{SPACE}a", -1.0, 1), ("ab", -2.0, 1), ("bc", -2.0, 1), ("a", -3.0, 1
 
 def test_space_prefix_and_its_flag(tmp_path: Path) -> None:
     tokenizer = load(write(tmp_path, vocabulary_pairs(SMALL)))
-    assert isinstance(tokenizer, LlamaCppSpmTokenizer)
+    assert isinstance(tokenizer.pipeline, SpmPipeline)
     assert tokenizer.encode("abc") == ids_of(tokenizer, f"{SPACE}a", "bc")
     # the user-defined <b> is always cut; the fragment after it gets the prefix again
     assert tokenizer.encode("a<b>a") == ids_of(tokenizer, f"{SPACE}a", "<b>", f"{SPACE}a")
@@ -223,7 +229,7 @@ def test_remove_extra_whitespaces_is_ignored_as_llama_cpp_ignores_it(tmp_path: P
     flag = [("tokenizer.ggml.remove_extra_whitespaces", BOOL, True)]
     squeezing = load(write(tmp_path, vocabulary_pairs(SMALL, extra=flag), "squeeze.gguf"))
     plain = load(write(tmp_path, vocabulary_pairs(SMALL)))
-    assert squeezing.gguf.remove_extra_whitespaces
+    assert gguf_pipeline(squeezing).gguf.remove_extra_whitespaces
     assert squeezing.encode("  a   b  ") == plain.encode("  a   b  ")
     assert squeezing.encode("  a   b  ").count(ids_of(plain, SPACE)[0]) == 7  # ▁▁ ▁a ▁▁▁ b ▁▁: none squeezed
 
@@ -233,7 +239,7 @@ def test_integer_scores_are_floats_as_in_llama_cpp(tmp_path: Path) -> None:
     tokens = [("ab", 2.0**24, 1), ("bc", 2.0**24 + 1, 1), ("a", 0.0, 1), ("b", 0.0, 1), ("c", 0.0, 1)]
     extra = [("tokenizer.ggml.add_space_prefix", BOOL, False)]
     tokenizer = load(write(tmp_path, vocabulary_pairs(tokens, integer_scores=True, extra=extra)))
-    assert tokenizer.gguf.scores[-4:-3] == [16777216.0]
+    assert gguf_pipeline(tokenizer).gguf.scores[-4:-3] == [16777216.0]
     assert tokenizer.encode("abc") == ids_of(tokenizer, "ab", "c")
 
 
@@ -268,7 +274,7 @@ def test_text_bpe_files(tmp_path: Path) -> None:
               ("\n", 0.0, 1), ("\n\n\n", 0.0, 1)]
     merges = [f"{SPACE} a", f"{SPACE}a é", "\n \n"]
     gemma = load(write(tmp_path, vocabulary_pairs(tokens, model="gemma4", merges=merges)))
-    assert isinstance(gemma, LlamaCppTextBpeTokenizer) and gemma.gguf.add_bos
+    assert isinstance(gemma.pipeline, TextBpePipeline) and gguf_pipeline(gemma).gguf.add_bos
     assert gemma.encode(" aé\n\n\n a") == ids_of(gemma, f"{SPACE}aé", "\n\n\n", f"{SPACE}a")
     assert gemma.encode("ü") == ids_of(gemma, "<0xC3>", "<0xBC>")
     assert gemma.decode(gemma.encode(" aé\n\n\n aü")) == " aé\n\n\n aü"
@@ -277,7 +283,7 @@ def test_text_bpe_files(tmp_path: Path) -> None:
     for pre, expected in (("granite-embed-multi-311m", ["\n\n\n"]), ("sarvam-moe", ["<0x0A>", "<0x0A>", "\n"])):
         other = load(write(tmp_path, vocabulary_pairs(tokens, model="gpt2", pre=pre, merges=merges),
                                          f"{pre}.gguf"))
-        assert isinstance(other, LlamaCppTextBpeTokenizer)
+        assert isinstance(other.pipeline, TextBpePipeline)
         assert other.encode("\n\n\n") == ids_of(other, *expected)
 
 

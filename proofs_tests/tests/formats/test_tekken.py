@@ -28,9 +28,8 @@ from hypothesis import strategies as st
 from bpeproof.impl.formats import load
 from bpeproof.impl.formats.tekken import DEFAULT_SPECIAL_TOKENS, parse_tekken
 from bpeproof.impl.io.errors import FormatError
-from bpeproof.impl.pipelines.registry import load_tokenizer
 from bpeproof.impl.pre_tokenizers.unicode_classes import changed_code_points
-from bpeproof.impl.tokenizer import Tokenizer
+from bpeproof.impl.tokenizer import Tokenizer, load_tokenizer
 
 tiktoken: Any = pytest.importorskip("tiktoken")
 

@@ -34,9 +34,8 @@ from bpeproof.impl.formats.vocab import token_string_to_bytes
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.models.hugging_face import HuggingFaceTextModel
 from bpeproof.impl.normalizers.hf import Normalizer, Piece
-from bpeproof.impl.pipelines.registry import load_tokenizer
 from bpeproof.impl.pre_tokenizers import hf_chars
-from bpeproof.impl.tokenizer import Tokenizer
+from bpeproof.impl.tokenizer import Tokenizer, load_tokenizer
 from bpeproof.proofs_tests.probes import tokenizers_library as probes
 from bpeproof.spec.types import InvalidTextError
 from bpeproof.spec.variants import enc_hf_bpe

@@ -18,8 +18,7 @@ from bpeproof.impl.merge_loop import merge, merge_traced
 from bpeproof.impl.models.hugging_face import HuggingFaceModel
 from bpeproof.impl.models.steps import PieceSteps, StepReporter, replay
 from bpeproof.impl.models.tiktoken import TiktokenModel
-from bpeproof.impl.pipelines.registry import load_tokenizer
-from bpeproof.impl.tokenizer import Tokenizer
+from bpeproof.impl.tokenizer import Tokenizer, load_tokenizer
 from bpeproof.proofs_tests.planted.vocab import UNREACHABLE, write_rank_file
 from bpeproof.proofs_tests.planted.vocab_files import FORMATS, write_vocab
 from bpeproof.spec.types import Rule

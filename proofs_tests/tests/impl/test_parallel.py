@@ -40,9 +40,10 @@ from bpeproof.impl.io.counts import read_counts, write_counts
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.io.packed_counts import unpack_counts
 from bpeproof.impl.io.token_arrays import INDEX_NAME, read_shard_index
+from bpeproof.impl.pipelines.special_tokens import AllowedSpecial
+from bpeproof.impl.pipelines.text_pipeline import TextPipeline, TokenizerParts
 from bpeproof.impl.pre_tokenizers.patterns import compile_pattern, compile_pinned
 from bpeproof.impl.pre_tokenizers.unicode_classes import changed_code_points
-from bpeproof.impl.special_tokens import AllowedSpecial
 from bpeproof.impl.tokenizer import Tokenizer
 from bpeproof.impl.trainer import count_words, train_counts, train_iter, train_tables
 from bpeproof.proofs_tests.tests.impl.corpus_files import read_npy, write_files
@@ -720,7 +721,7 @@ def test_encode_batch_is_encode_of_each(monkeypatch: pytest.MonkeyPatch) -> None
     assert tokenizer.encode_batch(texts, num_workers=1) == [tokenizer.encode(text) for text in texts]
 
 
-class _LocalPipeline:
+class _LocalPipeline(TextPipeline):
     """A text pipeline holding a function defined in a function: it cannot be pickled."""
 
     description = "local"
@@ -739,7 +740,7 @@ class _LocalPipeline:
 def test_encode_batch_of_a_tokenizer_that_cannot_travel_warns_and_encodes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(parallel, "_BATCH_IN_PROCESS", 0)
     base = TOKENIZERS["words"]
-    tokenizer = Tokenizer.from_model(base.model, "words", pipeline=_LocalPipeline())
+    tokenizer = Tokenizer.from_parts(TokenizerParts(_LocalPipeline(), base.model))
     texts = ["ab ba low", "  low\n"]
     with pytest.warns(RuntimeWarning, match="cannot be sent to worker processes"):
         assert tokenizer.encode_batch(texts, num_workers=2) == [tokenizer.encode(text) for text in texts]

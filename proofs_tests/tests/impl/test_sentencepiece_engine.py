@@ -37,8 +37,7 @@ from bpeproof.audit.sampling import BUILTIN_TEXT
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.models import sentencepiece as sentencepiece_module
 from bpeproof.impl.models.sentencepiece import SentencePieceModel
-from bpeproof.impl.pipelines.registry import load_tokenizer
-from bpeproof.impl.tokenizer import Tokenizer
+from bpeproof.impl.tokenizer import Tokenizer, load_tokenizer
 
 spm: Any = pytest.importorskip("sentencepiece")
 

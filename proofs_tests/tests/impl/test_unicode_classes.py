@@ -19,7 +19,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpeproof.impl import encoder as encoder_module
-from bpeproof.impl.pipelines.registry import load_tokenizer
 from bpeproof.impl.pre_tokenizers.patterns import PATTERNS
 from bpeproof.impl.pre_tokenizers.unicode_classes import (
     UNICODE_VERSION,
@@ -28,7 +27,7 @@ from bpeproof.impl.pre_tokenizers.unicode_classes import (
     pin_pattern,
     stand_ins,
 )
-from bpeproof.impl.tokenizer import Tokenizer
+from bpeproof.impl.tokenizer import Tokenizer, load_tokenizer
 
 SHARED = Path(__file__).resolve().parents[4] / "shared"
 DEEPSEEK = SHARED / "vocabs" / "deepseek_tokenizer.json.gz"

@@ -27,8 +27,7 @@ from bpeproof.impl.io.packed_state import UnpackableError, pack, unpack
 from bpeproof.impl.io.vocab_cache import DIRECTORY_VARIABLE, MAGIC, OFF_VARIABLE, CacheEntry
 from bpeproof.impl.parallel.jobs import tokenizer_parts
 from bpeproof.impl.pipelines import compiled_vocab
-from bpeproof.impl.pipelines.registry import load_tokenizer
-from bpeproof.impl.tokenizer import Tokenizer
+from bpeproof.impl.tokenizer import Tokenizer, load_tokenizer
 from bpeproof.proofs_tests.planted.vocab_files import FORMATS, write_vocab
 from bpeproof.spec.types import Rule
 
@@ -86,7 +85,8 @@ def test_a_load_reads_the_entry(tmp_path: Path, cache: Path) -> None:
     other = write_vocab("gpt2", tmp_path / "b")
     entry = compiled_vocab.cache_entry(str(small), None, False)
     assert entry is not None
-    assert entry.write(compiled_vocab.parts_record(load_tokenizer(str(other), cache=False)), compiled_vocab.CLASSES)
+    record = compiled_vocab.parts_record(load_tokenizer(str(other), cache=False).parts)
+    assert entry.write(record, compiled_vocab.CLASSES)
     assert load_tokenizer(str(small)).encode(TEXTS[0]) == load_tokenizer(str(other), cache=False).encode(TEXTS[0])
 
 
@@ -210,7 +210,7 @@ def test_an_entry_that_makes_no_tokenizer_is_rebuilt(tmp_path: Path, cache: Path
 
 WRITER = """
 import sys
-from bpeproof.impl.pipelines.registry import load_tokenizer
+from bpeproof.impl.tokenizer import load_tokenizer
 start = sys.argv[2]
 while not __import__("os").path.exists(start):
     pass
@@ -288,7 +288,7 @@ def test_a_cached_model_pickles_and_runs_its_python_loop(tmp_path: Path, cache: 
         words = [b"the", b"lowest", b"\xe3\x83\x86st", b"newer"]
         assert [cached.model.encode_word(word) for word in words] == [fresh.model.encode_word(word) for word in words]
         if kind != "tokenizer.json":  # its text pipeline holds functions: encode_batch sends its file's name
-            again = pickle.loads(tokenizer_parts(load_tokenizer(str(path))))[0]  # as encode_batch sends it
+            again = pickle.loads(tokenizer_parts(load_tokenizer(str(path))))[1].model  # as encode_batch sends it
             assert [again.encode_word(word) for word in words] == [fresh.model.encode_word(word) for word in words]
 
 

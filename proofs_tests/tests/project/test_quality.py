@@ -156,7 +156,8 @@ def import_graph(paths: Iterable[Path], root: Path = ROOT) -> dict[str, set[str]
     """Each module of the package and the modules of the package it imports when it runs.
 
     Imports inside functions count (they run when called); imports under ``if TYPE_CHECKING:`` do not (they never
-    run).  ``from pkg import name`` imports the module ``pkg.name`` when there is one, else ``pkg``.  A package is
+    run); a module's name in a string counts (``_string_imports``: ``importlib.import_module`` of it).
+    ``from pkg import name`` imports the module ``pkg.name`` when there is one, else ``pkg``.  A package is
     the node of its ``__init__.py``; importing ``pkg.mod`` is an edge to ``pkg.mod`` only, not to ``pkg``, so that a
     package whose ``__init__`` re-exports its modules' names is not a cycle with each of them.
     """
@@ -177,7 +178,25 @@ def import_graph(paths: Iterable[Path], root: Path = ROOT) -> dict[str, set[str]
                 known = _known(target, files)
                 if known is not None and known != name:
                     graph[name].add(known)
+        for target in _string_imports(ast.parse(path.read_text(encoding="utf-8")), files):
+            if target != name and files[target].name != "__init__.py":
+                graph[name].add(target)
     return graph
+
+
+def _string_imports(tree: ast.AST, modules: Container[str]) -> set[str]:
+    """The modules of the package a module names in a string of its own: ``"bpeproof.impl.x"`` or
+    ``"bpeproof.impl.x:Name"``, handed to ``importlib.import_module`` (directly, or from a table) or to a loader of
+    classes by name.  Such a string is an import the statements do not show, so it counts as one (the caller leaves
+    out a package, as an import of ``pkg.mod`` is no edge to ``pkg``: ``resources.files("bpeproof.impl")`` reads
+    the package's data)."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            module = node.value.partition(":")[0]
+            if "." in module and module in modules:  # (a bare word such as a format's name "bpeproof" is none)
+                found.add(module)
+    return found
 
 
 def strongly_connected(graph: Mapping[str, Iterable[str]]) -> list[list[str]]:
@@ -332,6 +351,24 @@ def test_cycle_check_catches(tmp_path: Path) -> None:
     })
     assert import_cycles(paths, tmp_path) == [
         "{bpeproof.impl.a, bpeproof.impl.b}: bpeproof.impl.a -> bpeproof.impl.b -> bpeproof.impl.a"
+    ]
+
+
+def test_cycle_check_catches_imports_by_name(tmp_path: Path) -> None:
+    """A module reached through ``importlib.import_module`` of a name in a table (a hook that lets a class call up
+    the layers) is an import: the cycle it closes is found."""
+    paths = _scratch_tree(tmp_path, {
+        "impl/__init__.py": "",
+        "impl/tokenizer.py": "from bpeproof.impl import hooks\n\nclass Tokenizer:\n    load = hooks.load\n",
+        "impl/hooks.py": "import importlib\n\n_ENTRY = {'load': ('bpeproof.impl.registry', 'load')}\n\n"
+                         "def load() -> object:\n    module, name = _ENTRY['load']\n"
+                         "    return getattr(importlib.import_module(module), name)()\n",
+        "impl/registry.py": "from bpeproof.impl.tokenizer import Tokenizer\n\ndef load() -> Tokenizer:\n"
+                            "    return Tokenizer()\n",
+    })
+    assert import_cycles(paths, tmp_path) == [
+        "{bpeproof.impl.hooks, bpeproof.impl.registry, bpeproof.impl.tokenizer}: bpeproof.impl.hooks ->"
+        " bpeproof.impl.registry -> bpeproof.impl.tokenizer -> bpeproof.impl.hooks"
     ]
 
 
