@@ -1,5 +1,5 @@
-"""The command line's vocabulary loader (``bpeproof.impl.pipelines.registry``) and its parsers of token ids and of
-special tokens (``--special NAME=ID``)."""
+"""The command line's vocabulary loader (``Tokenizer.load``) and its parsers of token ids and of special tokens
+(``--special NAME=ID``)."""
 
 from __future__ import annotations
 
@@ -16,11 +16,11 @@ __all__ = ["guess_pattern", "load_tokenizer", "parse_ids", "parse_specials"]
 
 
 def load_tokenizer(path: str, pattern: str | None = None, *, decode_only: bool = False) -> Tokenizer:
-    """``bpeproof.impl.tokenizer.load_tokenizer``, imported when a command loads a vocabulary (the
-    registry imports the engine, which a command that loads none does not need)."""
-    from bpeproof.impl.tokenizer import load_tokenizer as load
+    """``Tokenizer.load``, imported when a command loads a vocabulary (the engine, which a command that loads none
+    does not need)."""
+    from bpeproof.impl.tokenizer import Tokenizer
 
-    return load(path, pattern, decode_only=decode_only)
+    return Tokenizer.load(path, pattern, decode_only=decode_only)
 
 
 def guess_pattern(vocab: Vocab) -> str | None:

@@ -247,13 +247,18 @@ def _format_of(path: Path, data: bytes) -> str:
     return named if named in _JSON_FORMATS else "hf-bpe"
 
 
-def sniff(path: str | os.PathLike[str]) -> tuple[str, bytes]:
+def sniff(path: str | os.PathLike[str], raw: bytes | None = None) -> tuple[str, bytes]:
     """The format of a file (as ``load`` decides it; GPT-2's ``vocab.bpe`` is ``gpt2`` like its ``encoder.json``)
-    and its decompressed content; a directory is not read."""
+    and its decompressed content; a directory is not read.  ``raw``: the file's bytes, when the caller has read
+    them (they are not read again; a GGUF file among them is told by its first bytes)."""
     target = Path(path)
-    if is_gguf(target):
-        return "gguf", b""  # a GGUF file may be a whole model: it is never read here (see gguf_container)
-    data = decompress(target, read_raw(target))
+    if raw is None:
+        if is_gguf(target):
+            return "gguf", b""  # a GGUF file may be a whole model: it is never read here (see gguf_container)
+        raw = read_raw(target)
+    data = decompress(target, raw)
+    if is_gguf(target, data[: len(_GGUF_MAGIC)]):
+        return "gguf", b""  # (its reader reads the container itself)
     kind = _format_of(target, data)
     return ("gpt2" if kind == "gpt2-merges" else kind), data
 

@@ -83,9 +83,11 @@ def _content_digest(file: Path) -> str:
         return "gguf-head:" + hashlib.sha256(handle.read(end)).hexdigest()
 
 
-def cache_entry(path: str | os.PathLike[str], pattern: str | None, decode_only: bool) -> CacheEntry | None:
+def cache_entry(path: str | os.PathLike[str], pattern: str | None, decode_only: bool, raw: bytes | None = None
+                ) -> CacheEntry | None:
     """The entry of the file at ``path`` loaded with these options; None when there is no cache directory or the
-    file is not a regular file that can be read (then the loader says what is wrong)."""
+    file is not a regular file that can be read (then the loader says what is wrong).  ``raw``: the file's bytes,
+    when the caller has read them (the digest is theirs; the file is not read again)."""
     from bpeproof.impl import encoder
 
     file = Path(path)
@@ -93,7 +95,7 @@ def cache_entry(path: str | os.PathLike[str], pattern: str | None, decode_only: 
     if directory is None or not file.is_file():
         return None
     try:
-        content = _content_digest(file)
+        content = hashlib.sha256(raw).hexdigest() if raw is not None else _content_digest(file)
     except (OSError, ValueError):
         return None
     # The path as given: names choose a rank file's pattern (``cl100k`` in the name) and GPT-2's other file.

@@ -50,6 +50,7 @@ from typing import Any
 
 from bpeproof.impl import formats
 from bpeproof.impl.io.errors import FormatError
+from bpeproof.impl.io.files import read_raw
 from bpeproof.impl.io.vocab_cache import CacheEntry, caching_enabled
 from bpeproof.impl.pipelines import compiled_vocab
 from bpeproof.impl.pipelines.text_pipeline import TokenizerParts, WholeText, pipeline_of
@@ -100,12 +101,15 @@ def read_parts(path: str, pattern: str | None = None, *, decode_only: bool = Fal
     file = Path(path)
     if not file.exists():
         raise FormatError(path, None, "no such file")
-    entry = compiled_vocab.cache_entry(path, pattern, decode_only) if caching_enabled(cache) else None
+    # One read of a vocabulary file: its bytes give the cache's key and, on a miss, its kind and content.  A file
+    # too large to be one (a GGUF model with its tensors) is read in part by the cache's key and its reader.
+    raw = read_raw(file) if file.is_file() and file.stat().st_size <= compiled_vocab.GGUF_WHOLE_LIMIT else None
+    entry = compiled_vocab.cache_entry(path, pattern, decode_only, raw) if caching_enabled(cache) else None
     if entry is not None:
         cached = _from_cache(entry, path)
         if cached is not None:
             return cached
-    kind, data = formats.sniff(file) if file.is_file() else ("directory", b"")
+    kind, data = formats.sniff(file, raw) if file.is_file() else ("directory", b"")
     try:
         parts, record = READERS[kind](Source(path, data, pattern, decode_only))
     except (BPEValueError, BPETypeError) as error:

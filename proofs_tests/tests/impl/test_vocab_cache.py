@@ -380,3 +380,17 @@ def test_an_entry_written_is_read_back(tmp_path: Path) -> None:
     assert entry.read(CLASSES) == value
     assert not entry.write([object()], CLASSES)  # cannot be packed: nothing written, the old entry kept
     assert entry.read(CLASSES) == value
+
+
+def test_every_class_an_entry_may_hold_is_named_as_it_is() -> None:
+    """The cache names the classes it may make (``compiled_vocab.CLASSES``, ``module:qualname``, so that reading an
+    entry imports only the modules it needs): each name must still be its class's, or a renamed class would make
+    every entry holding it unreadable, and every load of its files a slow one, without an error."""
+    import importlib
+
+    for name in sorted(compiled_vocab.CLASSES):
+        module, _, qualname = name.partition(":")
+        found = importlib.import_module(module)
+        for part in qualname.split("."):
+            found = getattr(found, part)
+        assert isinstance(found, type) and f"{found.__module__}:{found.__qualname__}" == name, name
