@@ -18,8 +18,8 @@ quotes it):
 3. The grouping loop, by induction over the sorted list (its prefix P read so far), keeps: the entries' pairs are
    strictly increasing; an entry (q, n) has n = the number of items of P equal to q; the last entry's pair is the
    last item of P (so every item of P has an entry).  ``lemma_grouping_counts_step`` runs the loop's own body
-   (``training.GROUPING``) on ``TableEnd``, a table of which the last entry is known and an entry moved before it
-   is recorded: reading q ≥ l (sorted), with the last entry (l, n), the new last entry is (q, n + 1) if q = l, and
+   (compiled from the source of ``count_pairs``) on ``TableEnd``, a table of which the last entry and the number of entries are known
+   and an entry moved before it is recorded: reading q ≥ l (sorted), with the last entry (l, n), the new last entry is (q, n + 1) if q = l, and
    (q, 1) otherwise, the old last (l, n) kept before it with l < q.  The number of items of P equal to q is n when
    q = l (the hypothesis) and 0 when q > l (every item of P is ≤ l, the sorted list's order); the entries before
    the last are not touched, and their pairs are < l < q, so their counts stay right.  Before the loop the table
@@ -35,6 +35,8 @@ Run::
 
 from __future__ import annotations
 
+import inspect
+
 # The contracts below name these in their conditions: CrossHair evaluates a condition in this module's namespace.
 from bpeproof.proofs_tests.proofs.induction_machinery import (
     IllFounded,
@@ -44,8 +46,9 @@ from bpeproof.proofs_tests.proofs.induction_machinery import (
     as_list,
     cnt_call,
 )
-from bpeproof.proofs_tests.proofs.training import GROUPING, pair_at
-from bpeproof.spec.bpe import Pair
+from bpeproof.proofs_tests.proofs.loop_machinery import loop_body
+from bpeproof.proofs_tests.proofs.training import pair_at
+from bpeproof.spec.bpe import Pair, count_pairs
 from bpeproof.spec.merge import cnt_tokens
 
 # ---------------------------------------------------------------------------
@@ -101,14 +104,23 @@ def lemma_word_shift(t: int, y1: int, ys: list[int], i: int) -> None:
 # ---------------------------------------------------------------------------
 
 
+#: One iteration of the grouping loop of ``count_pairs``, compiled from its source as it is (the text
+#: ``training.lemma_count_pairs_is_a_fold`` checks): a change to the loop is run by the step, not only quoted.
+GROUPING = loop_body(inspect.getsource(count_pairs), ("table", "steps"), 0)
+
+
 class TableEnd:
     """The table the grouping loop builds, of unknown length: its last entry (None: empty) is known, and the entry
     an ``append`` moved before it is recorded (``moved``).  The entries before the last satisfy the hypothesis and
     cannot be read: reading or replacing any entry but ``table[-1]`` is ``NotCovered``."""
 
-    def __init__(self, last: tuple[Pair, int] | None) -> None:
+    def __init__(self, last: tuple[Pair, int] | None, size: int) -> None:
         self.last = last
+        self.size = size  # how many entries it has
         self.moved: tuple[Pair, int] | None = None
+
+    def __len__(self) -> int:
+        return self.size
 
     def __bool__(self) -> bool:
         return self.last is not None
@@ -126,6 +138,7 @@ class TableEnd:
     def append(self, entry: tuple[Pair, int]) -> None:
         self.moved = self.last
         self.last = entry
+        self.size += 1
 
 
 def items_before(la: int, lb: int, n: int, has_last: bool, qa: int, qb: int) -> int:
@@ -134,13 +147,13 @@ def items_before(la: int, lb: int, n: int, has_last: bool, qa: int, qb: int) -> 
     return n if has_last and (la, lb) == (qa, qb) else 0
 
 
-def grouping_counts(la: int, lb: int, n: int, has_last: bool, qa: int, qb: int) -> bool:
+def grouping_counts(la: int, lb: int, n: int, has_last: bool, qa: int, qb: int, size: int) -> bool:
     """After one iteration of the grouping loop on q: the last entry is (q, its items in P · q), and an entry moved
     before it is the old last, with a smaller pair; otherwise no entry before the last was touched."""
-    table = TableEnd(((la, lb), n) if has_last else None)
+    table = TableEnd(((la, lb), n) if has_last else None, size)
     try:
         GROUPING(pair=(qa, qb), table=table, steps=None)
-    except NotCovered:
+    except (NotCovered, TypeError, IndexError):  # an operation the abstraction does not have: no step
         return False
     counted = table.last == ((qa, qb), items_before(la, lb, n, has_last, qa, qb) + 1)
     if has_last and (la, lb) != (qa, qb):
@@ -148,11 +161,12 @@ def grouping_counts(la: int, lb: int, n: int, has_last: bool, qa: int, qb: int) 
     return counted and table.moved is None
 
 
-def lemma_grouping_counts_step(la: int, lb: int, n: int, has_last: bool, qa: int, qb: int) -> None:
+def lemma_grouping_counts_step(la: int, lb: int, n: int, has_last: bool, qa: int, qb: int, size: int) -> None:
     """One iteration of the grouping loop on the next item q = (qa, qb) of the sorted ``pairs``, q ≥ the last entry's
     pair l = (la, lb); the hypothesis: n ≥ 1 items of P equal l, every item of P is ≤ l, the entries before the
-    last have pairs < l.
+    last have pairs < l; the table has ``size`` entries.
 
     pre: not has_last or (n >= 1 and (la, lb) <= (qa, qb))
-    post[]: grouping_counts(la, lb, n, has_last, qa, qb)
+    pre: size >= 1 if has_last else size == 0
+    post[]: grouping_counts(la, lb, n, has_last, qa, qb, size)
     """
