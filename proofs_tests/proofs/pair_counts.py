@@ -18,12 +18,13 @@ quotes it):
 3. The grouping loop, by induction over the sorted list (its prefix P read so far), keeps: the entries' pairs are
    strictly increasing; an entry (q, n) has n = the number of items of P equal to q; the last entry's pair is the
    last item of P (so every item of P has an entry).  ``lemma_grouping_counts_step`` runs the loop's own body
-   (compiled from the source of ``count_pairs``) on ``TableEnd``, a table of which the last entry and the number of entries are known
-   and an entry moved before it is recorded: reading q ≥ l (sorted), with the last entry (l, n), the new last entry is (q, n + 1) if q = l, and
-   (q, 1) otherwise, the old last (l, n) kept before it with l < q.  The number of items of P equal to q is n when
-   q = l (the hypothesis) and 0 when q > l (every item of P is ≤ l, the sorted list's order); the entries before
-   the last are not touched, and their pairs are < l < q, so their counts stay right.  Before the loop the table
-   is empty (``table: list[...] = []`` in the quoted text), P = ε.
+   (compiled from the source of ``count_pairs``) on ``TableEnd``, a table of which the last entry and the number of
+   entries are known and an entry moved before it is recorded: reading q ≥ l (sorted), with the last entry (l, n),
+   the new last entry is (q, n + 1) if q = l, and (q, 1) otherwise, the old last (l, n) kept before it with
+   l < q.  The number of items of P equal to q is n when q = l (the hypothesis) and 0 when q > l (every item of P
+   is ≤ l, the sorted list's order); the entries before the last are not touched, and their pairs are < l < q, so
+   their counts stay right.  Before the loop the table is empty (``table: list[...] = []`` in the text
+   ``training.COUNT_PAIRS`` quotes), P = ε.
 4. So after the loop, every entry (q, n) has n = the number of items of ``pairs`` equal to q = Σ_k cnt_{x_k}(q)
    (1. and 2.), entries in increasing order; a pair with Σ_k cnt ≥ 1 is an item of ``pairs`` and has an entry; a
    pair without an entry counts 0.
@@ -47,7 +48,7 @@ from bpeproof.proofs_tests.proofs.induction_machinery import (
     cnt_call,
 )
 from bpeproof.proofs_tests.proofs.loop_machinery import loop_body
-from bpeproof.proofs_tests.proofs.training import pair_at
+from bpeproof.proofs_tests.proofs.training import pair_at  # noqa: F401 (named by the conditions)
 from bpeproof.spec.bpe import Pair, count_pairs
 from bpeproof.spec.merge import cnt_tokens
 

@@ -50,7 +50,7 @@ from typing import cast
 
 # The contracts below name these in their conditions: CrossHair evaluates a condition in this module's namespace.
 from bpeproof.proofs_tests.proofs.induction_machinery import NotCovered
-from bpeproof.proofs_tests.proofs.loop_machinery import written_as
+from bpeproof.proofs_tests.proofs.loop_machinery import written_as  # noqa: F401 (named by a condition)
 from bpeproof.proofs_tests.proofs.training import first_maximum_after
 from bpeproof.spec.bpe import Pair, TraceStep, train_trace
 from bpeproof.spec.types import ALPHABET_SIZE, Rule
@@ -203,7 +203,7 @@ def iteration_claims(j: int, has_bound: bool, m: int, entries: bool, a: int, b: 
         return False
     step = steps.appended[0]
     return (
-        step.rule == rule and step.count == count and step.tied is tied
+        step.rule == rule and step.count == count and step.tied is cast(object, tied)
         and rule.c >= ALPHABET_SIZE and rule.c > ALPHABET_SIZE + j - 1
         and after["xs"] == [("M_r", rule, word) for word in words]
         and after["j"] == j + 1 and steps.size == j + 1
