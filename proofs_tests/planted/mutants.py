@@ -139,10 +139,13 @@ MUTANTS: tuple[Mutant, ...] = (
     # occurrence too many once its table has more than 5 entries (``pair_counts``), and ties to the largest pair
     # once a word has more than 5 tokens (``selection``).
     Mutant("spec-merge-right-past-8", "M_r merges a last pair (a, b) first on lists of more than 8 tokens", "spec",
-           _one("spec/merge.py", "    t1, t2, u = tokens[0], tokens[1], tokens[2:]\n",
+           _one("spec/merge.py",
+                "    t1, t2, u = tokens[0], tokens[1], tokens[2:]\n    if (t1, t2) == (rule.a, rule.b):\n"
+                "        return [rule.c] + m_r(rule, u, steps)\n",
                 "    if len(tokens) > 8 and (tokens[-2], tokens[-1]) == (rule.a, rule.b):\n"
                 "        return m_r(rule, tokens[:-2], steps) + [rule.c]\n"
-                "    t1, t2, u = tokens[0], tokens[1], tokens[2:]\n")),
+                "    t1, t2, u = tokens[0], tokens[1], tokens[2:]\n    if (t1, t2) == (rule.a, rule.b):\n"
+                "        return [rule.c] + m_r(rule, u, steps)\n")),
     Mutant("spec-count-pairs-past-5-entries", "step 2 counts a pair once more when its table has more than 5 entries",
            "spec", _one("spec/bpe.py", "            table[-1] = (pair, table[-1][1] + 1)\n",
                         "            table[-1] = (pair, table[-1][1] + (2 if len(table) > 5 else 1))\n")),
