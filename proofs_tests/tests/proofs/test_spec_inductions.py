@@ -49,7 +49,8 @@ def test_iteration_replays_training(corpus: list[bytes], m: int) -> None:
     while True:
         stopped, state = selection.ITERATION(
             bound=m, cost=Steps(), count_pairs=count_pairs, select_pair=select_pair, merge=merge,
-            _checked_depth=lambda depths, rule, index: 1, Rule=Rule, ALPHABET_SIZE=ALPHABET_SIZE, TraceStep=TraceStep, **state)
+            _checked_depth=lambda depths, rule, index: 1, Rule=Rule, ALPHABET_SIZE=ALPHABET_SIZE, TraceStep=TraceStep,
+            **state)
         if stopped:
             break
     assert tuple(steps) == train_trace(corpus, m).steps
