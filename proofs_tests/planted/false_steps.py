@@ -36,6 +36,8 @@ from bpeproof.proofs_tests.proofs.induction_machinery import (
     unfold,
 )
 from bpeproof.proofs_tests.proofs.loop_machinery import Frontier, scan_outcome
+from bpeproof.proofs_tests.proofs.merge_direction import first_at_start, first_later
+from bpeproof.proofs_tests.proofs.pair_counts import cnt_of
 from bpeproof.proofs_tests.proofs.rule_lists import distinct_after, spelled_over_next
 from bpeproof.proofs_tests.proofs.token_lists import (
     RunFacts,
@@ -45,10 +47,10 @@ from bpeproof.proofs_tests.proofs.token_lists import (
     run_claim,
     run_step,
 )
-from bpeproof.proofs_tests.proofs.training import counted_at_start, counted_later
+from bpeproof.proofs_tests.proofs.training import counted_at_start, counted_later, first_maximum_after
 from bpeproof.proofs_tests.proofs.training_cost import merge_cost
 from bpeproof.spec.bpe import enc_tokens
-from bpeproof.spec.merge import MergeCall
+from bpeproof.spec.merge import MergeCall, cnt_tokens
 from bpeproof.spec.types import ALPHABET_SIZE, Rule
 
 
@@ -366,4 +368,74 @@ def planted_merge_cost_one_less_at_match(a: int, b: int, c: int, u: list[int], s
 
     pre: 0 <= su <= max(len(u) - 1, 1)
     post[]: merge_cost(Rule(a, b, c), as_list(Segment([a, b], u)), as_list(Segment([], u)), su) <= 1 + len(u)
+    """
+
+
+# ---------------------------------------------------------------------------
+# The direction of M_r, step 2's counts, steps 3–5 (merge_direction, pair_counts, selection)
+# ---------------------------------------------------------------------------
+
+
+def planted_leftmost_after_any_prefix_at_step(a: int, b: int, c: int, t: int, y1: int, ys: list[int],
+                                              my: list[int]) -> None:
+    """M_r(p a b v) = p c M_r(v) for every prefix p, the occurrence after p not required to be the first: refuted
+    at the step p = t·p' when (t, y1) = (a, b), an occurrence inside p · a (as in a a a with r = (a, a ↦ c), whose
+    occurrence at 0 overlaps the one at 1 and comes first).
+
+    pre: a != c and b != c
+    post[]: first_later(a, b, c, t, y1, ys, my)
+    """
+
+
+def passes_leftmost_after_any_prefix_at_start(a: int, b: int, c: int, v: list[int], mv: list[int]) -> None:
+    """The same claim at p = ε: it holds.
+
+    pre: a != c and b != c
+    post[]: first_at_start(a, b, c, v, mv)
+    """
+
+
+def counted_at_most_once(t: int, y1: int, ys: list[int], qa: int, qb: int, cy: int) -> bool:
+    """cnt_x(q) ≤ 1 for x = t y1 ys, by one unfolding (a pair counted once per word, as if N_j counted words)."""
+    counted = cnt_of(t, y1, ys, qa, qb, cy)
+    return counted is not None and counted <= 1
+
+
+def planted_pair_counted_once_per_word_at_step(t: int, y1: int, ys: list[int], qa: int, qb: int, cy: int) -> None:
+    """A word counts a pair at most once: refuted at the step x = t·y, (t, y1) = q counted in y once already.
+
+    pre: 0 <= cy <= 1
+    post[]: counted_at_most_once(t, y1, ys, qa, qb, cy)
+    """
+
+
+def passes_pair_counted_once_per_word_at_bases(t: int, qa: int, qb: int) -> None:
+    """The same claim on words of at most one token: it holds.
+
+    post[]: cnt_tokens([], qa, qb) <= 1 and cnt_tokens([t], qa, qb) <= 1
+    """
+
+
+def largest_maximum(pa: int, pb: int, count: int, best: int, fa: int, fb: int, has_first: bool) -> bool:
+    """Ties to the largest pair: the first item of ``maxima`` is the largest pair read with the count ``best``."""
+    first = (fa, fb) if has_first else None
+    read = ([first] if first is not None else []) + ([(pa, pb)] if count == best else [])
+    return first_maximum_after(pa, pb, count, best, first) == (max(read) if read else None)
+
+
+def planted_ties_to_largest_at_step(pa: int, pb: int, count: int, best: int, fa: int, fb: int,
+                                    has_first: bool) -> None:
+    """Step 4 breaks ties to the largest pair: refuted at an entry with the count ``best`` read after another.
+
+    pre: count >= 1
+    pre: not has_first or (fa, fb) < (pa, pb)
+    post[]: largest_maximum(pa, pb, count, best, fa, fb, has_first)
+    """
+
+
+def passes_ties_to_largest_at_first_maximum(pa: int, pb: int, count: int, best: int) -> None:
+    """The same claim while no pair with the count ``best`` has been read: it holds.
+
+    pre: count >= 1
+    post[]: largest_maximum(pa, pb, count, best, 0, 0, False)
     """

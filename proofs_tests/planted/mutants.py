@@ -134,6 +134,25 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("spec-train-first-5-words", "step 5 applies the new rule to the first 5 words only", "spec", _one(
         "spec/bpe.py", "        xs = [merge(rule, x, cost) for x in xs]\n",
         "        xs = [merge(rule, x, cost) for x in xs[:5]] + xs[5:]\n")),
+    # Three more past every bounded size (|x| <= 4 for M_r, a^ℓ with ℓ <= 7, two words of at most 3 bytes): M_r from
+    # the right on lists of more than 8 tokens (``proofs_tests.proofs.merge_direction``), step 2 counting one
+    # occurrence too many once its table has more than 5 entries (``pair_counts``), and ties to the largest pair
+    # once a word has more than 5 tokens (``selection``).
+    Mutant("spec-merge-right-past-8", "M_r merges a last pair (a, b) first on lists of more than 8 tokens", "spec",
+           _one("spec/merge.py",
+                "    t1, t2, u = tokens[0], tokens[1], tokens[2:]\n    if (t1, t2) == (rule.a, rule.b):\n"
+                "        return [rule.c] + m_r(rule, u, steps)\n",
+                "    if len(tokens) > 8 and (tokens[-2], tokens[-1]) == (rule.a, rule.b):\n"
+                "        return m_r(rule, tokens[:-2], steps) + [rule.c]\n"
+                "    t1, t2, u = tokens[0], tokens[1], tokens[2:]\n    if (t1, t2) == (rule.a, rule.b):\n"
+                "        return [rule.c] + m_r(rule, u, steps)\n")),
+    Mutant("spec-count-pairs-past-5-entries", "step 2 counts a pair once more when its table has more than 5 entries",
+           "spec", _one("spec/bpe.py", "            table[-1] = (pair, table[-1][1] + 1)\n",
+                        "            table[-1] = (pair, table[-1][1] + (2 if len(table) > 5 else 1))\n")),
+    Mutant("spec-ties-largest-long-words", "step 4 breaks ties to the largest pair once a word has more than 5 tokens",
+           "spec", _one("spec/bpe.py", "        (a, b), count, tied = select_pair(table, cost)\n",
+                        "        (a, b), count, tied = select_pair(table, cost)\n"
+                        "        if tied and any(len(x) > 5 for x in xs):\n            (a, b) = max(tied)\n")),
     Mutant("spec-max-not-counted", "step 4 takes the first pair of the table, not one of the largest count", "spec",
            _one("spec/bpe.py", "        if count == best:\n            maxima.append(pair)\n",
                 "        maxima.append(pair)\n")),

@@ -45,6 +45,10 @@ TOKEN_LISTS = "bpeproof.proofs_tests.proofs.token_lists"
 TRAINING = "bpeproof.proofs_tests.proofs.training"
 TRAINING_COST = "bpeproof.proofs_tests.proofs.training_cost"
 PLANTED_STEPS = "bpeproof.proofs_tests.planted.false_steps"
+#: The direction of M_r, def-bpe step 2's counts and steps 3–5, for every size.
+MERGE_DIRECTION = "bpeproof.proofs_tests.proofs.merge_direction"
+PAIR_COUNTS = "bpeproof.proofs_tests.proofs.pair_counts"
+SELECTION = "bpeproof.proofs_tests.proofs.selection"
 EQUIVALENCE = "bpeproof.proofs_tests.proofs.equivalence"
 IMPL = "bpeproof.impl.contracts"
 
@@ -93,7 +97,9 @@ RUNS: dict[str, Run] = {
     # The lemma for every length (bpeproof.proofs_tests.proofs.induction, about 16 CPU seconds), the inductions over
     # the rule list, on token lists and over training that build on it (rule_lists, token_lists, training,
     # training_cost: about 4), and the planted false steps of all of them (about 5).
-    "induction": _check(PROOF_BUDGET, INDUCTION, RULE_LISTS, TOKEN_LISTS, TRAINING, TRAINING_COST),
+    # The direction of M_r, step 2's counts and steps 3–5 (merge_direction, pair_counts, selection: about 2 more).
+    "induction": _check(PROOF_BUDGET, INDUCTION, RULE_LISTS, TOKEN_LISTS, TRAINING, TRAINING_COST, MERGE_DIRECTION,
+                        PAIR_COUNTS, SELECTION),
     "induction.planted": _check(PROOF_BUDGET, PLANTED_STEPS),
 }
 

@@ -20,9 +20,12 @@ from bpeproof.proofs_tests.proofs.crosshair_runs import (
     EQUIVALENCE,
     IMPL,
     INDUCTION,
+    MERGE_DIRECTION,
+    PAIR_COUNTS,
     PLANTED,
     PLANTED_STEPS,
     RULE_LISTS,
+    SELECTION,
     SPEC,
     TOKEN_LISTS,
     TRAINING,
@@ -108,6 +111,21 @@ _ON_ENC = ("induction over the rule list (the loop of enc_R, checked to be a fol
 _KEEPS_BYTES = (*(_induction(step, "keeps_bytes") for step in _MERGE_STEPS), _WELL_FOUNDED)
 _KEEPS_LENGTH = (*(_induction(step, "never_lengthens", "stays_nonempty") for step in _MERGE_STEPS), _WELL_FOUNDED)
 
+#: The direction of M_r (merge_direction): the leftmost occurrence first, for lists of every length.
+_ON_DIRECTION = ("induction on the prefix p before the first occurrence of (a, b): M_r(a b v) = c·M_r(v);"
+                 " M_r(t·y) = t·M_r(y) when (t, y_1) is no occurrence, M_r(y) answered by the hypothesis; and on |x|"
+                 " for a list with no occurrence (M_r x = x); v, y, x of any length")
+#: def-bpe step 2's counts (pair_counts), with the check that count_pairs is the fold the proof goes through.
+_PAIR_COUNTS = (Obligation("induction", PAIR_COUNTS, "lemma_*"),
+                Obligation("induction", TRAINING, "lemma_count_pairs_is_a_fold"))
+_ON_PAIR_COUNTS = ("induction on |x|: the comprehension's items of a word equal to q number cnt_x(q) (t·y lists"
+                   " (t, y_1), then y's pairs; cnt unfolded once, cnt_y answered by the hypothesis); sorted keeps"
+                   " the items; induction over the sorted list: the grouping loop's entries count each pair's items,"
+                   " in increasing order; the loop checked to be a fold")
+_ON_SELECTION = ("induction over the iterations of training (the loop checked to be a fold): one iteration of the"
+                 " real loop stops exactly at j = m or an empty table, else makes (a, b ↦ 256 + j) with the selected"
+                 " pair and j + 1; select_pair's loops keep the largest count and, on the table's increasing order"
+                 " (step 2), the smallest pair with it")
 
 PROOFS: tuple[Proof, ...] = (
     _by_induction("lem-merge-step(1)", "keeps_bytes",
@@ -127,8 +145,10 @@ PROOFS: tuple[Proof, ...] = (
     Proof("prop-bpe-length-monotone(enc_R)", EVERY_SIZE, _ON_ENC, (
         *_KEEPS_LENGTH, *_rule_lists("lemma_enc_loop_is_a_fold", "lemma_enc_base", "lemma_enc_step_length"),
         _spec("lemma_roundtrip", "encoding_length_bounded"))),
-    Proof("def-merge(leftmost)", "bounded", "contract over all paths within the bounds",
-          (_spec("lemma_merge_step", "merge_leftmost_first"), _spec("lemma_merge_step_v2", "merge_leftmost_first"))),
+    Proof("def-merge(leftmost)", EVERY_SIZE, _ON_DIRECTION, (
+        Obligation("induction", MERGE_DIRECTION, "lemma_*"),
+        _induction("lemma_recursion_is_on_shorter_lists", "merge_recurses_on_shorter"),
+        _spec("lemma_merge_step", "merge_leftmost_first"), _spec("lemma_merge_step_v2", "merge_leftmost_first"))),
     Proof("def-merge(symbols)", EVERY_SIZE,
           "induction on the rule list: ⟨⟨c⟩⟩ = ⟨⟨a⟩⟩⟨⟨b⟩⟩ for the new id whatever the rules before it",
           (_induction("lemma_symbols_new_id"),)),
@@ -158,10 +178,13 @@ PROOFS: tuple[Proof, ...] = (
               _induction("lemma_recursion_is_on_shorter_lists", "merge_recurses_on_shorter", "rep_recurses_on_shorter",
                          "cnt_recurses_on_shorter"),
               _spec("lemma_run_length"))),
-    Proof("def-bpe(step 2)", "bounded", "contract over all paths within the bounds: pairs counted inside words",
-          (_spec("lemma_count_pairs"),)),
-    Proof("def-bpe(steps 3-5)", "bounded", "contract over all paths within the bounds (one condition with the"
-          " training claims)", (_spec("lemma_training"), _spec("lemma_training_unbounded"))),
+    Proof("def-bpe(step 2)", EVERY_SIZE, _ON_PAIR_COUNTS, _PAIR_COUNTS + (_spec("lemma_count_pairs"),)),
+    Proof("def-bpe(steps 3-5)", EVERY_SIZE, _ON_SELECTION, (
+        *_PAIR_COUNTS, Obligation("induction", SELECTION, "lemma_*"),
+        *(Obligation("induction", TRAINING, function) for function in
+          ("lemma_select_pair_is_a_fold", "lemma_training_loop_is_a_fold", "lemma_largest_count_step",
+           "lemma_maxima_step")),
+        _spec("lemma_training"), _spec("lemma_training_unbounded"))),
     Proof("prop-bpe-training-termination(variant)", EVERY_SIZE,
           "induction on the words of the corpus: the variant T − K drops by Σ rep, by at least 1 when the pair"
           " occurs, never below 0; and over the iterations: v_j ≤ v_0 − j",

@@ -95,9 +95,10 @@ def test_prove_reports_every_claim_proved(capsys: pytest.CaptureFixture[str]) ->
     wrong = {name: claim for name, claim in claims.items() if claim["status"] != must[claim["kind"]]}
     assert not wrong and code == 0, wrong
     every_size = ("lem-merge-step(1)", "thm-bpe-roundtrip", "prop-bpe-length-monotone(enc_R)", "def-alphabet-vocab",
-                  "def-merge(later rules keep spellings)", "exr-run-length", "prop-bpe-vocab-size")
+                  "def-merge(later rules keep spellings)", "exr-run-length", "prop-bpe-vocab-size",
+                  "def-merge(leftmost)", "def-bpe(step 2)", "def-bpe(steps 3-5)")
     assert {claims[claim]["scope"] for claim in every_size} == {"every size"}
-    assert re.match(r"bounded: lemma_merge_step: ", claims["def-merge(leftmost)"]["scope"])
+    assert re.match(r"bounded: lemma_rule_rank_is_sequential: ", claims["variants(rule-rank = sequential)"]["scope"])
     assert all(claim["conditions"] > 0 and claim["cpu_seconds"] > 0 for claim in claims.values())
 
 

@@ -2,7 +2,7 @@
 
 ``proofs_tests/planted/mutants.py`` holds the catalogue and runs the full matrix
 (``python -m bpeproof.proofs_tests.planted.mutants --all``).
-Here, every mutant's patch must still apply to the current sources; and a few spec mutants (two of them changes past
+Here, every mutant's patch must still apply to the current sources; and a few spec mutants (seven of them changes past
 every size the bounded contracts reach, which only a proof for every size refutes), one mutant of the engine's
 Python paths and one of each C loop are applied to scratch copies of the tree, where a focused gate must fail on
 each: a single small CrossHair run that must find a counterexample to the mutated claim, or one test of the
@@ -23,7 +23,15 @@ import pytest
 
 from bpeproof.impl import encoder, trainer
 from bpeproof.proofs_tests.planted import mutants
-from bpeproof.proofs_tests.proofs.crosshair_runs import EQUIVALENCE, RULE_LISTS, SPEC, TRAINING
+from bpeproof.proofs_tests.proofs.crosshair_runs import (
+    EQUIVALENCE,
+    MERGE_DIRECTION,
+    PAIR_COUNTS,
+    RULE_LISTS,
+    SELECTION,
+    SPEC,
+    TRAINING,
+)
 
 # --- the catalogue follows the code -------------------------------------------------------------------------------
 
@@ -96,6 +104,11 @@ FAST_KILLS = (
     FastKill("spec-vocabulary-first-5", crosshair=f"{RULE_LISTS}.lemma_vocabulary_is_a_fold"),
     FastKill("spec-count-pairs-first-5", crosshair=f"{TRAINING}.lemma_count_pairs_is_a_fold"),
     FastKill("spec-train-first-5-words", crosshair=f"{TRAINING}.lemma_training_loop_is_a_fold"),
+    # M_r from the right past 8 tokens, step 2 off by one past 5 entries, ties to the largest past 5 tokens: refuted
+    # by the steps of the proofs of the direction of M_r, of step 2's counts and of steps 3–5, which run the code.
+    FastKill("spec-merge-right-past-8", crosshair=f"{MERGE_DIRECTION}.lemma_first_at_start"),
+    FastKill("spec-count-pairs-past-5-entries", crosshair=f"{PAIR_COUNTS}.lemma_grouping_counts_step"),
+    FastKill("spec-ties-largest-long-words", crosshair=f"{SELECTION}.lemma_iteration_step"),
     FastKill("impl-apply-rule-skip", crosshair=f"{EQUIVALENCE}.impl_merge_equals_spec"),
     FastKill("impl-short-rightmost",
              test="proofs_tests/tests/impl/test_impl_encoder.py::test_repeated_pair_never_fires"),
