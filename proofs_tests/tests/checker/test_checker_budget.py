@@ -33,11 +33,13 @@ def _port(tmp_path: Path, body: str) -> str:
 def test_a_port_that_hangs_often_ends_within_the_budget(vocab: str, tmp_path: Path) -> None:
     port = _port(tmp_path, "def encode(text):\n    if 'e' in text:\n        time.sleep(30)\n"
                            "    return ports.encode(text)\n")
+    # 8 s: the budget covers the start of the processes too, which on a loaded 2-core machine took 5 s before any
+    # text was sent (then the run ends on time, but has nothing to report).
     began = time.monotonic()
-    result = check_tokenizer(port, vocab=vocab, pattern="cl100k", seconds=5, seed=1, call_timeout=0.5)
+    result = check_tokenizer(port, vocab=vocab, pattern="cl100k", seconds=8, seed=1, call_timeout=0.5)
     took = time.monotonic() - began
     assert result.found and "timeout" in [group.key for group in result.groups], result.report()
-    assert took < 5 + SLACK, f"{took:.1f} s for a budget of 5 s"
+    assert took < 8 + SLACK, f"{took:.1f} s for a budget of 8 s"
 
 
 def test_the_first_call_may_load(vocab: str, tmp_path: Path) -> None:
