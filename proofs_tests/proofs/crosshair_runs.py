@@ -47,6 +47,9 @@ TRAINING_COST = "bpeproof.proofs_tests.proofs.training_cost"
 PLANTED_STEPS = "bpeproof.proofs_tests.planted.false_steps"
 EQUIVALENCE = "bpeproof.proofs_tests.proofs.equivalence"
 IMPL = "bpeproof.impl.contracts"
+#: The engine's merge step and flat-list loop equal to M_r for every length (inductions, like those of INDUCTION).
+ENGINE_MERGE_STEP = "bpeproof.proofs_tests.proofs.engine_merge_step"
+ENGINE_MERGE_LOOP = "bpeproof.proofs_tests.proofs.engine_merge_loop"
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,8 @@ RUNS: dict[str, Run] = {
     # training_cost: about 4), and the planted false steps of all of them (about 5).
     "induction": _check(PROOF_BUDGET, INDUCTION, RULE_LISTS, TOKEN_LISTS, TRAINING, TRAINING_COST),
     "induction.planted": _check(PROOF_BUDGET, PLANTED_STEPS),
+    # The engine's merge step (merge_list) and flat-list loop with one rule equal M_r for every length (about 4 CPU s).
+    "induction.engine": _check(PROOF_BUDGET, ENGINE_MERGE_STEP, ENGINE_MERGE_LOOP),
 }
 
 #: Runs outside CI (``python -m bpeproof.proofs_tests.proofs.crosshair_runs --all``): the implementation's own lemmas
@@ -226,6 +231,7 @@ TEST_GROUPS: dict[str, tuple[str, ...]] = {
     "test_crosshair_gate.py": ("spec",),
     "test_crosshair_impl.py": ("impl",),
     "test_crosshair_induction.py": ("induction",),
+    "test_crosshair_engine_induction.py": ("induction",),
 }
 
 #: The groups of the test suite (``extra`` starts only on demand).
