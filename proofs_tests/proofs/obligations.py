@@ -119,10 +119,10 @@ def _engine(module: str, *functions: str) -> tuple[Obligation, ...]:
 _ON_MERGE_LIST = ("induction on the tokens left to scan, n − i (the loop checked to be the quoted scan of positions):"
                   " the loop from (out, i) returns out · M_r(tokens[i:]); one iteration of its body, the rest"
                   " answered by the hypothesis, against one unfolding of M_r recursing on the same tokens[i':]")
-_ON_FLAT_LOOP = ("induction on |v| for units = q · v with the pairs before |v| none of them (a, b) (merge_short"
+_ON_FLAT_LOOP = ("induction on |v| for units = q · v, no pair at a position < |q| being (a, b) (merge_short"
                  " checked to be the quoted loop; pair table of one rule (a, b ↦ c), c ∉ {a, b}): the loop returns"
                  " q · M_r(v); a skip re-splits the state, a match runs one iteration of the body on lists of unknown"
-                 " length and leaves the state K(u) needs")
+                 " length and leaves the state the hypothesis on u needs")
 
 PROOFS: tuple[Proof, ...] = (
     _by_induction("lem-merge-step(1)", "keeps_bytes",
