@@ -14,8 +14,8 @@ inputs of a rule list in one call.  Both loops are run on:
 * every rule list of 4 rules (129,600 lists) and every input of at most 5 symbols (364 inputs).  Five symbols are the
   fewest on which all four rules can fire (a merge removes one token).
 * Outside CI (``BPEPROOF_FULL_SMALL_SCOPE=1``): every rule list of 4 rules and every input of at most 8 symbols.
-  That is 27 times the inputs: 215 million runs of each loop, about 0.23 µs each in C (its lookups in the pair
-  table), plus the oracle's merges: minutes of one core, where this file's share of the suite is seconds.  No
+  That is 27 times the inputs: 215 million runs of each loop, a fraction of a microsecond each in C (its lookups in
+  the pair table), plus the oracle's merges: 65 CPU s measured, where this file's share of the suite is seconds.  No
   reduction found is sound without looking inside the loops (the runs of a loop with R and with R minus its last
   rule agree when the loop never looks the last rule's pair up, but which pairs a C loop looks up is not seen from
   outside it).
@@ -195,7 +195,7 @@ def test_c_merge_loops_equal_enc_on_every_small_case() -> None:
     check_merge_loops(LONGEST_INPUT_OF_MOST, 364)
 
 
-@pytest.mark.skipif(not os.environ.get(FULL_SCOPE), reason=f"about 3 minutes of one core: set {FULL_SCOPE}=1")
+@pytest.mark.skipif(not os.environ.get(FULL_SCOPE), reason=f"about a minute of one core: set {FULL_SCOPE}=1")
 @pytest.mark.timeout(1200)
 def test_c_merge_loops_equal_enc_with_four_rules_on_every_input_of_8() -> None:
     """Both C merge loops give enc_R on every list of 4 rules and every input of at most 8 symbols (outside CI)."""
