@@ -60,7 +60,11 @@ typedef struct {
     Pair *pairs;
     int64_t *count; /* this partition's share of N_j of each pair, apart from the pairs for locality */
     int32_t n_pairs, cap_pairs;
-    int32_t *byte_id; /* build: the pair of two bytes x, y at x << 8 | y, -1 if it does not occur */
+    /* build: the id of the pair of the bytes x, y at byte_index[x] * n_bytes + byte_index[y], -1 if it does not
+     * occur; the bytes of the partition are numbered 0, 1, ... as they first occur (byte_index -1: absent). */
+    int32_t *byte_id;
+    int16_t byte_index[256];
+    int32_t n_bytes;
     /* The pairs (x, c) and (c, y) made by the current step, by x and by y: valid when *_step is the step. */
     int32_t *left_id, *left_step, *right_id, *right_step;
     int32_t *touched; /* the pairs made by the current step */
@@ -310,22 +314,25 @@ static int32_t part_add_pair(Part *pt, int32_t a, int32_t b)
 /*
  * Lay the collected words out as positions (the words one after another) and count their pairs of bytes: step 2
  * of def-bpe on this partition, N_0(a, b) = sum_k f_k cnt_{w_k}(a, b), with where each pair starts.  All tokens
- * are bytes here, so a pair's id is found in a table of 256 x 256 (byte_id, which the run reads to join the
- * partitions' pairs); the lists are sized by a first pass.  ``ids`` is 256 + the merges to make.
+ * are bytes here, so a pair's id is found in a table of B x B for the B distinct bytes of the partition (byte_id,
+ * which the run reads to join the partitions' pairs, part_byte_pair): at most 256 x 256, and for a small corpus a
+ * few entries where a table of all 65,536 pairs of bytes would cost more to clear than the training.  The lists
+ * are sized by a first pass.  ``ids`` is 256 + the merges to make.
  */
 static void part_build(Part *pt, int64_t ids)
 {
     int32_t total = (int32_t)pt->symbols;
     pt->pos = alloc_large((size_t)(total ? total : 1) * sizeof(Pos));
-    pt->byte_id = malloc(65536 * sizeof(int32_t));
     pt->left_id = malloc((size_t)ids * sizeof(int32_t));
     pt->left_step = malloc((size_t)ids * sizeof(int32_t));
     pt->right_id = malloc((size_t)ids * sizeof(int32_t));
     pt->right_step = malloc((size_t)ids * sizeof(int32_t));
-    if (!pt->pos || !pt->byte_id || !pt->left_id || !pt->left_step || !pt->right_id || !pt->right_step)
+    if (!pt->pos || !pt->left_id || !pt->left_step || !pt->right_id || !pt->right_step)
         goto no_memory;
     for (int64_t x = 0; x < ids; x++)
         pt->left_step[x] = pt->right_step[x] = -1;
+    memset(pt->byte_index, 0xFF, sizeof pt->byte_index);
+    pt->n_bytes = 0;
     int32_t at = 0;
     for (int64_t w = 0; w < pt->n_words; w++) {
         const unsigned char *data = pt->word[w];
@@ -333,6 +340,8 @@ static void part_build(Part *pt, int64_t ids)
         for (int32_t i = 0; i < size; i++) {
             Pos *here = &pt->pos[at + i];
             here->tok = data[i];
+            if (pt->byte_index[data[i]] < 0)
+                pt->byte_index[data[i]] = (int16_t)pt->n_bytes++;
             here->prv = i ? at + i - 1 : -1;
             here->nxt = i + 1 < size ? at + i + 1 : -1;
             here->pid = -1;
@@ -346,12 +355,16 @@ static void part_build(Part *pt, int64_t ids)
     pt->len = NULL;
 
     Pos *pos = pt->pos;
-    for (int32_t x = 0; x < 65536; x++)
+    int32_t table = pt->n_bytes * pt->n_bytes;
+    pt->byte_id = malloc((size_t)(table ? table : 1) * sizeof(int32_t));
+    if (!pt->byte_id)
+        goto no_memory;
+    for (int32_t x = 0; x < table; x++)
         pt->byte_id[x] = -1;
     for (int32_t p = 0; p < total; p++) {
         if (pos[p].nxt < 0)
             continue;
-        int32_t key = pos[p].tok << 8 | pos[p + 1].tok;
+        int32_t key = pt->byte_index[pos[p].tok] * pt->n_bytes + pt->byte_index[pos[p + 1].tok];
         int32_t id = pt->byte_id[key];
         if (id < 0) {
             id = pt->byte_id[key] = part_add_pair(pt, pos[p].tok, pos[p + 1].tok);
@@ -379,6 +392,13 @@ static void part_build(Part *pt, int64_t ids)
     return;
 no_memory:
     pt->status = RUN_NO_MEMORY;
+}
+
+/* The id of the pair of the bytes x, y in the partition after part_build, -1 if it does not occur there. */
+static inline int32_t part_byte_pair(const Part *pt, int32_t x, int32_t y)
+{
+    int32_t i = pt->byte_index[x], k = pt->byte_index[y];
+    return i < 0 || k < 0 ? -1 : pt->byte_id[i * pt->n_bytes + k];
 }
 
 /* Append position pos to the occurrence list of a pair. */

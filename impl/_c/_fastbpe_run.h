@@ -86,6 +86,10 @@ typedef struct {
     int parts;
 } Leftovers;
 
+/* Runs of fewer positions than this free their partitions at once, without a thread (which costs tens of
+ * microseconds to start, more than freeing a small run's lists). */
+#define FREE_LATER_MIN 65536
+
 static void free_leftovers(void *raw)
 {
     Leftovers *left = raw;
@@ -104,26 +108,44 @@ static int parts_status(const Part *part, int parts)
     return 0;
 }
 
-/* Step 3: a pair of the corpus for each pair of bytes that occurs in some partition, on the heap. */
+/* Step 3: a pair of the corpus for each pair of bytes that occurs in some partition, on the heap, in the order of
+ * the pairs (x << 8 | y).  The pairs are those the partitions listed (after part_build, a partition's pairs are its
+ * pairs of bytes), sorted: not a scan of all 65,536, which would cost a small corpus more than its training. */
 static int join_byte_pairs(Global *g)
 {
-    for (int32_t key = 0; key < 65536; key++) {
-        int any = 0;
-        for (int t = 0; t < g->parts; t++)
-            any |= g->part[t].byte_id[key] >= 0;
-        if (!any)
+    int64_t listed = 0;
+    for (int t = 0; t < g->parts; t++)
+        listed += g->part[t].n_pairs;
+    int32_t *keys = malloc((size_t)(listed ? listed : 1) * sizeof(int32_t));
+    if (!keys)
+        return RUN_NO_MEMORY;
+    int64_t n_keys = 0;
+    for (int t = 0; t < g->parts; t++)
+        for (int32_t local = 0; local < g->part[t].n_pairs; local++)
+            keys[n_keys++] = g->part[t].pairs[local].a << 8 | g->part[t].pairs[local].b;
+    qsort(keys, (size_t)n_keys, sizeof(int32_t), compare_positions); /* int32 order */
+    for (int64_t k = 0; k < n_keys; k++) {
+        int32_t key = keys[k];
+        if (k > 0 && keys[k - 1] == key)
             continue;
         int32_t id = global_add_pair(g, key >> 8, key & 255);
-        if (id < 0)
+        if (id < 0) {
+            free(keys);
             return RUN_NO_MEMORY;
+        }
         for (int t = 0; t < g->parts; t++)
-            g->lid[(int64_t)id * g->parts + t] = g->part[t].byte_id[key];
+            g->lid[(int64_t)id * g->parts + t] = part_byte_pair(&g->part[t], key >> 8, key & 255);
         HeapEntry e = {0, id};
-        if (!global_count(g, id, &e.count))
+        if (!global_count(g, id, &e.count)) {
+            free(keys);
             return RUN_OVERFLOW;
-        if (heap_push(g, e) < 0)
+        }
+        if (heap_push(g, e) < 0) {
+            free(keys);
             return RUN_NO_MEMORY;
+        }
     }
+    free(keys);
     for (int t = 0; t < g->parts; t++) {
         free(g->part[t].byte_id);
         g->part[t].byte_id = NULL;
@@ -320,7 +342,11 @@ static int64_t run(const Table *tables, int n_tables, int parts, int64_t merges,
 out:
     team_stop(&team);
     if (part) {
-        Leftovers *left = malloc(sizeof *left);
+        /* A small run's partitions are freed here: starting a thread would cost more than freeing them. */
+        int64_t positions = 0;
+        for (int t = 0; t < parts; t++)
+            positions += part[t].symbols;
+        Leftovers *left = positions >= FREE_LATER_MIN ? malloc(sizeof *left) : NULL;
         if (left) {
             left->part = part;
             left->parts = parts;

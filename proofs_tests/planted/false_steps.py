@@ -12,6 +12,23 @@ list as well.
 
 from __future__ import annotations
 
+from bpeproof.proofs_tests.proofs.engine_merge_loop import (
+    MERGE_SHORT,
+    NONE,
+    base_returns_units,
+    lowest,
+    match_step,
+    match_step_holds,
+)
+from bpeproof.proofs_tests.proofs.engine_merge_loop import NAMES as FLAT_LOOP_NAMES
+from bpeproof.proofs_tests.proofs.engine_merge_step import (
+    MERGE_LIST,
+    NAMES,
+    last_token,
+    step_holds,
+    step_sides,
+    while_parts,
+)
 from bpeproof.proofs_tests.proofs.induction import (
     Corpus,
     base_empty,
@@ -438,4 +455,54 @@ def passes_ties_to_largest_at_first_maximum(pa: int, pb: int, count: int, best: 
 
     pre: count >= 1
     post[]: largest_maximum(pa, pb, count, best, 0, 0, False)
+# The engine's merge step and flat-list loop (proofs_tests.proofs.engine_merge_step, engine_merge_loop)
+# ---------------------------------------------------------------------------
+
+#: ``merge_list`` going on at the second token of the pair it joined (the mutant ``impl-apply-rule-skip``).
+OVERLAPPING_MERGE_LIST = while_parts(
+    MERGE_LIST.replace("        out.append(c)\n        i += 2\n", "        out.append(c)\n        i += 1\n"), NAMES)
+
+
+def planted_merge_list_overlapping_step(
+    a: int, b: int, c: int, i: int, t1: int, t2: int, u: list[int], rest: list[int]
+) -> None:
+    """``merge_list`` stepping over one token after a join equals M_r: refuted at the step t1 t2 u with (t1, t2) =
+    (a, b), where M_r recurses on u and the loop goes on at t2 u.
+
+    pre: i >= 0
+    post[]: step_holds(step_sides(a, b, c, i, t1, t2, u, rest, OVERLAPPING_MERGE_LIST))
+    """
+
+
+def passes_merge_list_overlapping_at_last(a: int, b: int, c: int, i: int, t1: int) -> None:
+    """The same loop at the step of one token left: it holds (no pair to join).
+
+    pre: i >= 0
+    post[]: last_token(a, b, c, i, t1, OVERLAPPING_MERGE_LIST)
+    """
+
+
+#: ``merge_short`` that does not refresh the rank of the pair on the right of a join.
+STALE_RIGHT_FLAT_LOOP = while_parts(
+    MERGE_SHORT.replace("    if i < len(found):\n        found[i] = rank(units[i], units[i + 1])\n", ""),
+    FLAT_LOOP_NAMES, {"_NONE": NONE, "min": lowest})
+
+
+def planted_flat_loop_stale_right_rank(a: int, b: int, c: int, k: int, p: int, u: list[int]) -> None:
+    """The flat-list loop without the right neighbour's refresh leaves the state K(u) needs: refuted at the match
+    step for a = b and u starting with a (the rank of (b, a) was 0; that of (c, a) is ``_NONE``).
+
+    pre: a != c and b != c
+    pre: k >= 0
+    pre: k == 0 or (p, a) != (a, b)
+    post[]: match_step_holds(match_step(a, b, c, k, p, u, STALE_RIGHT_FLAT_LOOP))
+    """
+
+
+def passes_flat_loop_stale_right_rank_at_base(a: int, b: int, c: int, k: int, v: list[int]) -> None:
+    """The same loop at the base |v| ≤ 1: it holds (the loop leaves before it joins anything).
+
+    pre: a != c and b != c
+    pre: k >= 0 and len(v) <= 1
+    post[]: base_returns_units(a, b, c, k, v, STALE_RIGHT_FLAT_LOOP)
     """

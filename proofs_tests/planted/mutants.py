@@ -218,6 +218,15 @@ MUTANTS: tuple[Mutant, ...] = (
         "        if (entry->hash == hash && piece_equal(entry->key, sc->kind, sc->data, start, end)) {",
         "        if (entry->hash == hash && PyUnicode_KIND(entry->key) == sc->kind &&\n"
         "            piece_equal(entry->key, sc->kind, sc->data, start, end)) {")),
+    # Changes past every size the bounded contracts of the engine's loops reach (lists of at most 7 units), which
+    # only the proofs for every length refute (``proofs_tests.proofs.engine_merge_loop``, ``engine_merge_step``).
+    Mutant("impl-short-rightmost-past-8", "the flat-list loop merges the rightmost of equal ranks in lists of more than"
+           " 8 units", "impl", _one(
+               "impl/merge_loop.py", "i = found.index(best)",
+               "i = found.index(best) if len(units) <= 8 else len(found) - 1 - found[::-1].index(best)")),
+    Mutant("impl-merge-list-past-8", "the trainer's M_r joins no pair at a position past 8", "impl", _one(
+        "impl/trainer_loops.py", "        if i + 1 < n and tokens[i] == a and tokens[i + 1] == b:\n",
+        "        if i + 1 < n and i < 8 and tokens[i] == a and tokens[i + 1] == b:\n")),
 )
 
 #: The gates, by kind of mutant: name → pytest arguments (run in the mutated copy).
@@ -230,7 +239,8 @@ GATES: dict[str, dict[str, tuple[str, ...]]] = {
     },
     "impl": {
         "hypothesis": ("proofs_tests/tests/impl/test_impl_encoder.py", "proofs_tests/tests/impl/test_impl_trainer.py"),
-        "crosshair": ("proofs_tests/tests/proofs/test_crosshair_impl.py",),
+        "crosshair": ("proofs_tests/tests/proofs/test_crosshair_impl.py",
+                      "proofs_tests/tests/proofs/test_crosshair_engine_induction.py"),
     },
     "c": {
         "hypothesis": ("proofs_tests/tests/impl/test_impl_encoder.py", "proofs_tests/tests/impl/test_impl_trainer.py"),

@@ -51,6 +51,9 @@ PAIR_COUNTS = "bpeproof.proofs_tests.proofs.pair_counts"
 SELECTION = "bpeproof.proofs_tests.proofs.selection"
 EQUIVALENCE = "bpeproof.proofs_tests.proofs.equivalence"
 IMPL = "bpeproof.impl.contracts"
+#: The engine's merge step and flat-list loop equal to M_r for every length (inductions, like those of INDUCTION).
+ENGINE_MERGE_STEP = "bpeproof.proofs_tests.proofs.engine_merge_step"
+ENGINE_MERGE_LOOP = "bpeproof.proofs_tests.proofs.engine_merge_loop"
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,8 @@ RUNS: dict[str, Run] = {
     "induction": _check(PROOF_BUDGET, INDUCTION, RULE_LISTS, TOKEN_LISTS, TRAINING, TRAINING_COST, MERGE_DIRECTION,
                         PAIR_COUNTS, SELECTION),
     "induction.planted": _check(PROOF_BUDGET, PLANTED_STEPS),
+    # The engine's merge step (merge_list) and flat-list loop with one rule equal M_r for every length (about 4 CPU s).
+    "induction.engine": _check(PROOF_BUDGET, ENGINE_MERGE_STEP, ENGINE_MERGE_LOOP),
 }
 
 #: Runs outside CI (``python -m bpeproof.proofs_tests.proofs.crosshair_runs --all``): the implementation's own lemmas
@@ -232,6 +237,7 @@ TEST_GROUPS: dict[str, tuple[str, ...]] = {
     "test_crosshair_gate.py": ("spec",),
     "test_crosshair_impl.py": ("impl",),
     "test_crosshair_induction.py": ("induction",),
+    "test_crosshair_engine_induction.py": ("induction",),
 }
 
 #: The groups of the test suite (``extra`` starts only on demand).

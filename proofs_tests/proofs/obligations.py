@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bpeproof.proofs_tests.proofs.crosshair_runs import (
+    ENGINE_MERGE_LOOP,
+    ENGINE_MERGE_STEP,
     EQUIVALENCE,
     IMPL,
     INDUCTION,
@@ -127,6 +129,19 @@ _ON_SELECTION = ("induction over the iterations of training (the loop checked to
                  " pair and j + 1; select_pair's loops keep the largest count and, on the table's increasing order"
                  " (step 2), the smallest pair with it")
 
+
+def _engine(module: str, *functions: str) -> tuple[Obligation, ...]:
+    return tuple(Obligation("induction.engine", module, function) for function in functions)
+
+
+_ON_MERGE_LIST = ("induction on the tokens left to scan, n − i (the loop checked to be the quoted scan of positions):"
+                  " the loop from (out, i) returns out · M_r(tokens[i:]); one iteration of its body, the rest"
+                  " answered by the hypothesis, against one unfolding of M_r recursing on the same tokens[i':]")
+_ON_FLAT_LOOP = ("induction on |v| for units = q · v, no pair at a position < |q| being (a, b) (merge_short"
+                 " checked to be the quoted loop; pair table of one rule (a, b ↦ c), c ∉ {a, b}): the loop returns"
+                 " q · M_r(v); a skip re-splits the state, a match runs one iteration of the body on lists of unknown"
+                 " length and leaves the state the hypothesis on u needs")
+
 PROOFS: tuple[Proof, ...] = (
     _by_induction("lem-merge-step(1)", "keeps_bytes",
                   bounded=(_spec("lemma_merge_step", "merge_keeps_bytes"),
@@ -210,8 +225,10 @@ PROOFS: tuple[Proof, ...] = (
               _spec("lemma_training"), _spec("lemma_training_unbounded"))),
     Proof("variants(rule-rank = sequential)", "bounded", "contract over all paths within the bounds",
           (_spec("lemma_rule_rank_is_sequential"),)),
-    Proof("impl: merge step = M_r", "bounded", "equality with the specification over all paths within the bounds",
-          (Obligation("equivalence.impl_merge", EQUIVALENCE, "impl_merge_equals_spec"),
+    Proof("impl: merge step = M_r", EVERY_SIZE, _ON_MERGE_LIST,
+          (*_engine(ENGINE_MERGE_STEP, "lemma_merge_list_is_a_loop_on_positions", "lemma_merge_list_base",
+                    "lemma_merge_list_step_last", "lemma_merge_list_step"),
+           Obligation("equivalence.impl_merge", EQUIVALENCE, "impl_merge_equals_spec"),
            Obligation("impl.lemma_impl_merge_step", IMPL, "lemma_impl_merge_step"),
            Obligation("impl.merge_loops", IMPL, "lemma_merge_steps_on_a_run", ("merge_step_merges_run",)))),
     Proof("impl: merge loops on runs = enc_R", "bounded",
@@ -221,6 +238,9 @@ PROOFS: tuple[Proof, ...] = (
            Obligation("impl.merge_loops", IMPL, "lemma_merge_steps_on_a_run",
                       ("flat_loop_merges_run", "heap_loop_merges_run")),
            Obligation("impl.merge_loops", IMPL, "lemma_loops_skip_stale_pairs"))),
+    Proof("impl: flat loop with one rule = M_r", EVERY_SIZE, _ON_FLAT_LOOP,
+          _engine(ENGINE_MERGE_LOOP, "lemma_flat_loop_is_quoted", "lemma_flat_loop_base", "lemma_flat_loop_step_skip",
+                  "lemma_flat_loop_step_match")),
     Proof("impl: trainer = def-bpe", "searched",
           "search for a counterexample (dictionaries keep CrossHair from exhausting the paths; Hypothesis checks"
           " beyond)",
