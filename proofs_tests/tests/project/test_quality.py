@@ -276,12 +276,13 @@ def _private(name: str) -> bool:
     return name.startswith("_") and not name.startswith("__")
 
 
-def private_imports(path: Path, root: Path = ROOT) -> list[str]:
+def private_imports(path: Path, root: Path = ROOT, modules: Container[str] | None = None) -> list[str]:
     """The private names (``_x``, not ``__x__``) of another module of the package that ``path`` uses: imported by
     name (``from m import _x``) or read from the module (``import m`` … ``m._x``).  A private module itself
-    (``from bpeproof.impl._c import _fastenc``) is no private name of another module."""
+    (``from bpeproof.impl._c import _fastenc``) is no private name of another module.  ``modules``: the package's
+    modules (``_package_modules(root)``), given by a caller that checks many files, which lists them once."""
     package = _module_parts(path, root)[:-1]
-    modules = _package_modules(root)
+    modules = _package_modules(root) if modules is None else modules
     own = module_name(path, root)
     tree = ast.parse(path.read_text(encoding="utf-8"))
     found: list[str] = []
@@ -318,7 +319,9 @@ def _every_file() -> list[Path]:
 def test_no_private_name_is_used_outside_its_module() -> None:
     """Each module, test modules too, uses only the public names of the others: what one needs of another is part
     of that module's interface, and named so."""
-    offenders = {str(path.relative_to(ROOT)): bad for path in _every_file() for bad in [private_imports(path)] if bad}
+    modules = _package_modules(ROOT)
+    offenders = {str(path.relative_to(ROOT)): bad for path in _every_file()
+                 for bad in [private_imports(path, ROOT, modules)] if bad}
     assert not offenders, offenders
 
 
