@@ -279,6 +279,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 paths[case.name, kind].write_text(json.dumps(case_docs), encoding="utf-8")
         started = time.perf_counter()
         bad = _verify(chosen, kinds, paths)
+        results: dict[str, Any] = {
+            "benchmark": "formats",
+            "command": "python bench/bench_formats.py " + " ".join(sys.argv[1:]),
+            "date": time.strftime("%Y-%m-%d"),
+            "machine": {"cores": os.cpu_count(), "python": platform.python_version(), "load_after": _load()},
+            "runs": 0,
+            "minutes": 0.0,
+            "cases": [{"name": case.name, "shape": case.shape, "peers": sorted(case.peers), "skipped": case.skipped}
+                      for case in chosen],
+            "not_timed": bad,
+            "texts": texts,
+            "measurements": measurements,
+        }
         plan = [(case, kind, system, workers) for case in chosen for kind in kinds
                 for system in ("impl", *case.peers) for workers in (0, 1, 2)
                 if f"{case.name} {kind} {system}" not in bad]
@@ -290,20 +303,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 measurements.append(result)
                 if "error" in result:
                     print(f"  {system} {case.name} {kind} workers={workers}: {result['error']}", flush=True)
-        seconds = time.perf_counter() - started
-    return {
-        "benchmark": "formats",
-        "command": "python bench/bench_formats.py " + " ".join(sys.argv[1:]),
-        "date": time.strftime("%Y-%m-%d"),
-        "machine": {"cores": os.cpu_count(), "python": platform.python_version(), "load_after": _load()},
-        "runs": args.runs,
-        "minutes": round(seconds / 60, 1),
-        "cases": [{"name": case.name, "shape": case.shape, "peers": sorted(case.peers), "skipped": case.skipped}
-                  for case in chosen],
-        "not_timed": bad,
-        "texts": texts,
-        "measurements": measurements,
-    }
+            # The rounds done so far, saved after each: a run cut short still leaves whole rounds to read.
+            results.update(runs=round_number + 1, minutes=round((time.perf_counter() - started) / 60, 1),
+                           machine={**results["machine"], "load_after": _load()})
+            if args.json is not None:
+                args.json.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    return results
 
 
 def main(argv: list[str] | None = None) -> int:
