@@ -89,8 +89,13 @@ def markdown(results: dict[str, Any]) -> str:
     for info in results["cases"]:
         case = info["name"]
         untimed = [f"{peer}: {why}" for peer, why in info["skipped"].items()]
-        untimed += [f"{key.split(' ', 1)[1]}: {why}" for key, why in results["not_timed"].items()
-                    if key.split(" ", 1)[0] == case]
+        # "CASE TEXT PEER" → why; one entry for a peer that fails alike on every text.
+        texts_of: dict[tuple[str, str], list[str]] = {}
+        for key, why in results["not_timed"].items():
+            name, kind, peer = key.split(" ", 2)
+            if name == case:
+                texts_of.setdefault((peer, why), []).append(kind)
+        untimed += [f"{peer} ({', '.join(kinds)}): {why}" for (peer, why), kinds in texts_of.items()]
         timed = [system for system in _systems(results, case) if system != "impl"]
         lines.append(f"| {case} | {info['shape']} | {', '.join(timed) or '—'} | {'; '.join(untimed) or '—'} |")
     texts = "; ".join(f"{kind}: {info['bytes'] / 1e6:.1f} MB in {info['documents']} documents"
