@@ -1,7 +1,8 @@
 """Every benchmark in one command: training, then encoding, each system in its own process.
 
-    python bench/run.py            # training at 1, 10, 30 MB; encoding 4 MB of documents with cl100k and o200k
-    python bench/run.py --quick    # training at 1 MB with 1,000 merges; encoding 1 MB, one round
+    python bench/run.py            # training at 1, 10, 30 MB; encoding 4 MB of documents with cl100k and o200k;
+                                   # encoding 1.5 MB a text with every format (bench_formats.py)
+    python bench/run.py --quick    # training at 1 MB with 1,000 merges; encoding 1 MB, one round; formats 0.3 MB
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ def main() -> int:
     runs = [
         [sys.executable, str(HERE / "bench_train.py"), *(["--quick"] if args.quick else [])],
         [sys.executable, str(HERE / "bench_encode.py"), *(["--mb", "1", "--runs", "1"] if args.quick else [])],
+        [sys.executable, str(HERE / "bench_formats.py"), *(["--quick"] if args.quick else [])],
     ]
     status = 0
     for command in runs:
