@@ -455,6 +455,10 @@ def passes_ties_to_largest_at_first_maximum(pa: int, pb: int, count: int, best: 
 
     pre: count >= 1
     post[]: largest_maximum(pa, pb, count, best, 0, 0, False)
+    """
+
+
+# ---------------------------------------------------------------------------
 # The engine's merge step and flat-list loop (proofs_tests.proofs.engine_merge_step, engine_merge_loop)
 # ---------------------------------------------------------------------------
 
