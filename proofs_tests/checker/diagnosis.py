@@ -31,8 +31,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from bpeproof.impl.models.variants import VARIANT_TEXT
 from bpeproof.proofs_tests.checker.protocol import Answer
-from bpeproof.proofs_tests.checker.variants import VARIANT_TEXT, Explanation, Reruns, may_cut, same_kind
+from bpeproof.proofs_tests.checker.reruns import Explanation, Reruns, may_cut, same_kind
 
 
 def top_level_alternatives(pattern: str) -> list[str]:

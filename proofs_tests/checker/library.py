@@ -20,7 +20,7 @@ from typing import Any
 
 from bpeproof.impl.optional_libraries import LibraryMissingError, require
 from bpeproof.impl.pre_tokenizers.patterns import PATTERNS
-from bpeproof.proofs_tests.checker.variants import token_table
+from bpeproof.proofs_tests.checker.reruns import token_table
 from bpeproof.proofs_tests.checker.worker import TargetError
 
 #: A text every pre-tokenization pattern must cut whole (letters, digits, punctuation, spaces, a line break).

@@ -56,7 +56,10 @@ from pathlib import Path
 from typing import Any
 
 from bpeproof.impl.io.atomic import atomic_write_files
+from bpeproof.impl.models.variants import MERGE_VARIANTS
+from bpeproof.impl.pre_tokenizers.pattern_variants import PATTERN_VARIANTS
 from bpeproof.proofs_tests.checker.diagnosis import matched_alternative, top_level_alternatives
+from bpeproof.proofs_tests.checker.reruns import CONTESTED_SPACES, Reruns, same_kind
 from bpeproof.proofs_tests.checker.shrink import deletions, greedy
 from bpeproof.proofs_tests.checker.texts import (
     COMBINING,
@@ -78,13 +81,6 @@ from bpeproof.proofs_tests.checker.texts import (
     changed_kinds,
     replace_surrogates,
     token_texts,
-)
-from bpeproof.proofs_tests.checker.variants import (
-    CONTESTED_SPACES,
-    MERGE_VARIANTS,
-    PATTERN_VARIANTS,
-    Reruns,
-    same_kind,
 )
 
 #: The files of a suite: JSON lines, and llama.cpp's pair (``tests/test-tokenizer-0.cpp``).
@@ -312,7 +308,7 @@ class Behaviours:
     def _tied(self, data: bytes) -> bool:
         """Whether merging ``data`` by the lowest rank of the joined bytes meets two equal lowest ranks."""
         try:
-            rank = self.reruns.variants.bytes_rank
+            rank = self.reruns.variants.earliest
         except Exception:
             return False
         parts = [data[i : i + 1] for i in range(len(data))]

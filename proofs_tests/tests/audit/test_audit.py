@@ -24,12 +24,13 @@ import bpeproof.audit.sampling
 from bpeproof import spec
 from bpeproof.audit.file_view import FileView
 from bpeproof.audit.findings import findings
+from bpeproof.audit.greedy_gap_section import shortest_length
 from bpeproof.audit.html import bar_chart, render
 from bpeproof.audit.report import audit
-from bpeproof.audit.variants import MergeTable, fast_variants, shortest_length
 from bpeproof.cli import main
 from bpeproof.commands.audit import summary
 from bpeproof.impl.formats import Vocab, convert, load, write_hf_json, write_tiktoken
+from bpeproof.impl.models.variants import MergeTable, fast_variants
 from bpeproof.impl.tokenizer import Tokenizer
 from bpeproof.impl.trainer import train
 from bpeproof.proofs_tests.checker.strategies import rules_and_data
