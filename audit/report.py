@@ -25,7 +25,7 @@ and compares it with each BPE variant of ``bpeproof.spec.variants``:
   inputs); for small rule lists the audit also runs the specification's own and
   counts any difference;
 - compression per corpus (``bpeproof.audit.compression_section``; def-utf8's bytes per token) by the library
-  (``tokenizers`` in pieces cut at line starts, see ``bpeproof.audit.libraries.TokenizersLibrary.count_tokens``),
+  (``tokenizers`` in pieces cut at line starts, see ``bpeproof.proofs_tests.libraries.TokenizersLibrary.count_tokens``),
   the information bound of prop-token-information (log2 |V| bits per token against
   8 · bytes/token raw bits per token);
 - the greedy-against-shortest gap of prop-bpe-greedy-not-optimal on sampled words

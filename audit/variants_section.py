@@ -22,11 +22,12 @@ from typing import Any
 
 from bpeproof.audit.entries import EXAMPLES, show
 from bpeproof.audit.file_view import FileView
-from bpeproof.audit.libraries import Library, SentencepieceLibrary
+from bpeproof.audit.libraries import Library
 from bpeproof.audit.progress import progress_bar
 from bpeproof.audit.sampling import MAX_WORD_BYTES, SampledWords
 from bpeproof.impl.formats import Vocab
 from bpeproof.impl.models.variants import fast_variants
+from bpeproof.proofs_tests.libraries import SentencepieceLibrary
 
 __all__ = [
     "DECLARED",
