@@ -6,14 +6,14 @@ each vector is a text, the ids the vocabulary file's own semantics give it (the 
 a decode round trip (``decode(ids) == text``).
 
 The texts are the checker's own (``texts.TextGenerator`` and its sources, the short examples of each pattern
-variant of ``variants.py``, one text of each edge character, category, token and special token); each is judged
-by the *behaviours* it exercises (``Behaviours.of``):
+variant of ``impl/pre_tokenizers/pattern_variants.py``, one text of each edge character, category, token and special
+token); each is judged by the *behaviours* it exercises (``Behaviours.of``):
 
 - ``alt<n>:<category>``: the pattern's top-level alternative n (``diagnosis.matched_alternative``) matched a piece
   holding a character of that Unicode general category; ``cut:alt<n>:<kind>|<kind>``: a piece of alternative n
   ended where a character of the second kind follows (a quantifier's bound, a lookahead);
-- ``split:<variant>`` / ``merge:<variant>``: a known way a port encodes otherwise (``variants.PATTERN_VARIANTS``,
-  ``variants.MERGE_VARIANTS``, so the whole-piece lookup against merging) gives other ids on it;
+- ``split:<variant>`` / ``merge:<variant>``: a known way a port encodes otherwise (``PATTERN_VARIANTS``,
+  ``MERGE_VARIANTS``, so the whole-piece lookup against merging) gives other ids on it;
   ``merge:tie``: merging one of its pieces meets two equal lowest ranks;
 - ``long-piece:alt<n>`` / ``long-run:<category>``: a piece of 32 bytes or more, a run of 16 equal characters;
 - ``edge:U+XXXX`` (and ``first:``, ``last:``): a code point where byte tables and decoders go wrong (the first and
@@ -265,7 +265,7 @@ class Behaviours:
         return found
 
     def _variants(self, text: str, ids: Sequence[int], pieces: Sequence[str]) -> set[str]:
-        """The known variants (``variants.py``) that give other ids on ``text``, and ties met in merging."""
+        """The known variants (pattern and merge) that give other ids on ``text``, and ties met in merging."""
         found: set[str] = set()
         for variant in PATTERN_VARIANTS:
             other = self.reruns.pieces(variant, text)
