@@ -1,7 +1,7 @@
 """The report's ``corpora`` section: the compression of each corpus by the file's library.
 
 Compression per corpus (def-utf8's bytes per token) by the library (``tokenizers`` in pieces cut at line starts, see
-``bpeproof.audit.libraries.TokenizersLibrary.count_tokens``), and the information bound of prop-token-information
+``bpeproof.proofs_tests.libraries.TokenizersLibrary.count_tokens``), and the information bound of prop-token-information
 (log2 |V| bits per token against 8 · bytes/token raw bits per token).  Without the library, or for a corpus with a
 byte the vocabulary has no token for, the project's encoder counts (it takes every byte).
 """

@@ -8,9 +8,9 @@ import random
 from collections.abc import Callable, Iterable
 
 from bpeproof.audit.libraries import Library
-from bpeproof.audit.variants import MergeTable, variant_functions
 from bpeproof.impl.encoder import Encoder
 from bpeproof.impl.formats import Conversion, Vocab
+from bpeproof.impl.models.variants import MergeTable, variant_functions
 from bpeproof.impl.pre_tokenizers.patterns import PATTERNS, compile_pattern
 from bpeproof.spec.types import ALPHABET_SIZE
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bpeproof.audit.variants import VARIANT_NAMES
 from bpeproof.impl.io.wording import count
+from bpeproof.impl.models.variants import VARIANT_NAMES
 
 __all__ = ["findings"]
 

@@ -8,9 +8,8 @@ from typing import Any
 
 from bpeproof.audit.entries import EXAMPLES, show
 from bpeproof.audit.file_view import FileView
-from bpeproof.audit.variants import shortest_length
 
-__all__ = ["greedy_gap_section"]
+__all__ = ["greedy_gap_section", "shortest_length"]
 
 
 def greedy_gap_section(
@@ -60,3 +59,27 @@ def greedy_gap_section(
         "worst": worst,
     }
 
+
+def shortest_length(lengths_at: Mapping[bytes, int], longest: int, word: bytes) -> tuple[int, list[bytes]]:
+    """prop-bpe-greedy-not-optimal's dynamic programme: the fewest tokens whose bytes join to ``word``.
+
+    ``lengths_at`` holds every token string (the value is unused); ``longest`` is ℓmax.  Returns the length and
+    one shortest segmentation; (len(word) + 1, []) when no segmentation exists (a byte without a token).
+    """
+    n = len(word)
+    infinity = n + 1
+    f = [0] + [infinity] * n
+    last = [0] * (n + 1)
+    for i in range(1, n + 1):
+        for length in range(1, min(longest, i) + 1):
+            if f[i - length] + 1 < f[i] and word[i - length : i] in lengths_at:
+                f[i] = f[i - length] + 1
+                last[i] = length
+    if f[n] >= infinity:
+        return infinity, []
+    pieces: list[bytes] = []
+    i = n
+    while i > 0:
+        pieces.append(word[i - last[i] : i])
+        i -= last[i]
+    return f[n], pieces[::-1]

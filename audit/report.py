@@ -2,8 +2,8 @@
 
 This module is the audit's run, a short sequence of named steps.  Each section
 of the report is made by its own module (named below); the words compared are sampled by
-``bpeproof.audit.sampling``, the findings drawn by ``bpeproof.audit.findings``; the fast variants and the
-shortest-length DP are in ``bpeproof.audit.variants``, the adapters of the reference libraries in
+``bpeproof.audit.sampling``, the findings drawn by ``bpeproof.audit.findings``; the fast variants are
+``bpeproof.impl.models.variants``'s, the adapters of the reference libraries in
 ``bpeproof.audit.libraries``.
 
 The audit reads a tokenizer file with ``bpeproof.impl.formats``, checks it against the
@@ -21,11 +21,11 @@ and compares it with each BPE variant of ``bpeproof.spec.variants``:
   (pre-tokens of the corpora, token strings of the vocabulary, generated strings) and each
   variant encodes them too; the verdict lists the variants that agree on every
   word.  The variants are fast versions of ``bpeproof.spec.variants``
-  (``bpeproof.audit.variants``: the specification recurses and is for small
+  (``bpeproof.impl.models.variants``: the specification recurses and is for small
   inputs); for small rule lists the audit also runs the specification's own and
   counts any difference;
 - compression per corpus (``bpeproof.audit.compression_section``; def-utf8's bytes per token) by the library
-  (``tokenizers`` in pieces cut at line starts, see ``bpeproof.audit.libraries.TokenizersLibrary.count_tokens``),
+  (``tokenizers`` in pieces cut at line starts, see ``bpeproof.proofs_tests.libraries.TokenizersLibrary.count_tokens``),
   the information bound of prop-token-information (log2 |V| bits per token against
   8 · bytes/token raw bits per token);
 - the greedy-against-shortest gap of prop-bpe-greedy-not-optimal on sampled words

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 from bpeproof.audit.corpus_tasks import EngineCorpus, engine_corpora
 from bpeproof.audit.file_view import FileView, pieces, sample_starts
 from bpeproof.audit.libraries import Library
-from bpeproof.audit.variants import MergeTable
 from bpeproof.impl.io.corpus import read_text
+from bpeproof.impl.models.variants import MergeTable
 
 if TYPE_CHECKING:
     from bpeproof.impl.parallel import TaskEngine

@@ -3,7 +3,7 @@ against the specification's.
 
 The library encodes the sampled words (``bpeproof.audit.sampling``) and each variant encodes them too; the verdict
 lists the variants that agree on every word.  The variants are fast versions of ``bpeproof.spec.variants``
-(``bpeproof.audit.variants``: the specification recurses and is for small inputs); for small rule lists the audit
+(``bpeproof.impl.models.variants``: the specification recurses and is for small inputs); for small rule lists the audit
 also runs the specification's own and counts any difference.
 
 How the variants are run.  On a file the fast variants work in the file's own ids over its own merge list:
@@ -22,11 +22,12 @@ from typing import Any
 
 from bpeproof.audit.entries import EXAMPLES, show
 from bpeproof.audit.file_view import FileView
-from bpeproof.audit.libraries import Library, SentencepieceLibrary
+from bpeproof.audit.libraries import Library
 from bpeproof.audit.progress import progress_bar
 from bpeproof.audit.sampling import MAX_WORD_BYTES, SampledWords
-from bpeproof.audit.variants import fast_variants
 from bpeproof.impl.formats import Vocab
+from bpeproof.impl.models.variants import fast_variants
+from bpeproof.proofs_tests.libraries import SentencepieceLibrary
 
 __all__ = [
     "DECLARED",

@@ -15,9 +15,10 @@ from typing import Any
 
 from bpeproof.audit.entries import EXAMPLES, examples, show, token_entry
 from bpeproof.audit.file_view import FileView
-from bpeproof.audit.libraries import Library, SentencepieceLibrary
+from bpeproof.audit.libraries import Library
 from bpeproof.audit.progress import PhaseTimer, progress_bar
 from bpeproof.audit.variants_section import DECLARED
+from bpeproof.proofs_tests.libraries import SentencepieceLibrary
 from bpeproof.spec.types import ALPHABET_SIZE
 
 __all__ = ["library_unreachable", "vocabulary_section"]

@@ -43,10 +43,10 @@ module against ``spec.enc`` and ``spec.dec``, which would be void if it called t
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from itertools import islice
 from typing import Any
 
 from bpeproof.impl.merge_loop import SHORT_WORD, merge_long, merge_short
+from bpeproof.impl.word_cache import drop_older_half
 from bpeproof.spec.types import (
     ALPHABET_SIZE,
     BPETypeError,
@@ -269,9 +269,7 @@ class Encoder:
         if self._cache_size:
             cache = self._cache
             if len(cache) >= self._cache_size:
-                # Dicts keep insertion order: drop the older half, keeping the cost amortised O(1).
-                for key in list(islice(cache, max(1, len(cache) // 2))):
-                    cache.pop(key, None)
+                drop_older_half(cache)
             cache[word] = result
         return result
 

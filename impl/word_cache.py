@@ -2,15 +2,25 @@
 
 A text repeats its words, so ``Tokenizer`` encodes each distinct word once and looks the others up.  The cache is
 a ``dict`` whose ``__missing__`` computes the ids, so that a hit is one look-up in C (the C word loop of
-``impl/_c/_fastenc.c`` reads and fills the same dict); when it is full, the older half goes, in insertion order.
+``impl/_c/_fastenc.c`` reads and fills the same dict); when it is full, the older half goes, in insertion order
+(``drop_older_half``, which the encoder's own word cache uses too; the C caches follow the same rule,
+``older_half`` in ``impl/_c/_fastenc_cache.h``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from itertools import islice
+from typing import Any
 
-__all__ = ["WordCache"]
+__all__ = ["WordCache", "drop_older_half"]
+
+
+def drop_older_half(cache: dict[Any, Any]) -> None:
+    """Drop the older half of ``cache`` (at least one entry), in insertion order: amortised O(1) per word when
+    called as the cache fills."""
+    for key in list(islice(cache, max(1, len(cache) // 2))):
+        cache.pop(key, None)
 
 
 class WordCache(dict[str, tuple[int, ...]]):
@@ -27,8 +37,6 @@ class WordCache(dict[str, tuple[int, ...]]):
         value = self._compute(piece)
         if self._limit:
             if len(self) >= self._limit:
-                # Insertion order: drop the older half; amortised O(1) per word.
-                for key in list(islice(self, max(1, len(self) // 2))):
-                    self.pop(key, None)
+                drop_older_half(self)
             self[piece] = value
         return value

@@ -11,7 +11,7 @@
  * Python object is made per word either: a word's key (its code points) and value (its dense ids) follow its
  * header in one arena of records, so a new word costs no allocation of the interpreter's, the garbage collector
  * has nothing to walk however large the cache grows, and a hit reads the index and then one record.  At most
- * ``limit`` words: a full cache first loses its older half (insertion order), as
+ * ``limit`` words: a full cache first loses its older half (insertion order, ``older_half``), as
  * bpeproof.impl.word_cache.WordCache does.
  */
 
@@ -19,6 +19,15 @@
 #define BPEPROOF_FASTENC_CACHE_H
 
 #include "_fastenc_table.h"
+
+/* How many of a full word cache's ``size`` entries go when it takes a new word: the older half, at least one.
+ * Every word cache in C drops this many (this one's records, and the caller's dict of encode_pieces,
+ * _fastenc_encode.h's evict_half), as bpeproof.impl.word_cache.drop_older_half does in Python. */
+static inline Py_ssize_t
+older_half(Py_ssize_t size)
+{
+    return size / 2 > 0 ? size / 2 : 1;
+}
 
 /* A cached word: its piece_hash, its key (code points) and its dense ids, in one record, so that a hit reads one
  * place after the index.  The shared table of a batch (_fastenc_shared.h) holds the same records. */
@@ -192,11 +201,11 @@ cache_prefetch(const Work *w, uint64_t hash)
         __builtin_prefetch(&w->index[hash & w->index_mask]);
 }
 
-/* Drop the older half of the records (at least one). */
+/* Drop the older half of the records (``older_half``). */
 static int
 cache_drop_half(Work *w)
 {
-    Py_ssize_t drop = w->n_entries / 2 > 0 ? w->n_entries / 2 : 1;
+    Py_ssize_t drop = older_half(w->n_entries);
     size_t cut = 0;
     for (Py_ssize_t e = 0; e < drop; e++) {
         const WordRecord *r = (const WordRecord *)(w->records + cut);

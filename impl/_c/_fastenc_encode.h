@@ -295,12 +295,11 @@ reported_list(const Merger *m, const int32_t *ids, Py_ssize_t n)
     return list;
 }
 
-/* Drop the older half of ``cache`` (at least one entry), in insertion order. */
+/* Drop the older half of ``cache`` (``older_half``), in insertion order. */
 static int
 evict_half(PyObject *cache)
 {
-    Py_ssize_t size = PyDict_GET_SIZE(cache);
-    Py_ssize_t drop = size / 2 > 0 ? size / 2 : 1;
+    Py_ssize_t drop = older_half(PyDict_GET_SIZE(cache));
     PyObject *keys = PyList_New(0);
     if (keys == NULL)
         return -1;

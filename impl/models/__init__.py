@@ -30,4 +30,8 @@ Each model runs in C when the optional extension is built (``c_merger``) and in 
 same ids; the tests compare both with the definitions in ``spec/variants.py`` and with the libraries.  Each also
 reports one word's merges, under its own semantics and under the article's definitions on the merge list
 recovered from its file (``merge_steps``, ``article_steps``: ``steps``), for ``explain`` and ``trace --vocab``.
+
+Beside the models, ``variants`` runs each merge variant of ``spec/variants.py`` (rule-rank, bytes-rank, whole-word
+first, longest-first) over any file's tables, by name: the one definition the checker names a port's merging by
+and the audit compares a file's library with.
 """

@@ -8,7 +8,7 @@ aside):
   are (``special:not-read``) (def-utf8);
 - ``bytes``: the implementation's ids do not spell the text (normalisation, a wrong byte table, another
   vocabulary): ``bytes:not-in-vocabulary``, ``bytes:changed-text``;
-- ``split`` / ``merge`` named by a variant: the reference run again with one known variant (``variants``: a
+- ``split`` / ``merge`` named by a variant: the reference run again with one known variant (``reruns``: a
   pattern variant such as JavaScript's ``\s``, a merge variant of ``spec/variants.py``, a token missing from the
   vocabulary), or a pattern variant with one of the others, gives exactly the implementation's ids:
   ``split:js-whitespace``, ``merge:bytes-rank``, ``merge:missing:\ufeff``;
@@ -31,8 +31,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from bpeproof.impl.models.variants import VARIANT_TEXT
 from bpeproof.proofs_tests.checker.protocol import Answer
-from bpeproof.proofs_tests.checker.variants import VARIANT_TEXT, Explanation, Reruns, may_cut, same_kind
+from bpeproof.proofs_tests.checker.reruns import Explanation, Reruns, may_cut, same_kind
 
 
 def top_level_alternatives(pattern: str) -> list[str]:
@@ -197,7 +198,7 @@ def _cut_inside(reruns: Reruns, piece: str, spans: Sequence[tuple[int, int, int,
                 white_space: bool = False) -> tuple[list[str], list[int]] | None:
     """Where the implementation's tokens inside one reference piece are the reference's own merges of smaller
     pieces, cut only where the kind of character changes (letter, digit, space, punctuation…), or with
-    ``white_space`` also inside white space (``variants.may_cut``): those pieces, as a pre-tokenizer would cut
+    ``white_space`` also inside white space (``reruns.may_cut``): those pieces, as a pre-tokenizer would cut
     them, and the cuts (byte offsets in the piece); None when no such cut explains the tokens (a merge
     difference)."""
     data = piece.encode("utf-8")
@@ -411,7 +412,7 @@ def _by_piece(analysis: Analysis, reruns: Reruns, reference: Any, text: str, dat
     start, end = analysis.piece_bytes or (0, 0)
     inside = [s for s in spans if start <= s[0] < end]
     boundaries = {s[0] for s in spans} | {len(data)}
-    none = "no known variant (variants.py) reproduces the implementation's ids on the whole text"
+    none = "no known variant reproduces the implementation's ids on the whole text"
     alone = encode_alone(piece) if encode_alone is not None and not crossing else None
     cut = None if crossing else _cut_inside(reruns, piece, inside)
     if crossing or (isinstance(alone, list) and alone == mine) or cut is not None:

@@ -24,10 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bpeproof.impl.models.variants import MergeTable
 from bpeproof.proofs_tests.checker.diagnosis import Analysis, analyse
 from bpeproof.proofs_tests.checker.protocol import Answer, ErrorAnswer
+from bpeproof.proofs_tests.checker.reruns import Reruns, same_kind
 from bpeproof.proofs_tests.checker.texts import LONE_SURROGATE
-from bpeproof.proofs_tests.checker.variants import Reruns, Variants, same_kind
 
 #: Kinds of finding where the process gave no answer at all: replaying costs a whole time limit.
 NO_ANSWER = ("timeout", "crashed", "protocol")
@@ -81,10 +82,10 @@ class Classifier:
         self.reference = reference
         self.probe = probe
         self.reruns = Reruns(reference)
-        self.variants: Variants | None = None
+        self.variants: MergeTable | None = None
         try:
             self.variants = self.reruns.variants
-            table = self.variants.table
+            table = self.variants.token_bytes
         except Exception:  # a model without the tables: every finding is diagnosed from its pieces
             table = {}
         self.lengths = {token: len(data) for token, data in table.items()}

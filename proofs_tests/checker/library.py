@@ -18,10 +18,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bpeproof.impl.optional_libraries import LibraryMissingError, require
+from bpeproof.impl.io.files import read_bytes
+from bpeproof.impl.optional_libraries import LibraryMissingError
 from bpeproof.impl.pre_tokenizers.patterns import PATTERNS
-from bpeproof.proofs_tests.checker.variants import token_table
+from bpeproof.proofs_tests.checker.reruns import token_table
 from bpeproof.proofs_tests.checker.worker import TargetError
+from bpeproof.proofs_tests.libraries import SentencepieceLibrary, TiktokenLibrary, TokenizersLibrary, refusal
 
 #: A text every pre-tokenization pattern must cut whole (letters, digits, punctuation, spaces, a line break).
 PATTERN_PROBE = "Hello, world! It's 2024.\n  x"
@@ -129,78 +131,40 @@ def with_special_tokens(reference: Any, given: dict[str, int] | None) -> tuple[A
     return Tokenizer.from_model(reference.model, reference.pattern, merged, pretokenizer=reference.pretokenizer), origin
 
 
-#: An encode (text, whether special tokens are read) and a decode (ids → text; None: the library has none here).
-Encode = Callable[[str, bool], list[int]]
-Decode = Callable[[list[int]], str] | None
+#: The file's own library, as the checker runs it: an adapter of ``bpeproof.proofs_tests.libraries``.
+Adapter = TiktokenLibrary | TokenizersLibrary | SentencepieceLibrary
 
 
-def _tiktoken_of(vocab: str, reference: Any) -> tuple[str, Encode, Decode]:
+def _tiktoken_of(vocab: str, reference: Any) -> Adapter:
     """tiktoken on the reference's ranks (a rank file's, a tekken file's live ranks shifted by its special
     tokens, GPT-2's ``encoder.json``: tiktoken's own ``gpt2`` encoding is built from it) and pattern."""
     from bpeproof.impl.pipelines.text_pipeline import PatternPipeline
 
-    tiktoken = require("tiktoken", "comparing with the file's own library")
     if not isinstance(reference.pipeline, PatternPipeline):
         raise LibraryMissingError("the reference cuts its text by steps that tiktoken has no pattern for")
     specials = reference.special_tokens
     ranks = {data: token for token, data in token_table(reference).items() if token not in specials.values()}
-    encoding = tiktoken.Encoding("checked", pat_str=reference.pattern, mergeable_ranks=ranks,
-                                 special_tokens=specials)
-
-    def encode(text: str, special: bool) -> list[int]:
-        return list(encoding.encode(text, allowed_special="all" if special else set(), disallowed_special=()))
-
-    def decode(ids: list[int]) -> str:
-        return str(encoding.decode(ids, errors="strict"))
-
-    return f"tiktoken {getattr(tiktoken, '__version__', '')}".strip(), encode, decode
+    return TiktokenLibrary(ranks, reference.pattern, specials, label="checked")
 
 
-def _tokenizers_of(vocab: str, reference: Any) -> tuple[str, Encode, Decode]:
+def _tokenizers_of(vocab: str, reference: Any) -> Adapter:
     """The ``tokenizers`` library on the ``tokenizer.json`` itself."""
-    tokenizers = require("tokenizers", "comparing with the file's own library")
-    from bpeproof.impl.io.files import read_bytes
-
-    hf = tokenizers.Tokenizer.from_str(read_bytes(vocab).decode("utf-8"))
-
-    def encode(text: str, special: bool) -> list[int]:
-        # The library reads every added token unless told to leave the special ones as text.
-        hf.encode_special_tokens = not special
-        return list(hf.encode(text, add_special_tokens=False).ids)
-
-    def decode(ids: list[int]) -> str:
-        return str(hf.decode(ids, skip_special_tokens=False))
-
-    return f"tokenizers {tokenizers.__version__}", encode, decode
+    return TokenizersLibrary.from_json(read_bytes(vocab).decode("utf-8"))
 
 
-def _sentencepiece_of(vocab: str, reference: Any) -> tuple[str, Encode, Decode]:
+def _sentencepiece_of(vocab: str, reference: Any) -> Adapter:
     """sentencepiece on the model file itself."""
-    sentencepiece = require("sentencepiece", "comparing with the file's own library")
-    from bpeproof.impl.io.files import read_bytes
-
-    processor = sentencepiece.SentencePieceProcessor(model_proto=read_bytes(vocab))
-
-    def encode(text: str, special: bool) -> list[int]:
-        return list(processor.encode(text))
-
-    def decode(ids: list[int]) -> str:
-        return str(processor.decode(ids))
-
-    return f"sentencepiece {getattr(sentencepiece, '__version__', '')}".strip(), encode, decode
+    return SentencepieceLibrary(read_bytes(vocab))
 
 
-#: The file's own library for each kind of file (``formats.loader.sniff``'s kinds), and its package.
-_LIBRARIES: dict[str, tuple[str, Callable[[str, Any], tuple[str, Encode, Decode]]]] = {
-    "tiktoken": ("tiktoken", _tiktoken_of),
-    "tekken": ("tiktoken", _tiktoken_of),  # as mistral-common's Tekkenizer builds it: the live ranks, shifted
-    "gpt2": ("tiktoken", _tiktoken_of),
-    "hf-bpe": ("tokenizers", _tokenizers_of),
-    "sentencepiece-bpe": ("sentencepiece", _sentencepiece_of),
+#: The file's own library for each kind of file (``formats.loader.sniff``'s kinds), and its adapter.
+_LIBRARIES: dict[str, tuple[type[Adapter], Callable[[str, Any], Adapter]]] = {
+    "tiktoken": (TiktokenLibrary, _tiktoken_of),
+    "tekken": (TiktokenLibrary, _tiktoken_of),  # as mistral-common's Tekkenizer builds it: the live ranks, shifted
+    "gpt2": (TiktokenLibrary, _tiktoken_of),
+    "hf-bpe": (TokenizersLibrary, _tokenizers_of),
+    "sentencepiece-bpe": (SentencepieceLibrary, _sentencepiece_of),
 }
-#: The libraries that replace each lone surrogate with U+FFFD (tiktoken's encode does, through UTF-16); the others
-#: raise on one (tokenizers: "TextInputSequence must be str"; sentencepiece: "Unable to cast").
-_REPLACE_SURROGATES = frozenset({"tiktoken"})
 #: Why there is none to compare with, for the other kinds.
 _NO_LIBRARY = {
     "bpeproof": "the project's own file: its library is the reference",
@@ -220,9 +184,8 @@ class Library:
         self.note: str | None = None
         self.surrogates = "refuse"  # what the library does with a lone surrogate: "replace" or "refuse"
         self._vocab, self._reference = vocab, reference
-        self._build: Callable[[str, Any], tuple[str, Encode, Decode]] | None = None
-        self._encode: Encode | None = None
-        self._decode: Decode = None
+        self._build: Callable[[str, Any], Adapter] | None = None
+        self._library: Adapter | None = None
         from bpeproof.impl.formats.loader import sniff
         from bpeproof.impl.io.errors import FormatError
 
@@ -234,23 +197,25 @@ class Library:
         if kind not in _LIBRARIES:
             self.note = f"none: {_NO_LIBRARY.get(kind, f'no library reads {kind} files')}"
             return
-        package, self._build = _LIBRARIES[kind]
-        self.surrogates = "replace" if package in _REPLACE_SURROGATES else "refuse"
+        adapter, self._build = _LIBRARIES[kind]
+        self.surrogates = adapter.surrogates
         try:
-            self.name = f"{package} {importlib.metadata.version(package)}"
+            self.name = f"{adapter.name} {importlib.metadata.version(adapter.name)}"
         except importlib.metadata.PackageNotFoundError:
-            self.note = f"none: {package} is not installed (pip install 'bpeproof[compare]')"
+            self.note = f"none: {adapter.name} is not installed (pip install 'bpeproof[compare]')"
             self._build = None
 
     def _built(self) -> bool:
         if self._build is not None:
             build, self._build = self._build, None
             try:
-                self.name, self._encode, self._decode = build(self._vocab, self._reference)
-            except Exception as error:  # the library refuses the file: said, never hidden
-                self.note = f"none: {self.name} refused the file: {type(error).__name__}: {str(error)[:200]}"
+                self._library = build(self._vocab, self._reference)
+            except Exception as error:  # the library refuses the file: said in one line, never hidden
+                self.note = f"none: {refusal(self.name or 'the library', error)}"
                 self.name = None
-        return self._encode is not None
+            else:
+                self.name = f"{self._library.name} {self._library.version}"
+        return self._library is not None
 
     @property
     def shown(self) -> str:
@@ -258,18 +223,21 @@ class Library:
         return self.name or self.note or "none"
 
     def encode(self, text: str, special: bool = False) -> list[int] | str | None:
-        if not self._built() or self._encode is None:
+        """The library's ids of ``text`` (``special``: special tokens' names read as special tokens); what it raised,
+        in one line, when it refuses the text; None when there is no library here."""
+        if not self._built() or self._library is None:
             return None
         try:
-            return self._encode(text, special)
-        except Exception as error:
+            return self._library.encode_text(text, special)
+        except Exception as error:  # the library's answer to this text, shown beside the implementation's
             return f"raised {type(error).__name__}: {error}"
 
     def decode(self, ids: list[int]) -> str | None:
-        """The library's decode of ``ids``; None when it has none here or refuses them."""
-        if not self._built() or self._decode is None:
+        """The library's decode of ``ids``; None when it has none here or refuses them (ids that split a
+        character, for tiktoken's strict decode): then the text itself is what a decode must give."""
+        if not self._built() or self._library is None:
             return None
         try:
-            return self._decode(ids)
-        except Exception:
+            return self._library.decode(ids)
+        except Exception:  # a refusal is an answer here: the caller falls back on the text (text_search.decoded)
             return None

@@ -37,7 +37,7 @@ from typing import Any
 
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.io.files import open_binary
-from bpeproof.proofs_tests.checker.variants import token_table
+from bpeproof.proofs_tests.checker.reruns import token_table
 from bpeproof.proofs_tests.checker.worker import TargetError
 
 #: A lone surrogate: a half of a UTF-16 pair alone (or a pair written as two halves), not Unicode text.

@@ -165,7 +165,7 @@ def check_tokenizer(
     reference_name = "bpeproof Tokenizer" + (f", semantics {semantics}" if semantics else "")
     library = Library(vocab, reference)
     classifier = Classifier(reference)
-    judge = Judge(impl, reference, classifier.variants.table if classifier.variants is not None else {},
+    judge = Judge(impl, reference, classifier.variants.token_bytes if classifier.variants is not None else {},
                   library.decode, library.surrogates)
     classifier.probe = judge.probe
     groups = Groups(classifier, ignore)

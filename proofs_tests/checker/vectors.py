@@ -6,14 +6,14 @@ each vector is a text, the ids the vocabulary file's own semantics give it (the 
 a decode round trip (``decode(ids) == text``).
 
 The texts are the checker's own (``texts.TextGenerator`` and its sources, the short examples of each pattern
-variant of ``variants.py``, one text of each edge character, category, token and special token); each is judged
-by the *behaviours* it exercises (``Behaviours.of``):
+variant of ``impl/pre_tokenizers/pattern_variants.py``, one text of each edge character, category, token and special
+token); each is judged by the *behaviours* it exercises (``Behaviours.of``):
 
 - ``alt<n>:<category>``: the pattern's top-level alternative n (``diagnosis.matched_alternative``) matched a piece
   holding a character of that Unicode general category; ``cut:alt<n>:<kind>|<kind>``: a piece of alternative n
   ended where a character of the second kind follows (a quantifier's bound, a lookahead);
-- ``split:<variant>`` / ``merge:<variant>``: a known way a port encodes otherwise (``variants.PATTERN_VARIANTS``,
-  ``variants.MERGE_VARIANTS``, so the whole-piece lookup against merging) gives other ids on it;
+- ``split:<variant>`` / ``merge:<variant>``: a known way a port encodes otherwise (``PATTERN_VARIANTS``,
+  ``MERGE_VARIANTS``, so the whole-piece lookup against merging) gives other ids on it;
   ``merge:tie``: merging one of its pieces meets two equal lowest ranks;
 - ``long-piece:alt<n>`` / ``long-run:<category>``: a piece of 32 bytes or more, a run of 16 equal characters;
 - ``edge:U+XXXX`` (and ``first:``, ``last:``): a code point where byte tables and decoders go wrong (the first and
@@ -56,7 +56,10 @@ from pathlib import Path
 from typing import Any
 
 from bpeproof.impl.io.atomic import atomic_write_files
+from bpeproof.impl.models.variants import MERGE_VARIANTS
+from bpeproof.impl.pre_tokenizers.pattern_variants import PATTERN_VARIANTS
 from bpeproof.proofs_tests.checker.diagnosis import matched_alternative, top_level_alternatives
+from bpeproof.proofs_tests.checker.reruns import CONTESTED_SPACES, Reruns, same_kind
 from bpeproof.proofs_tests.checker.shrink import deletions, greedy
 from bpeproof.proofs_tests.checker.texts import (
     COMBINING,
@@ -78,13 +81,6 @@ from bpeproof.proofs_tests.checker.texts import (
     changed_kinds,
     replace_surrogates,
     token_texts,
-)
-from bpeproof.proofs_tests.checker.variants import (
-    CONTESTED_SPACES,
-    MERGE_VARIANTS,
-    PATTERN_VARIANTS,
-    Reruns,
-    same_kind,
 )
 
 #: The files of a suite: JSON lines, and llama.cpp's pair (``tests/test-tokenizer-0.cpp``).
@@ -269,7 +265,7 @@ class Behaviours:
         return found
 
     def _variants(self, text: str, ids: Sequence[int], pieces: Sequence[str]) -> set[str]:
-        """The known variants (``variants.py``) that give other ids on ``text``, and ties met in merging."""
+        """The known variants (pattern and merge) that give other ids on ``text``, and ties met in merging."""
         found: set[str] = set()
         for variant in PATTERN_VARIANTS:
             other = self.reruns.pieces(variant, text)
@@ -312,7 +308,7 @@ class Behaviours:
     def _tied(self, data: bytes) -> bool:
         """Whether merging ``data`` by the lowest rank of the joined bytes meets two equal lowest ranks."""
         try:
-            rank = self.reruns.variants.bytes_rank
+            rank = self.reruns.variants.earliest
         except Exception:
             return False
         parts = [data[i : i + 1] for i in range(len(data))]

@@ -18,18 +18,19 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 
-import bpeproof.audit.libraries
 import bpeproof.audit.report
 import bpeproof.audit.sampling
+import bpeproof.proofs_tests.libraries
 from bpeproof import spec
 from bpeproof.audit.file_view import FileView
 from bpeproof.audit.findings import findings
+from bpeproof.audit.greedy_gap_section import shortest_length
 from bpeproof.audit.html import bar_chart, render
 from bpeproof.audit.report import audit
-from bpeproof.audit.variants import MergeTable, fast_variants, shortest_length
 from bpeproof.cli import main
 from bpeproof.commands.audit import summary
 from bpeproof.impl.formats import Vocab, convert, load, write_hf_json, write_tiktoken
+from bpeproof.impl.models.variants import MergeTable, fast_variants
 from bpeproof.impl.tokenizer import Tokenizer
 from bpeproof.impl.trainer import train
 from bpeproof.proofs_tests.checker.strategies import rules_and_data
@@ -255,12 +256,12 @@ def test_without_the_library_the_audit_still_runs(tmp_path: Path, monkeypatch: p
 
 def test_line_chunks_join_back_and_cut_at_line_starts() -> None:
     text = "one\n two\nthree\n\n\nfour five\nsix" * 7
-    chunks = bpeproof.audit.libraries.line_chunks(text, 10)
+    chunks = bpeproof.proofs_tests.libraries.line_chunks(text, 10)
     assert "".join(chunks) == text and len(chunks) > 5
     for chunk in chunks[:-1]:
         assert chunk.endswith("\n")
     assert all(not chunk[0].isspace() for chunk in chunks[1:])
-    assert bpeproof.audit.libraries.line_chunks("no newline " * 9, 10) == ["no newline " * 9]
+    assert bpeproof.proofs_tests.libraries.line_chunks("no newline " * 9, 10) == ["no newline " * 9]
 
 
 @pytest.mark.parametrize("pre_tokenizer", [True, False])
@@ -273,8 +274,8 @@ def test_tokenizers_counts_in_chunks_as_whole(tmp_path: Path, monkeypatch: pytes
         document = json.loads(path.read_text(encoding="utf-8"))
         document["pre_tokenizer"] = None
         path.write_text(json.dumps(document), encoding="utf-8")
-    library = bpeproof.audit.libraries.TokenizersLibrary(load(path))
-    monkeypatch.setattr(bpeproof.audit.libraries, "CHUNK_CHARS", 40)
+    library = bpeproof.proofs_tests.libraries.TokenizersLibrary.from_vocab(load(path))
+    monkeypatch.setattr(bpeproof.proofs_tests.libraries, "CHUNK_CHARS", 40)
     text = "abc xyz\n  abcabc\nbc\n\nxyzab c\n" * 40
     assert library.count_tokens(text) == len(library.encode_text(text))
 

@@ -20,8 +20,8 @@ from bpeproof.proofs_tests.checker import library
 from bpeproof.proofs_tests.checker.diagnosis import analyse
 from bpeproof.proofs_tests.checker.groups import ignored_by, read_ignore_file
 from bpeproof.proofs_tests.checker.library import KnownEncoding, known_encoding, load_reference, rank_digest
+from bpeproof.proofs_tests.checker.reruns import token_table
 from bpeproof.proofs_tests.checker.tokenizers import TargetError, check_tokenizer
-from bpeproof.proofs_tests.checker.variants import token_table
 from bpeproof.proofs_tests.planted import ports
 from bpeproof.proofs_tests.planted.vocab import write_rank_file
 

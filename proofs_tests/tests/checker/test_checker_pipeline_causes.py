@@ -146,7 +146,7 @@ def test_special_names_cut_out_where_not_allowed_are_one_group(ranks: str, monke
     """tiktoken with the text cut at every special token's name, allowed or not: the names not allowed are then
     ordinary text cut apart from their neighbours (was ``split:alt7:space`` and ``split:alt4:letter``)."""
     from bpeproof.proofs_tests.checker.library import load_reference
-    from bpeproof.proofs_tests.checker.variants import token_table
+    from bpeproof.proofs_tests.checker.reruns import token_table
     from bpeproof.proofs_tests.planted import ports
 
     pytest.importorskip("tiktoken")

@@ -123,9 +123,9 @@ def test_javascript_whitespace_is_named_as_a_split(vocab: str, monkeypatch: pyte
     """'  \\x85' under JavaScript's \\s is ' ' and ' \\x85' (U+0085 is no space there): the cut falls between two
     spaces, where no kind of character changes, and was once reported as a merge difference."""
     from bpeproof.commands._vocab import load_tokenizer
+    from bpeproof.impl.pre_tokenizers.pattern_variants import with_js_whitespace
     from bpeproof.impl.pre_tokenizers.patterns import PATTERNS
     from bpeproof.proofs_tests.checker.diagnosis import analyse
-    from bpeproof.proofs_tests.checker.variants import with_js_whitespace
 
     monkeypatch.setenv("BPEPROOF_CHECK_VOCAB", vocab)
     monkeypatch.delenv("BPEPROOF_CHECK_PATTERN", raising=False)
@@ -147,15 +147,13 @@ def test_javascript_whitespace_is_named_as_a_split(vocab: str, monkeypatch: pyte
 def test_variants_agree_with_the_spec(vocab: str) -> None:
     """The table-driven variants used in reports give the spec's own answers (spec.variants) on a small file."""
     from bpeproof.commands._vocab import load_tokenizer
-    from bpeproof.proofs_tests.checker.variants import Variants
+    from bpeproof.proofs_tests.checker.reruns import reference_table
     from bpeproof.spec.variants import enc_bytes_rank, enc_whole_word_first
 
     reference = load_tokenizer(vocab, "cl100k")
-    variants = Variants(reference)
-    table = {data: token for token, data in sorted(variants.bytes_rank.items(), key=lambda x: x[1])}
-    del table
+    variants = reference_table(reference)
     for word in [b" the", b"aaaa", b"12345", b" hello", "日本".encode(), b"  "]:
-        ids = variants.bytes_rank_parts(word)
+        ids = variants.encode("bytes-rank", word)
         assert ids is not None
         if getattr(reference, "semantics", "sequential") == "tiktoken":
             assert "whole-word+bytes-rank" in variants.agreeing(word, list(reference.encode(word.decode()))) or \

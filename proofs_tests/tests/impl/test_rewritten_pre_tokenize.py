@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from bpeproof.impl.pre_tokenizers.hf_splits import PreTokenizer, SplitStep
+from bpeproof.impl.pre_tokenizers.pattern_variants import with_js_whitespace, without_inline_case
 from bpeproof.impl.pre_tokenizers.patterns import PATTERNS
 from bpeproof.impl.tokenizer import Tokenizer, load_tokenizer
-from bpeproof.proofs_tests.checker.variants import with_js_whitespace, without_inline_case
 from bpeproof.proofs_tests.planted import hf_ports
 
 tokenizers = pytest.importorskip("tokenizers")

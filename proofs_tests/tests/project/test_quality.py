@@ -16,6 +16,9 @@ ROOT = Path(__file__).resolve().parents[3]
 #: engine (impl/) may take from the specification only its types and errors, never a function to call.
 LAYERS: dict[str, int] = {"spec": 0, "impl": 1, "proofs_tests": 2, "audit": 2, "bpeproof": 3}
 ENGINE_MAY_USE = {"bpeproof.spec.types"}
+#: The modules of proofs_tests/ that the audit, beside it, may use too: the adapters of the third-party libraries
+#: that both compare with.  Such a module imports nothing of proofs_tests/ itself, so the audit reaches no more.
+SHARED_WITH_AUDIT = {"bpeproof.proofs_tests.libraries"}
 #: The layers' folders, which are installed only under bpeproof (bpeproof/spec links to spec/, and so on).
 FOLDERS = ("spec", "impl", "proofs_tests", "audit")
 
@@ -65,13 +68,17 @@ def _layer_of(module: str) -> str | None:
 def layer_violations(path: Path, root: Path = ROOT) -> list[str]:
     """The imports of ``path`` that go up or sideways, or name a layer's folder as a package of its own."""
     folder = _module_parts(path, root)[1] if _module_parts(path, root)[1] in FOLDERS else "bpeproof"
+    shared = ".".join(_module_parts(path, root)) in SHARED_WITH_AUDIT
     bad: list[str] = []
     for module in imported_modules(path, root):
         if module.split(".")[0] in FOLDERS:
             bad.append(f"{module} (installed only as bpeproof.{module})")
             continue
         target = _layer_of(module)
-        if target is None or target == folder:
+        if shared and target == folder:
+            bad.append(f"{module} (a module the audit shares imports only from the layers below {folder})")
+            continue
+        if target is None or target == folder or (folder == "audit" and module in SHARED_WITH_AUDIT):
             continue
         if folder == "impl" and target == "spec":
             if module not in ENGINE_MAY_USE:
@@ -97,6 +104,7 @@ def test_layers_import_only_downward() -> None:
         ("audit", "from impl.encoder import enc\n", "impl.encoder"),
         ("spec", "from bpeproof import impl\n", "bpeproof.impl"),
         ("impl", "from ...commands import UsageError\n", "bpeproof.commands"),
+        ("audit", "from bpeproof.proofs_tests.checker.library import Library\n", "bpeproof.proofs_tests.checker"),
     ],
 )
 def test_layer_check_catches(tmp_path: Path, folder: str, source: str, expected: str) -> None:
@@ -106,6 +114,20 @@ def test_layer_check_catches(tmp_path: Path, folder: str, source: str, expected:
     module.write_text(source, encoding="utf-8")
     bad = layer_violations(module, tmp_path)
     assert len(bad) == 1 and bad[0].startswith(expected), bad
+
+
+def test_layer_check_allows_the_audit_the_shared_adapters_only(tmp_path: Path) -> None:
+    """The audit may import the libraries' adapters of proofs_tests/, which may import nothing else of it."""
+    audit = tmp_path / "audit" / "x.py"
+    audit.parent.mkdir()
+    audit.write_text("from bpeproof.proofs_tests.libraries import TiktokenLibrary\n", encoding="utf-8")
+    assert layer_violations(audit, tmp_path) == []
+    shared = tmp_path / "proofs_tests" / "libraries.py"
+    shared.parent.mkdir()
+    shared.write_text("from bpeproof.impl.formats import Vocab\nfrom bpeproof.proofs_tests.checker import worker\n",
+                      encoding="utf-8")
+    bad = layer_violations(shared, tmp_path)
+    assert len(bad) == 1 and bad[0].startswith("bpeproof.proofs_tests.checker"), bad
 
 
 def test_layer_check_allows_the_engine_its_types(tmp_path: Path) -> None:
