@@ -82,7 +82,7 @@ from bpeproof.impl.parallel.engine import TaskEngine
 from bpeproof.impl.parallel.errors import WorkerError
 from bpeproof.impl.parallel.jobs import TokenizerSource, count_task, encode_task, merge_counts, tokenizer_parts
 from bpeproof.impl.parallel.plans import Plan, engine_task_sizes, plan_ranges, taper, total_size
-from bpeproof.impl.parallel.pool import check_workers, default_workers, ignore, run_tasks
+from bpeproof.impl.parallel.pool import check_workers, default_workers, ignore, may_fork, run_tasks
 from bpeproof.impl.parallel.progress import bytes_bar
 from bpeproof.impl.parallel.threads import encode_plan_on_threads
 
@@ -343,12 +343,14 @@ def encode_batch(
     total = sum(map(len, texts))
     if count == 1 or len(texts) < 2 or total < _BATCH_IN_PROCESS:
         return [tokenizer.encode(text, allowed_special=allowed_special) for text in texts]
-    try:
-        parts = tokenizer_parts(tokenizer)
-    except Exception as error:  # a pipeline holding a function defined inside another one, …
-        warnings.warn(f"encode_batch: this tokenizer cannot be sent to worker processes ({error}); encoding in one"
-                      " process", RuntimeWarning, stacklevel=3)
-        return [tokenizer.encode(text, allowed_special=allowed_special) for text in texts]
+    source: Any = tokenizer  # forked workers have it already, its tables and caches made: nothing is sent
+    if not may_fork("batch"):
+        try:
+            source = ("model", tokenizer_parts(tokenizer))
+        except Exception as error:  # a pipeline holding a function defined inside another one, …
+            warnings.warn(f"encode_batch: this tokenizer cannot be sent to worker processes ({error}); encoding in"
+                          " one process", RuntimeWarning, stacklevel=3)
+            return [tokenizer.encode(text, allowed_special=allowed_special) for text in texts]
     size = total // (4 * count) + 1
     plan = Plan([], [], [])
     batch: list[str] = []
@@ -368,6 +370,6 @@ def encode_batch(
             ids.frombytes(data)
             out.append(ids.tolist())
 
-    run_tasks("batch", (("model", parts), type(tokenizer), allowed_special), plan, count, None, on_done, ignore,
+    run_tasks("batch", (source, type(tokenizer), allowed_special), plan, count, None, on_done, ignore,
               ahead=2 * count + 2)
     return out

@@ -162,9 +162,11 @@ class _EncodeJob:
 
 
 class _BatchJob:
-    """Encode batches of texts, each on its own: the ids of each as 64-bit unsigned ints (bytes)."""
+    """Encode batches of texts, each on its own: the ids of each as 64-bit unsigned ints (bytes).  Its workers may be
+    forked (``pool.may_fork``): then they are handed the caller's tokenizer itself, its tables and caches made."""
 
     keeps_state = False
+    forks = True
 
     def __init__(self, setup: tuple[TokenizerSource, type[Tokenizer], AllowedSpecial], on_bytes: Progress) -> None:
         source, kind, self._allowed = setup

@@ -38,7 +38,7 @@ def check_workers(workers: int | None) -> int:
     return workers
 
 
-def _may_fork(kind: str) -> bool:
+def may_fork(kind: str) -> bool:
     """Whether the workers of a job may be forked from this process rather than spawned: for a job that asks for it
     (``forks``), on Linux, while no other thread runs (a fork copies only the thread that calls it: a lock another
     thread held would stay held in the copy).  A forked worker starts in milliseconds; a spawned one starts an
@@ -120,7 +120,7 @@ class _Pool:
         """Start the workers, each with its end of a pipe; each builds its job from ``setup`` and says it is ready."""
         from multiprocessing import get_context
 
-        fork = _may_fork(self.kind)
+        fork = may_fork(self.kind)
         if fork:  # what this process has buffered is written once, by itself
             for stream in (sys.stdout, sys.stderr):
                 with contextlib.suppress(Exception):

@@ -149,6 +149,7 @@ def _text_pipeline(path: str, recipe: TextPipelineRecipe, normalizer: Normalizer
             cuts = None
         if cuts is not None:
             pipeline.cut_by(cuts.split)
+    pipeline.travels_as(_text_pipeline, path, recipe)  # the worker processes of encode_batch build it again
     return pipeline
 
 

@@ -420,6 +420,17 @@ class HFPipeline(TextPipeline):
         self.description = description
         self._rebuild = rebuild
         self._words: Callable[[str], list[str]] | None = None
+        self._travel: tuple[Callable[..., HFPipeline], tuple[Any, ...]] | None = None
+
+    def travels_as(self, rebuild: Callable[..., HFPipeline], *args: Any) -> None:
+        """How another process makes this pipeline again: ``rebuild(*args)`` (what pickling it gives; its steps are
+        functions, which do not pickle)."""
+        self._travel = (rebuild, args)
+
+    def __reduce__(self) -> tuple[Callable[..., HFPipeline], tuple[Any, ...]]:
+        if self._travel is None:
+            raise TypeError("this tokenizer.json pipeline was not built from a file's parts, so it cannot be sent")
+        return self._travel
 
     def rewritten(self, transform: Callable[[str], str | None], pinned: bool = True) -> HFPipeline | None:
         """This pipeline as a port that reads every regular expression of its pre-tokenizer otherwise cuts: each
@@ -438,6 +449,7 @@ class HFPipeline(TextPipeline):
         copy.__dict__.update(self.__dict__)
         copy._steps = steps
         copy._words = None  # the steps read otherwise, run as they are
+        copy._travel = None
         return copy
 
     def _split(self, matcher: _Matcher, piece: Piece, allowed: Collection[str] | None) -> list[Piece | int]:

@@ -1,6 +1,6 @@
 """The two answers a text → ids check compares against: the reference and the vocabulary file's own library.
 
-The reference is the project's ``Tokenizer`` for the file (``bpeproof.impl.tokenizer.load_tokenizer``),
+The reference is the project's ``Tokenizer`` for the file (``Tokenizer.load``),
 with the file's own semantics; it decides.  A tiktoken rank file states no special tokens: when it is one of
 tiktoken's published encodings (``KNOWN_ENCODINGS``, recognised by its number of tokens and then the digest of its
 ranks) the reference gets that encoding's special tokens, and ``--special NAME=ID`` states them for any file
@@ -31,10 +31,10 @@ PATTERN_PROBE = "Hello, world! It's 2024.\n  x"
 
 def load_reference(vocab: str, pattern: str | None) -> Any:
     from bpeproof.impl.io.errors import FormatError
-    from bpeproof.impl.tokenizer import load_tokenizer
+    from bpeproof.impl.tokenizer import Tokenizer
 
     try:
-        reference = load_tokenizer(vocab, pattern)
+        reference = Tokenizer.load(vocab, pattern)
     except FormatError as error:  # its message names the file and what is wrong with it
         raise TargetError(str(error)) from None
     except Exception as error:

@@ -23,6 +23,7 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -44,7 +45,7 @@ from bpeproof.impl.pipelines.special_tokens import AllowedSpecial
 from bpeproof.impl.pipelines.text_pipeline import TextPipeline, TokenizerParts
 from bpeproof.impl.pre_tokenizers.patterns import compile_pattern, compile_pinned
 from bpeproof.impl.pre_tokenizers.unicode_classes import changed_code_points
-from bpeproof.impl.tokenizer import Tokenizer
+from bpeproof.impl.tokenizer import Tokenizer, load_tokenizer
 from bpeproof.impl.trainer import count_words, train_counts, train_iter, train_tables
 from bpeproof.proofs_tests.tests.impl.corpus_files import read_npy, write_files
 
@@ -738,11 +739,36 @@ class _LocalPipeline(TextPipeline):
 
 
 def test_encode_batch_of_a_tokenizer_that_cannot_travel_warns_and_encodes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where workers are spawned (not on Linux, or beside another thread), a tokenizer that does not pickle is
+    encoded in this process, with a warning; forked workers are handed it as it is."""
     monkeypatch.setattr(parallel, "_BATCH_IN_PROCESS", 0)
     base = TOKENIZERS["words"]
     tokenizer = Tokenizer.from_parts(TokenizerParts(_LocalPipeline(), base.model))
     texts = ["ab ba low", "  low\n"]
+    expected = [tokenizer.encode(text) for text in texts]
+    monkeypatch.setattr(parallel, "may_fork", lambda kind: False)
     with pytest.warns(RuntimeWarning, match="cannot be sent to worker processes"):
+        assert tokenizer.encode_batch(texts, num_workers=2) == expected
+    monkeypatch.undo()
+    monkeypatch.setattr(parallel, "_BATCH_IN_PROCESS", 0)
+    if sys.platform == "linux":
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert tokenizer.encode_batch(texts, num_workers=2) == expected
+
+
+def test_a_tokenizer_json_travels_to_spawned_workers(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A tokenizer.json's pipeline (functions, which do not pickle) is sent as the recipe it is built from: spawned
+    workers encode as this process does, without a warning."""
+    from bpeproof.proofs_tests.planted.hf_ports import write_files
+
+    monkeypatch.setattr(parallel, "_BATCH_IN_PROCESS", 0)
+    monkeypatch.setattr(parallel, "may_fork", lambda kind: False)
+    path = write_files(tmp_path, added_token=True)["split"]
+    tokenizer = load_tokenizer(str(path))
+    texts = ["Hello world, héllo 123", "  tabs\tand\nlines ", "<|endoftext|> after"] * 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         assert tokenizer.encode_batch(texts, num_workers=2) == [tokenizer.encode(text) for text in texts]
 
 
