@@ -109,7 +109,7 @@ def lemma_run_length(a: int, length: int) -> None:
 def lemma_count_pairs(w1: list[int], w2: list[int]) -> None:
     """def-bpe step 2: N_j(a, b) = Σ_k cnt_{x_k}(a, b), pairs counted inside each word only.
 
-    pre: 1 <= len(w1) <= 3 and 1 <= len(w2) <= 3
+    pre: 1 <= len(w1) <= 3 and 1 <= len(w2) <= 2
     pre: _in_v1(w1) and _in_v1(w2)
     post[]: pairs_counted_inside_words([w1, w2], count_pairs([w1, w2]))
     """

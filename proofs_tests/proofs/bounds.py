@@ -53,7 +53,7 @@ BOUNDS: tuple[Bound, ...] = (
     Bound(SPEC, "lemma_merge_step", "    pre: len(x) <= {n}\n", 4),
     Bound(SPEC, "lemma_merge_step_v2", "    pre: len(x) <= {n}\n", 3),
     Bound(SPEC, "lemma_run_length", "    pre: 0 <= length <= {n}\n", 7),
-    Bound(SPEC, "lemma_count_pairs", "    pre: 1 <= len(w1) <= {n} and 1 <= len(w2) <= {n}\n", 3),
+    Bound(SPEC, "lemma_count_pairs", "    pre: 1 <= len(w1) <= 3 and 1 <= len(w2) <= {n}\n", 2),
     Bound(SPEC, "lemma_decode_concatenates", "    pre: len(x) <= {n} and len(y) <= {n}\n", 2),
     Bound(SPEC, "lemma_roundtrip", "    pre: len(data) <= {n}\n", 4),
     Bound(SPEC, "lemma_rule_rank_is_sequential", "    pre: len(data) <= {n}\n", 4),
