@@ -8,7 +8,7 @@
 
 Throughput counts examples (one call of the code under test, judged against the specification or the reference)
 per second of wall time on this machine (2 cores).  The vocabulary is trained on the spot
-(``bpeproof.proofs_tests.planted.vocab``); with ``../shared/vocabs/cl100k_base.tiktoken.gz`` present the tokenizer
+(``bpeproof.proofs_tests.fixtures.vocab``); with ``../shared/vocabs/cl100k_base.tiktoken.gz`` present the tokenizer
 checks also run on cl100k (or on ``--vocab FILE``).
 
 ``--startup FILE`` runs ``bpeproof check --examples 64`` on FILE with the example Python adapter
@@ -31,9 +31,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bpeproof.proofs_tests.checker.functions import check  # noqa: E402
-from bpeproof.proofs_tests.checker.tokenizers import check_tokenizer  # noqa: E402
+from bpeproof.proofs_tests.checker.tokenizer_check import check_tokenizer  # noqa: E402
+from bpeproof.proofs_tests.fixtures.vocab import write_rank_file  # noqa: E402
 from bpeproof.proofs_tests.planted.ports import CORRECT_PORTS, PORTS  # noqa: E402
-from bpeproof.proofs_tests.planted.vocab import write_rank_file  # noqa: E402
 
 CL100K = ROOT.parent / "shared" / "vocabs" / "cl100k_base.tiktoken.gz"
 ADAPTER = f"{sys.executable} {ROOT / 'examples' / 'adapters' / 'tiktoken_adapter.py'}"

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from bpeproof.impl.tokenizer import load_tokenizer as load
     from bpeproof.impl.trainer import train, train_counts
     from bpeproof.proofs_tests.checker.functions import CheckResult, check, check_all
-    from bpeproof.proofs_tests.checker.tokenizers import check_tokenizer
+    from bpeproof.proofs_tests.checker.tokenizer_check import check_tokenizer
 
 #: Each public name: the module that defines it and its name there.
 _API: dict[str, tuple[str, str]] = {
@@ -45,7 +45,7 @@ _API: dict[str, tuple[str, str]] = {
     "check": ("bpeproof.proofs_tests.checker.functions", "check"),
     "check_all": ("bpeproof.proofs_tests.checker.functions", "check_all"),
     "CheckResult": ("bpeproof.proofs_tests.checker.functions", "CheckResult"),
-    "check_tokenizer": ("bpeproof.proofs_tests.checker.tokenizers", "check_tokenizer"),
+    "check_tokenizer": ("bpeproof.proofs_tests.checker.tokenizer_check", "check_tokenizer"),
 }
 
 __all__ = [

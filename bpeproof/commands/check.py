@@ -114,7 +114,7 @@ def _run_tokenizer(args: argparse.Namespace) -> int:
                          " the specification's signatures: give one kind")
     from bpeproof.commands._vocab import parse_specials
     from bpeproof.proofs_tests.checker.groups import read_ignore_file
-    from bpeproof.proofs_tests.checker.tokenizers import TargetError, check_tokenizer
+    from bpeproof.proofs_tests.checker.tokenizer_check import TargetError, check_tokenizer
 
     ignore = list(args.ignore or [])
     for path in args.ignore_file or []:

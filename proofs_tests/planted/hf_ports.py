@@ -182,7 +182,7 @@ def write_files(folder: Path, added_token: bool = False) -> dict[str, Path]:
     real files have (the library reads it in every text)."""
     from bpeproof.impl.formats import load
     from bpeproof.impl.formats.hf_json_writer import hf_json_bytes
-    from bpeproof.proofs_tests.planted.vocab import write_rank_file
+    from bpeproof.proofs_tests.fixtures.vocab import write_rank_file
 
     document = json.loads(hf_json_bytes(load(write_rank_file(folder / "trained.tiktoken"))))
     if added_token:

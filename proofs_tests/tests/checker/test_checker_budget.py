@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from bpeproof.proofs_tests.checker.tokenizers import TargetError, check_tokenizer
-from bpeproof.proofs_tests.planted.vocab import write_rank_file
+from bpeproof.proofs_tests.checker.tokenizer_check import TargetError, check_tokenizer
+from bpeproof.proofs_tests.fixtures.vocab import write_rank_file
 
 #: What a run may take past its budget: the last call's limit, the process's end, the report.
 SLACK = 3.0

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from bpeproof.proofs_tests.checker.texts import SAMPLE, TextGenerator, corpus_lines, read_corpus
-from bpeproof.proofs_tests.checker.tokenizers import TargetError, check_tokenizer
-from bpeproof.proofs_tests.planted.vocab import write_rank_file
+from bpeproof.proofs_tests.checker.tokenizer_check import TargetError, check_tokenizer
+from bpeproof.proofs_tests.fixtures.vocab import write_rank_file
 
 ROOT = Path(__file__).resolve().parents[3]
 #: Scripts the shipped sample must hold, by a word in their characters' Unicode names.

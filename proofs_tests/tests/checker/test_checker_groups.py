@@ -2,7 +2,7 @@
 known groups aside (``--ignore``) and exercises special tokens with rank files (``--special``, known encodings).
 
 The planted ports are ``bpeproof.proofs_tests.planted.ports``; the vocabulary is trained here
-(``bpeproof.proofs_tests.planted.vocab``).  Budgets are counts of texts with a fixed seed.
+(``bpeproof.proofs_tests.fixtures.vocab``).  Budgets are counts of texts with a fixed seed.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from bpeproof.proofs_tests.checker.diagnosis import analyse
 from bpeproof.proofs_tests.checker.groups import ignored_by, read_ignore_file
 from bpeproof.proofs_tests.checker.library import KnownEncoding, known_encoding, load_reference, rank_digest
 from bpeproof.proofs_tests.checker.reruns import token_table
-from bpeproof.proofs_tests.checker.tokenizers import TargetError, check_tokenizer
+from bpeproof.proofs_tests.checker.tokenizer_check import TargetError, check_tokenizer
+from bpeproof.proofs_tests.fixtures.vocab import write_rank_file
 from bpeproof.proofs_tests.planted import ports
-from bpeproof.proofs_tests.planted.vocab import write_rank_file
 
 ROOT = Path(__file__).resolve().parents[3]
 PORTS = "bpeproof.proofs_tests.planted.ports"

@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
-from bpeproof.proofs_tests.checker.tokenizers import check_tokenizer
+from bpeproof.proofs_tests.checker.tokenizer_check import check_tokenizer
+from bpeproof.proofs_tests.fixtures.vocab import write_rank_file
 from bpeproof.proofs_tests.planted import hf_ports
-from bpeproof.proofs_tests.planted.vocab import write_rank_file
 
 pytest.importorskip("tokenizers")
 

@@ -18,8 +18,8 @@ import pytest
 from bpeproof.proofs_tests.checker import startup
 from bpeproof.proofs_tests.checker.progress import Progress
 from bpeproof.proofs_tests.checker.protocol import ENV_PATTERN, ENV_VOCAB
-from bpeproof.proofs_tests.checker.tokenizers import TargetError, check_tokenizer
-from bpeproof.proofs_tests.planted.vocab import write_rank_file
+from bpeproof.proofs_tests.checker.tokenizer_check import TargetError, check_tokenizer
+from bpeproof.proofs_tests.fixtures.vocab import write_rank_file
 
 ROOT = Path(__file__).resolve().parents[3]
 ADAPTERS = ROOT / "examples" / "adapters"

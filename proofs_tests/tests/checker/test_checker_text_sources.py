@@ -12,8 +12,8 @@ from __future__ import annotations
 import pytest
 
 from bpeproof.proofs_tests.checker.texts import LONE_SURROGATE, TextGenerator, changed_chars, replace_surrogates
-from bpeproof.proofs_tests.checker.tokenizers import check_tokenizer
-from bpeproof.proofs_tests.planted.vocab import write_rank_file
+from bpeproof.proofs_tests.checker.tokenizer_check import check_tokenizer
+from bpeproof.proofs_tests.fixtures.vocab import write_rank_file
 
 PORTS = "bpeproof.proofs_tests.planted.ports"
 BOUND_SECONDS = 120.0

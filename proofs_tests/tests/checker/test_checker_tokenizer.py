@@ -5,7 +5,7 @@ there; the correct ports (the pure-Python port, tiktoken wrapped, the project's 
 and the example adapters must pass.  Budgets here are counts of texts with a fixed seed, so a
 loaded machine tries the same texts as an idle one (the seconds only bound a run); the 30 s / 60 s
 proofs run with ``python bench/bench_check.py --proofs``.  The vocabulary is trained here
-(``bpeproof.proofs_tests.planted.vocab``): no download, no ``../shared``.
+(``bpeproof.proofs_tests.fixtures.vocab``): no download, no ``../shared``.
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ import pytest
 
 from bpeproof.proofs_tests.checker.diagnosis import matched_alternative, top_level_alternatives
 from bpeproof.proofs_tests.checker.groups import read_ignore_file
+from bpeproof.proofs_tests.checker.tokenizer_check import TargetError, check_tokenizer
 from bpeproof.proofs_tests.checker.tokenizer_result import TokenizerCheckResult
-from bpeproof.proofs_tests.checker.tokenizers import TargetError, check_tokenizer
+from bpeproof.proofs_tests.fixtures.vocab import write_rank_file
 from bpeproof.proofs_tests.planted import ports
 from bpeproof.proofs_tests.planted.ports import CORRECT_PORTS, PORTS
-from bpeproof.proofs_tests.planted.vocab import write_rank_file
 
 ROOT = Path(__file__).resolve().parents[3]
 #: Texts each planted port gets (at seed 3 each is caught within 192; seeds 1, 5, 11 within 768).
@@ -359,7 +359,7 @@ def test_plugin_checks_a_tokenizer(vocab: str) -> None:
 
 
 def test_special_tokens_with_and_without_allowed_special(tmp_path: Path) -> None:
-    from bpeproof.proofs_tests.planted.vocab import write_project_file
+    from bpeproof.proofs_tests.fixtures.vocab import write_project_file
 
     path = str(write_project_file(tmp_path / "special.bpeproof.json"))
     good = check_tokenizer("bpeproof.proofs_tests.planted.ports:encode_reference_special", vocab=path,

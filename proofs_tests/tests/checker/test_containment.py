@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from bpeproof.proofs_tests.checker.functions import check
-from bpeproof.proofs_tests.checker.tokenizers import TargetError, check_tokenizer
+from bpeproof.proofs_tests.checker.tokenizer_check import TargetError, check_tokenizer
+from bpeproof.proofs_tests.fixtures.vocab import write_rank_file
 from bpeproof.proofs_tests.planted.escaping import TAG_VARIABLE
-from bpeproof.proofs_tests.planted.vocab import write_rank_file
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the subreaper and /proc are Linux's")
 

@@ -1,6 +1,6 @@
 """``bpeproof vectors``: the known-answer suite alone catches every planted port that ``check`` catches.
 
-The suite is written for the planted vocabularies (``bpeproof.proofs_tests.planted.vocab``), and every planted
+The suite is written for the planted vocabularies (``bpeproof.proofs_tests.fixtures.vocab``), and every planted
 port (``ports.PORTS``, the JavaScript ones, the special-token ones, the BOM-dropping decode) runs against it in a
 process of its own (the ports read their vocabulary from the environment once): each buggy one fails a vector,
 each correct one passes all.  The Python runner of docs/check-a-port.md runs too, and the Node one where Node is.
@@ -20,8 +20,8 @@ import pytest
 
 from bpeproof.proofs_tests.checker import vectors
 from bpeproof.proofs_tests.checker.library import Library, load_reference, with_special_tokens
+from bpeproof.proofs_tests.fixtures.vocab import SPECIALS, write_project_file, write_rank_file
 from bpeproof.proofs_tests.planted import ports
-from bpeproof.proofs_tests.planted.vocab import SPECIALS, write_project_file, write_rank_file
 
 ROOT = Path(__file__).resolve().parents[3]
 P = "bpeproof.proofs_tests.planted.ports:"

@@ -1,6 +1,6 @@
 """Every command that reads a vocabulary, on every format the loader reads, plain and gzip: each works, or refuses
 in one line naming what it lacks (exit 2); a damaged gzip file is one line naming the file (exit 2) in every
-command.  The files are the small ones of ``proofs_tests.planted.vocab_files`` (no ``../shared`` needed)."""
+command.  The files are the small ones of ``proofs_tests.fixtures.vocab_files`` (no ``../shared`` needed)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bpeproof.cli import main
-from bpeproof.proofs_tests.planted.vocab_files import FORMATS, write_vocab
+from bpeproof.proofs_tests.fixtures.vocab_files import FORMATS, write_vocab
 
 TEXT = "Hello world, it's the best of times"
 

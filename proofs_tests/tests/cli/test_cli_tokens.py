@@ -145,7 +145,7 @@ def test_explain_marks_the_whole_piece_lookup_and_the_article(tmp_path: Path,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     """A rank file with a token only tiktoken's whole-piece look-up gives: explain shows the merges, the look-up
     that decides, and that the article's def-bpe on the recovered merge list gives other tokens."""
-    from bpeproof.proofs_tests.planted.vocab import UNREACHABLE, write_rank_file
+    from bpeproof.proofs_tests.fixtures.vocab import UNREACHABLE, write_rank_file
 
     vocab = write_rank_file(tmp_path / "ranks.tiktoken", merges=60, unreachable=True)
     word = UNREACHABLE[-1].decode()

@@ -65,7 +65,7 @@ def test_trace_of_a_vocabulary_replays_its_merges(tmp_path: Path, capsys: pytest
 
 
 def test_trace_of_a_rank_file_marks_the_whole_piece_lookup(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from bpeproof.proofs_tests.planted.vocab import UNREACHABLE, write_rank_file
+    from bpeproof.proofs_tests.fixtures.vocab import UNREACHABLE, write_rank_file
 
     vocab = write_rank_file(tmp_path / "ranks.tiktoken", merges=60, unreachable=True)
     word = UNREACHABLE[-1].decode()

@@ -19,8 +19,8 @@ from bpeproof.impl.models.hugging_face import HuggingFaceModel
 from bpeproof.impl.models.steps import PieceSteps, StepReporter, replay
 from bpeproof.impl.models.tiktoken import TiktokenModel
 from bpeproof.impl.tokenizer import Tokenizer, load_tokenizer
-from bpeproof.proofs_tests.planted.vocab import UNREACHABLE, write_rank_file
-from bpeproof.proofs_tests.planted.vocab_files import FORMATS, write_vocab
+from bpeproof.proofs_tests.fixtures.vocab import UNREACHABLE, write_rank_file
+from bpeproof.proofs_tests.fixtures.vocab_files import FORMATS, write_vocab
 from bpeproof.spec.types import Rule
 
 ALPHABET = b"ab c"

@@ -28,7 +28,7 @@ from bpeproof.impl.io.vocab_cache import DIRECTORY_VARIABLE, MAGIC, OFF_VARIABLE
 from bpeproof.impl.parallel.jobs import tokenizer_parts
 from bpeproof.impl.pipelines import compiled_vocab
 from bpeproof.impl.tokenizer import Tokenizer, load_tokenizer
-from bpeproof.proofs_tests.planted.vocab_files import FORMATS, write_vocab
+from bpeproof.proofs_tests.fixtures.vocab_files import FORMATS, write_vocab
 from bpeproof.spec.types import Rule
 
 ROOT = Path(__file__).resolve().parents[3]

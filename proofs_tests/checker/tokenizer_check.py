@@ -2,7 +2,7 @@
 
 Usage from Python::
 
-    from bpeproof.proofs_tests.checker.tokenizers import check_tokenizer
+    from bpeproof.proofs_tests.checker.tokenizer_check import check_tokenizer
 
     result = check_tokenizer("mymod:encode", vocab="cl100k_base.tiktoken", decode="mymod:decode", seconds=30)
     assert not result.found, result.report()
