@@ -41,6 +41,7 @@ from bpeproof.impl.io.counts import read_counts, write_counts
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.io.packed_counts import unpack_counts
 from bpeproof.impl.io.token_arrays import INDEX_NAME, read_shard_index
+from bpeproof.impl.parallel.pool import may_fork
 from bpeproof.impl.pipelines.special_tokens import AllowedSpecial
 from bpeproof.impl.pipelines.text_pipeline import TextPipeline, TokenizerParts
 from bpeproof.impl.pre_tokenizers.patterns import compile_pattern, compile_pinned
@@ -751,7 +752,7 @@ def test_encode_batch_of_a_tokenizer_that_cannot_travel_warns_and_encodes(monkey
         assert tokenizer.encode_batch(texts, num_workers=2) == expected
     monkeypatch.undo()
     monkeypatch.setattr(parallel, "_BATCH_IN_PROCESS", 0)
-    if parallel.may_fork("batch"):  # (not beside another thread, which the test runner may have started)
+    if may_fork("batch"):  # (not beside another thread, which the test runner may have started)
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             assert tokenizer.encode_batch(texts, num_workers=2) == expected
