@@ -168,9 +168,18 @@ class _BatchJob:
     keeps_state = False
     forks = True
 
-    def __init__(self, setup: tuple[TokenizerSource, type[Tokenizer], AllowedSpecial], on_bytes: Progress) -> None:
+    def __init__(self, setup: tuple[TokenizerSource | Tokenizer, type[Tokenizer], AllowedSpecial],
+                 on_bytes: Progress) -> None:
         source, kind, self._allowed = setup
         self._tokenizer = _open_tokenizer(source, kind)
+
+    @staticmethod
+    def for_spawn(setup: tuple[TokenizerSource | Tokenizer, type[Tokenizer], AllowedSpecial]
+                  ) -> tuple[TokenizerSource, type[Tokenizer], AllowedSpecial]:
+        """The setup a spawned worker can be sent: the tokenizer as its parts (a thread started since the caller
+        chose to fork makes the pool spawn)."""
+        source, kind, allowed = setup
+        return (source if isinstance(source, tuple) else ("model", tokenizer_parts(source))), kind, allowed
 
     def run(self, task: list[str]) -> list[bytes]:
         encode = self._tokenizer.encode

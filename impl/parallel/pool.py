@@ -126,6 +126,9 @@ class _Pool:
                 with contextlib.suppress(Exception):
                     stream.flush()
         context = get_context("fork") if fork else get_context("spawn")
+        convert = None if fork else getattr(JOBS[self.kind], "for_spawn", None)
+        if convert is not None:  # what the caller meant for forked workers, in the form a spawned one is sent
+            setup = convert(setup)
         for _ in range(self.workers):
             here, there = context.Pipe()
             process = context.Process(target=_worker_main, args=(there, self.kind, setup, self.bar is not None),

@@ -789,3 +789,16 @@ def test_encode_says_it_reads_a_terminal(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setattr(sys, "stdin", io.StringIO("ab ba"))  # not a terminal: no hint
     assert main(["encode", "--vocab", str(vocab)]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_a_batch_meant_for_forked_workers_reaches_spawned_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The caller chose to fork and handed its tokenizer itself; a thread started since makes the pool spawn: the
+    pool sends the tokenizer's parts instead (``for_spawn``), and the ids are the same."""
+    from bpeproof.impl.parallel import pool
+
+    monkeypatch.setattr(parallel, "_BATCH_IN_PROCESS", 0)
+    monkeypatch.setattr(parallel, "may_fork", lambda kind: True)
+    monkeypatch.setattr(pool, "may_fork", lambda kind: False)
+    tokenizer = TOKENIZERS["words"]
+    texts = ["ab ba low", "  low\n", "newest lowest"] * 2
+    assert tokenizer.encode_batch(texts, num_workers=2) == [tokenizer.encode(text) for text in texts]
