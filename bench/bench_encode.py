@@ -70,7 +70,7 @@ GENERATED_WORDS = (
 # ---------------------------------------------------------------------------
 
 
-def _generated(kind: str, size: int, rng: random.Random) -> str:
+def generated(kind: str, size: int, rng: random.Random) -> str:
     lines: list[str] = []
     total = 0
     while total < size:
@@ -95,7 +95,7 @@ def documents(kind: str, megabytes: float) -> tuple[list[str], str]:
             parts.append(data[: data.rfind(b"\n") + 1].decode("utf-8"))
         text, origin = "".join(parts), "corpora " + ", ".join(TEXTS[kind])
     else:
-        text, origin = _generated(kind, size, rng), "generated (../shared/corpora is not present)"
+        text, origin = generated(kind, size, rng), "generated (../shared/corpora is not present)"
     lines = text.splitlines(keepends=True)
     docs: list[str] = []
     start = 0
@@ -184,6 +184,11 @@ def _measure(system: str, vocab: str, docs_path: Path, workers: int) -> dict[str
                RAYON_NUM_THREADS=str(max(workers, 1)))
     command = [sys.executable, __file__, "--child", system, "--vocabs", vocab, "--docs", str(docs_path),
                "--workers", str(workers)]
+    return run_child(command, env)
+
+
+def run_child(command: list[str], env: dict[str, str]) -> dict[str, Any]:
+    """A measuring child process's JSON result (its last line), or its last error line as ``{"error": …}``."""
     done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
     if done.returncode != 0:
         return {"error": (done.stderr.strip().splitlines() or ["no output"])[-1]}
@@ -191,7 +196,7 @@ def _measure(system: str, vocab: str, docs_path: Path, workers: int) -> dict[str
     return result
 
 
-def _load() -> float:
+def load_average() -> float:
     return os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
 
 
@@ -210,7 +215,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             print(f"{kind}: {texts[kind]['bytes'] / 1e6:.2f} MB in {len(docs)} documents, {origin}", flush=True)
         plan = [(vocab, kind, system, workers) for vocab, kind in cases for system in systems for workers in (0, 1, 2)]
         for round_number in range(args.runs):
-            print(f"round {round_number + 1} of {args.runs} (load {_load():.2f})", flush=True)
+            print(f"round {round_number + 1} of {args.runs} (load {load_average():.2f})", flush=True)
             for vocab, kind, system, workers in plan:
                 result = _measure(system, vocab, paths[kind], workers)
                 result.update(round=round_number, vocab=vocab, text=kind, system=system, workers=workers)
@@ -221,7 +226,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "benchmark": "encode",
         "command": "python bench/bench_encode.py " + " ".join(sys.argv[1:]),
         "date": time.strftime("%Y-%m-%d"),
-        "machine": {"cores": os.cpu_count(), "python": platform.python_version(), "load_after": _load()},
+        "machine": {"cores": os.cpu_count(), "python": platform.python_version(), "load_after": load_average()},
         "runs": args.runs,
         "texts": texts,
         "measurements": measurements,
@@ -233,7 +238,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 # ---------------------------------------------------------------------------
 
 
-def _spread(values: list[float]) -> str:
+def spread(values: list[float]) -> str:
     if not values:
         return "—"
     if len(values) == 1:
@@ -282,8 +287,8 @@ def markdown(results: dict[str, Any]) -> str:
         size = results["texts"][kind]["bytes"] / 1e6
         for which in ("cold", "warm"):
             mine = _times(results, vocab, kind, "impl", 0, which)
-            speed = _spread([size / seconds for seconds in mine.values()])
-            ratios = [_spread(_ratios(mine, _times(results, vocab, kind, peer, 0, which))) for peer in peers]
+            speed = spread([size / seconds for seconds in mine.values()])
+            ratios = [spread(_ratios(mine, _times(results, vocab, kind, peer, 0, which))) for peer in peers]
             lines.append(f"| {vocab}, {kind} | {which} | {speed} | " + " | ".join(ratios) + " |")
     lines += ["", "| vocabulary, text | batch, 1 worker MB/s | 2 workers MB/s | impl 2 ÷ 1 worker | "
               + " | ".join(f"impl x {peer}, 2 each" for peer in peers) + " |",
@@ -292,15 +297,15 @@ def markdown(results: dict[str, Any]) -> str:
         size = results["texts"][kind]["bytes"] / 1e6
         one = _times(results, vocab, kind, "impl", 1, "cold")
         two = _times(results, vocab, kind, "impl", 2, "cold")
-        ratios = [_spread(_ratios(two, _times(results, vocab, kind, peer, 2, "cold"))) for peer in peers]
-        lines.append(f"| {vocab}, {kind} | {_spread([size / s for s in one.values()])} | "
-                     f"{_spread([size / s for s in two.values()])} | {_spread(_ratios(two, one))} | "
+        ratios = [spread(_ratios(two, _times(results, vocab, kind, peer, 2, "cold"))) for peer in peers]
+        lines.append(f"| {vocab}, {kind} | {spread([size / s for s in one.values()])} | "
+                     f"{spread([size / s for s in two.values()])} | {spread(_ratios(two, one))} | "
                      + " | ".join(ratios) + " |")
     vocabs = sorted({vocab for vocab, _ in cases})
     lines += ["", "| system | tokenizer made from the ranks, s (" + " / ".join(vocabs) + ") | peak MB, one document "
               "at a time | peak MB, batch on 2 workers |", "|---|---|---|---|"]
     for system in systems:
-        setups = [_spread(list(_times(results, vocab, cases[0][1], system, 0, "setup").values())) for vocab in vocabs]
+        setups = [spread(list(_times(results, vocab, cases[0][1], system, 0, "setup").values())) for vocab in vocabs]
         peaks = {workers: [m["peak_mb"] for m in results["measurements"]
                            if m["system"] == system and m["workers"] == workers and "peak_mb" in m]
                  for workers in (0, 2)}

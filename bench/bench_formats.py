@@ -40,7 +40,6 @@ import os
 import platform
 import random
 import resource
-import subprocess
 import sys
 import tempfile
 import time
@@ -56,7 +55,7 @@ if str(ROOT) not in sys.path:
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-from bench_encode import TEXTS, _generated  # noqa: E402
+from bench_encode import TEXTS, generated, load_average, run_child  # noqa: E402
 from format_files import SHARED, Case, added_tokens, cases  # noqa: E402
 from format_tables import markdown, mismatches  # noqa: E402
 
@@ -83,7 +82,7 @@ def documents(kind: str, megabytes: float) -> tuple[list[str], str]:
             parts.append(data[: data.rfind(b"\n") + 1].decode("utf-8"))
         text, origin = "".join(parts), "corpora " + ", ".join(TEXTS[kind])
     else:
-        text = _generated(kind, size, random.Random(f"{kind} {megabytes}"))
+        text = generated(kind, size, random.Random(f"{kind} {megabytes}"))
         origin = "generated (../shared/corpora is not present)"
     docs: list[str] = []
     current: list[str] = []
@@ -220,15 +219,7 @@ def _measure(system: str, case: Case, docs_path: Path, workers: int, verify: boo
                TOKENIZERS_PARALLELISM="true" if workers else "false")
     command = [sys.executable, __file__, "--child", system, "--case", json.dumps(case.__dict__),
                "--docs", str(docs_path), "--workers", str(workers), *(["--verify"] if verify else [])]
-    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
-    if done.returncode != 0:
-        return {"error": (done.stderr.strip().splitlines() or ["no output"])[-1]}
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
-
-
-def _load() -> float:
-    return os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return run_child(command, env)
 
 
 def _verify(chosen: list[Case], kinds: list[str], paths: dict[tuple[str, str], Path]) -> dict[str, str]:
@@ -283,7 +274,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "benchmark": "formats",
             "command": "python bench/bench_formats.py " + " ".join(sys.argv[1:]),
             "date": time.strftime("%Y-%m-%d"),
-            "machine": {"cores": os.cpu_count(), "python": platform.python_version(), "load_after": _load()},
+            "machine": {"cores": os.cpu_count(), "python": platform.python_version(), "load_after": load_average()},
             "runs": 0,
             "minutes": 0.0,
             "cases": [{"name": case.name, "shape": case.shape, "peers": sorted(case.peers), "skipped": case.skipped}
@@ -296,7 +287,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 for system in ("impl", *case.peers) for workers in (0, 1, 2)
                 if f"{case.name} {kind} {system}" not in bad]
         for round_number in range(args.runs):
-            print(f"round {round_number + 1} of {args.runs} (load {_load():.2f})", flush=True)
+            print(f"round {round_number + 1} of {args.runs} (load {load_average():.2f})", flush=True)
             for case, kind, system, workers in plan:
                 result = _measure(system, case, paths[case.name, kind], workers)
                 result.update(round=round_number, case=case.name, text=kind, system=system, workers=workers)
@@ -305,7 +296,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     print(f"  {system} {case.name} {kind} workers={workers}: {result['error']}", flush=True)
             # The rounds done so far, saved after each: a run cut short still leaves whole rounds to read.
             results.update(runs=round_number + 1, minutes=round((time.perf_counter() - started) / 60, 1),
-                           machine={**results["machine"], "load_after": _load()})
+                           machine={**results["machine"], "load_after": load_average()})
             if args.json is not None:
                 args.json.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     return results

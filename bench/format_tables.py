@@ -2,16 +2,9 @@
 
 from __future__ import annotations
 
-import statistics
 from typing import Any
 
-
-def _spread(values: list[float]) -> str:
-    if not values:
-        return "—"
-    if len(values) == 1:
-        return f"{values[0]:.2f}"
-    return f"{statistics.median(values):.2f} ({min(values):.2f}–{max(values):.2f})"
+from bench_encode import spread
 
 
 def _times(results: dict[str, Any], case: str, kind: str, system: str, workers: int, which: str) -> dict[int, float]:
@@ -65,9 +58,9 @@ def markdown(results: dict[str, Any]) -> str:
                 theirs = [_times(results, case, kind, system, 0, which) for which in ("cold", "warm")]
                 if not theirs[0]:
                     continue
-                speeds = [_spread([size / s for s in times.values() if s > 0]) for times in theirs]
+                speeds = [spread([size / s for s in times.values() if s > 0]) for times in theirs]
                 ratios = ["—", "—"] if system == "impl" else \
-                    [_spread(_ratios(cold, theirs[0])), _spread(_ratios(warm, theirs[1]))]
+                    [spread(_ratios(cold, theirs[0])), spread(_ratios(warm, theirs[1]))]
                 lines.append(f"| {case} | {kind} | {system} | {speeds[0]} | {speeds[1]} | {ratios[0]} | {ratios[1]} "
                              f"| {_peak(results, case, kind, system, 0)} |")
     lines += ["", "| file | text | system | batch, 1 worker MB/s | 2 workers MB/s | 2 ÷ 1 worker "
@@ -81,9 +74,9 @@ def markdown(results: dict[str, Any]) -> str:
                 one, two = (_times(results, case, kind, system, workers, "batch") for workers in (1, 2))
                 if not one:
                     continue
-                ratio = "—" if system == "impl" else _spread(_ratios(mine, two))
-                lines.append(f"| {case} | {kind} | {system} | {_spread([size / s for s in one.values()])} | "
-                             f"{_spread([size / s for s in two.values()])} | {_spread(_ratios(two, one))} | {ratio} "
+                ratio = "—" if system == "impl" else spread(_ratios(mine, two))
+                lines.append(f"| {case} | {kind} | {system} | {spread([size / s for s in one.values()])} | "
+                             f"{spread([size / s for s in two.values()])} | {spread(_ratios(two, one))} | {ratio} "
                              f"| {_peak(results, case, kind, system, 2)} |")
     lines += ["", "| file | shape | peers timed | not timed |", "|---|---|---|---|"]
     for info in results["cases"]:

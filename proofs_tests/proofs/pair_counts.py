@@ -48,7 +48,7 @@ from bpeproof.proofs_tests.proofs.induction_machinery import (
     cnt_call,
 )
 from bpeproof.proofs_tests.proofs.loop_machinery import loop_body
-from bpeproof.proofs_tests.proofs.training import pair_at  # noqa: F401 (named by the conditions)
+from bpeproof.proofs_tests.proofs.training import LastEntry, pair_at  # noqa: F401 (pair_at: named by the conditions)
 from bpeproof.spec.bpe import Pair, count_pairs
 from bpeproof.spec.merge import cnt_tokens
 
@@ -110,31 +110,18 @@ def lemma_word_shift(t: int, y1: int, ys: list[int], i: int) -> None:
 GROUPING = loop_body(inspect.getsource(count_pairs), ("table", "steps"), 0)
 
 
-class TableEnd:
-    """The table the grouping loop builds, of unknown length: its last entry (None: empty) is known, and the entry
-    an ``append`` moved before it is recorded (``moved``).  The entries before the last satisfy the hypothesis and
-    cannot be read: reading or replacing any entry but ``table[-1]`` is ``NotCovered``."""
+class TableEnd(LastEntry):
+    """``training.LastEntry`` (the table the grouping loop builds, of unknown length, its last entry known) that
+    also records the entry an ``append`` moved before the last (``moved``) and counts its entries.  The entries
+    before the last satisfy the hypothesis and cannot be read: reading or replacing any entry but ``table[-1]`` is
+    ``NotCovered``."""
 
     def __init__(self, last: tuple[Pair, int] | None, size: int) -> None:
-        self.last = last
-        self.size = size  # how many entries it has
+        super().__init__(last, size)
         self.moved: tuple[Pair, int] | None = None
 
     def __len__(self) -> int:
         return self.size
-
-    def __bool__(self) -> bool:
-        return self.last is not None
-
-    def __getitem__(self, index: int) -> tuple[Pair, int]:
-        if index != -1 or self.last is None:
-            raise NotCovered("an entry of the table other than its last")
-        return self.last
-
-    def __setitem__(self, index: int, entry: tuple[Pair, int]) -> None:
-        if index != -1 or self.last is None:
-            raise NotCovered("an entry of the table other than its last")
-        self.last = entry
 
     def append(self, entry: tuple[Pair, int]) -> None:
         self.moved = self.last
