@@ -310,7 +310,7 @@ class Tokenizer:
         names = self._allowed_names(allowed_special)
         if self._scan_table is None:
             return self._encode_pieces(self._pipeline.pieces(text, names))
-        if names is None:
+        if names is None and self._pipeline.whole_when_unnamed:
             return self._scan(text)
         out: list[int] = []
         for item in self._pipeline.stretches(text, names):
@@ -323,7 +323,7 @@ class Tokenizer:
     def _scan(self, text: str) -> list[int]:
         """One stretch cut by the pipeline's C scanner and merged in C, through the C loop's own word cache."""
         if len(text) >= splitter.C_TEXT_LIMIT:
-            return self._encode_pieces(self._pipeline.pieces(text, None))
+            return self._encode_words(self._pipeline.words(text))
         try:
             ids: list[int] = self._fast.encode_text(text, self._scan_table, self._scan_which, self._cache_size)
         except ValueError as error:
@@ -399,8 +399,9 @@ class Tokenizer:
     def encodes_on_threads(self, allowed_special: AllowedSpecial = None) -> bool:
         """Whether ``encode_on_threads`` takes texts (of under ``splitter.C_TEXT_LIMIT`` characters) with these
         allowed special tokens: the C extension is built, the pipeline has a hand-written C scanner, and there is no
-        special token to cut out."""
-        return self._scan_table is not None and self._allowed_names(allowed_special) is None
+        special token to cut out, nor a normalizer or another added token to read (``whole_when_unnamed``)."""
+        return (self._scan_table is not None and self._allowed_names(allowed_special) is None
+                and self._pipeline.whole_when_unnamed)
 
     def _c_batch(self, texts: Sequence[str], threads: int, allowed_special: AllowedSpecial, as_uint32: bool) -> Any:
         check_texts(texts)

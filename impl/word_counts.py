@@ -32,8 +32,9 @@ def _text_to_count(text: str) -> str:
 class WordCounts:
     """The words of texts with their frequencies, the texts cut as ``pattern_splitter(pattern)`` cuts them:
     ``trainer.count_words(texts, pretokenize=pattern_splitter(pattern))``, added up over the calls of ``add``.  For
-    tiktoken's three patterns with the C extension built, the pieces are counted in C as the scanner finds them
-    (``_fastenc.WordCounter``: a str and a count for each distinct word, no object for each piece)."""
+    the patterns of the hand-written scanners with the C extension built, the pieces are counted in C as the
+    scanner finds them (``_fastenc.WordCounter``: a str and a count for each distinct word, no object for each
+    piece)."""
 
     def __init__(self, pattern: str) -> None:
         self._source = resolve_pattern(pattern)

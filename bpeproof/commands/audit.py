@@ -143,9 +143,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     parser.add_argument("path", metavar="PATH", help="the tokenizer file (or a directory holding one)")
     parser.add_argument("--pattern", metavar="NAME|REGEX", default=None,
-                        help="pre-tokenization pattern of a rank file or GPT-2 files: r50k, cl100k, o200k, words,"
-                        " or a regex (rank files hold none: by default it is guessed from the name or size);"
-                        " tokenizer.json and .model files use their own")
+                        help="pre-tokenization pattern of a rank file or GPT-2 files: r50k, cl100k, o200k, llama3,"
+                        " qwen2, words, or a regex (rank files hold none: by default it is guessed from the name or"
+                        " size); tokenizer.json and .model files use their own")
     parser.add_argument("--corpus", action="extend", nargs="+", default=[], metavar="FILE",
                         help="UTF-8 text files (.gz allowed), one or more after --corpus (which may be repeated);"
                         " default: a built-in multilingual sample")

@@ -187,5 +187,5 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser.add_argument("--to", choices=TARGETS, default=None, help="the output format (default: by OUT's name)")
     parser.add_argument("--pattern", default=None, metavar="NAME|REGEX",
                         help="pre-tokenization pattern to record (rank files hold none: by default guessed from the"
-                        " name or size); r50k, cl100k, o200k, words, or a regex")
+                        " name or size); r50k, cl100k, o200k, llama3, qwen2, words, or a regex")
     parser.set_defaults(handler=run)

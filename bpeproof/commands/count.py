@@ -39,7 +39,8 @@ def add_parallel_options(parser: argparse.ArgumentParser, default_pattern: str |
     from bpeproof.impl.parallel import default_workers
 
     parser.add_argument("--pattern", default=default_pattern, metavar="NAME|REGEX",
-                        help="pre-tokenization: r50k, cl100k, o200k, words (default) or a regular expression")
+                        help="pre-tokenization: r50k, cl100k, o200k, llama3, qwen2, words (default) or a regular"
+                             " expression")
     parser.add_argument("--workers", type=workers_option, default=None, metavar="N",
                         help=f"{what} (default: all cores, here {default_workers()})")
     add_engine_options(parser)

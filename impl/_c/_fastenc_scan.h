@@ -1,5 +1,5 @@
 /*
- * _fastenc_scan.h: the pre-tokenizers of bpeproof.impl._c._fastenc, tiktoken's three patterns written out by hand.
+ * _fastenc_scan.h: the pre-tokenizers of bpeproof.impl._c._fastenc, five patterns written out by hand.
  *
  * Included by _fastenc.c (one translation unit, so the scanners inline into its text loop as before); the
  * extension's ``depends`` in setup.py names this file, so a change rebuilds it and source distributions hold it.
@@ -15,7 +15,7 @@
 #endif
 #include <Python.h>
 
-/* ---- pre-tokenization: tiktoken's patterns written out by hand ----
+/* ---- pre-tokenization: tiktoken's patterns, and two written like cl100k, by hand ----
  *
  * split_pattern(text: str, table: bytes, which: int) -> list[str] is regex.findall(pattern, text) for
  *
@@ -28,6 +28,10 @@
  *     with U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}], W = [\p{Ll}\p{Lm}\p{Lo}\p{M}], C = (?i:'s|'t|'re|'ve|'m|'ll|'d)
  *   which = 2, r50k:
  *     '(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s
+ *   which = 3, llama3 (cl100k as first published: its words, o200k's whitespace):
+ *     (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|
+ *     \s*[\r\n]+|\s+(?!\S)|\s+
+ *   which = 4, qwen2: llama3 with \p{N} for \p{N}{1,3} (one digit a word)
  *
  * At each position the first alternative that matches wins, and within it the first way of matching
  * in the backtracking order of the regex engine (greedy quantifiers longest first, an optional part
@@ -45,7 +49,7 @@
 #define O_U 1
 #define O_W 2
 #define TABLE_SIZE 0x110000
-#define PATTERNS 3
+#define PATTERNS 5
 
 typedef struct {
     const unsigned char *table; /* both planes */
@@ -112,18 +116,20 @@ contraction_end(const Scan *sc, Py_ssize_t j)
     return j;
 }
 
-/* \p{N}{1,3} from i (a \p{N} code point): at most three digits. */
+/* \p{N}{1,most} from i (a \p{N} code point): at most ``most`` digits. */
 static inline Py_ssize_t
-digits_end(const Scan *sc, Py_ssize_t i)
+digits_end(const Scan *sc, Py_ssize_t i, Py_ssize_t most)
 {
     Py_ssize_t j = i + 1;
-    while (j < sc->n && j < i + 3 && (CLS(j) & CL_N))
+    while (j < sc->n && j < i + most && (CLS(j) & CL_N))
         j++;
     return j;
 }
 
+/* cl100k and the two patterns written like it (see the top): ``most_digits`` 3 or 1, ``newline_first`` 0 for
+   cl100k's \s++$|\s*[\r\n]|\s+(?!\S)|\s, 1 for \s*[\r\n]+|\s+(?!\S)|\s+ (o200k's). */
 static Py_ssize_t
-cl100k_end(const Scan *sc, Py_ssize_t i)
+cl100k_end(const Scan *sc, Py_ssize_t i, Py_ssize_t most_digits, int newline_first)
 {
     Py_ssize_t n = sc->n;
     Py_UCS4 c = CH(i);
@@ -135,8 +141,8 @@ cl100k_end(const Scan *sc, Py_ssize_t i)
         return run_end(sc, i + 1, 0, CL_L);
     if ((f & CL_N) == 0 && c != '\r' && c != '\n' && i + 1 < n && (CLS(i + 1) & CL_L))
         return run_end(sc, i + 2, 0, CL_L); /* [^\r\n\p{L}\p{N}]?+\p{L}++ */
-    if (f & CL_N) /* \p{N}{1,3}+ */
-        return digits_end(sc, i);
+    if (f & CL_N) /* \p{N}{1,3}+ or \p{N} */
+        return digits_end(sc, i, most_digits);
     Py_ssize_t start = (c == ' ' && i + 1 < n && CL_PUNCT(CLS(i + 1))) ? i + 1 : i;
     if (CL_PUNCT(CLS(start))) { /*  ?[^\s\p{L}\p{N}]++[\r\n]*+ */
         Py_ssize_t j = start + 1;
@@ -147,7 +153,7 @@ cl100k_end(const Scan *sc, Py_ssize_t i)
         return j;
     }
     if (f & CL_WS)
-        return space_end(sc, i, 0);
+        return space_end(sc, i, newline_first);
     return i + 1; /* not reached: every code point is a letter, a digit, a space or neither */
 }
 
@@ -183,7 +189,7 @@ o200k_end(const Scan *sc, Py_ssize_t i)
             return contraction_end(sc, j); /* C? */
     }
     if (f & CL_N) /* \p{N}{1,3} */
-        return digits_end(sc, i);
+        return digits_end(sc, i, 3);
     Py_ssize_t start = (c == ' ' && i + 1 < n && CL_PUNCT(CLS(i + 1))) ? i + 1 : i;
     if (CL_PUNCT(CLS(start))) { /*  ?[^\s\p{L}\p{N}]+[\r\n/]* */
         Py_ssize_t j = start + 1;
@@ -240,9 +246,13 @@ piece_end(const Scan *sc, int which, Py_ssize_t i)
 {
     switch (which) {
     case 0:
-        return cl100k_end(sc, i);
+        return cl100k_end(sc, i, 3, 0);
     case 1:
         return o200k_end(sc, i);
+    case 3:
+        return cl100k_end(sc, i, 3, 1);
+    case 4:
+        return cl100k_end(sc, i, 1, 1);
     default:
         return r50k_end(sc, i);
     }
@@ -256,7 +266,7 @@ scan_init(Scan *sc, PyObject *text, PyObject *table, int which)
         return -1;
     }
     if (which < 0 || which >= PATTERNS) {
-        PyErr_SetString(PyExc_ValueError, "which must be 0 (cl100k), 1 (o200k) or 2 (r50k)");
+        PyErr_SetString(PyExc_ValueError, "which must be 0 (cl100k), 1 (o200k), 2 (r50k), 3 (llama3) or 4 (qwen2)");
         return -1;
     }
     sc->table = (const unsigned char *)PyBytes_AS_STRING(table);

@@ -114,6 +114,7 @@ def _text_pipeline(path: str, recipe: TextPipelineRecipe, normalizer: Normalizer
     from bpeproof.impl.normalizers.hf import Normalizer
     from bpeproof.impl.pipelines.tokenizer_json import HFPipeline, needs_alignment
     from bpeproof.impl.pre_tokenizers.hf_splits import steps_from_hf
+    from bpeproof.impl.pre_tokenizers.splitter import steps_scanner
 
     if normalizer is None:
         try:
@@ -148,7 +149,7 @@ def _text_pipeline(path: str, recipe: TextPipelineRecipe, normalizer: Normalizer
         except ValueError:
             cuts = None
         if cuts is not None:
-            pipeline.cut_by(cuts.split)
+            pipeline.cut_by(cuts.split, steps_scanner(cuts))
     pipeline.travels_as(_text_pipeline, path, recipe)  # the worker processes of encode_batch build it again
     return pipeline
 

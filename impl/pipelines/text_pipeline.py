@@ -11,8 +11,10 @@ added tokens, normalizer and pre-tokenizer (``bpeproof.impl.pipelines.tokenizer_
 What a pipeline offers beyond ``pieces`` it says by its attributes, read once when the tokenizer is built:
 
 - ``c_scanner``: the number of the hand-written C scanner (``impl/_c/_fastenc_scan.h``) that cuts each stretch
-  between special tokens exactly as the pipeline does, or -1; with a model that has a C loop the tokenizer then
-  cuts and merges a stretch in one C call (``stretches`` gives the stretches);
+  between special tokens exactly as the pipeline does (``words``), or -1; with a model that has a C loop the
+  tokenizer then cuts and merges a stretch in one C call (``stretches`` gives the stretches, as the model's words
+  are read from them: normalized where the pipeline normalizes); ``whole_when_unnamed``: with no special token
+  allowed, the one stretch is the text as it is (so a batch of texts goes to the C scanner whole, on threads);
 - ``rewritten(transform, pinned)``: the pipeline with every regular expression read otherwise, for a diagnosis
   (JavaScript's ``\\s``, newer Unicode tables); None when it has none;
 - ``byte_pieces(data, names)``: the words of bytes that are not UTF-8, as bytes, where the pipeline reads such
@@ -60,6 +62,8 @@ class TextPipeline:
     library_allowed_special: AllowedSpecial = None
     #: The hand-written C scanner that cuts as this pipeline does, or -1 (see the module docstring).
     c_scanner: int = -1
+    #: ``stretches(text, None)`` is ``[text]`` for every text (see the module docstring).
+    whole_when_unnamed: bool = True
     #: Decoding drops the space encoding put before the first word (llama.cpp's ``add_space_prefix``).
     strips_space_prefix: bool = False
     #: The pattern the pipeline cuts words with, as the project's file and the word counter name it.
@@ -74,6 +78,10 @@ class TextPipeline:
     def stretches(self, text: str, names: frozenset[str] | None) -> list[str | int]:
         """The text between the allowed special tokens and their ids, in order (for ``c_scanner``)."""
         return [text]
+
+    def words(self, stretch: str) -> list[str]:
+        """The words of one stretch, as ``c_scanner`` cuts it (for a pipeline that has one)."""
+        raise NotImplementedError
 
     def rewritten(self, transform: Callable[[str], str | None], pinned: bool = True) -> TextPipeline | None:
         """The pipeline with every regular expression passed through ``transform`` (the ``regex`` module's syntax

@@ -35,6 +35,7 @@ import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
+from itertools import chain
 from typing import Any
 
 import regex
@@ -331,6 +332,10 @@ class _Matcher:
     def __bool__(self) -> bool:
         return bool(self._ordered)
 
+    def tokens(self) -> Iterable[AddedToken]:
+        """The added tokens this finds."""
+        return self._tokens.values()
+
     def _finder(self) -> Any:
         if self._compiled is None:
             self._compiled = (re.compile("|".join(map(re.escape, self._ordered))) if "" in self._tokens
@@ -449,6 +454,7 @@ class HFPipeline(TextPipeline):
         copy.__dict__.update(self.__dict__)
         copy._steps = steps
         copy._words = None  # the steps read otherwise, run as they are
+        copy.c_scanner = -1
         copy._travel = None
         return copy
 
@@ -460,11 +466,21 @@ class HFPipeline(TextPipeline):
             out.append(piece.cut(start, end) if token is None else token.id)
         return out
 
-    def cut_by(self, words: Callable[[str], list[str]]) -> None:
+    def cut_by(self, words: Callable[[str], list[str]], scanner: int = -1) -> None:
         """Cut the text between added tokens by ``words`` instead of the steps: their cuts as one function of the
         text (``PreTokenizer.split``), for a pipeline whose normalizer reads only the text (``normalize_str``) and
-        whose words go to the model as text, where the steps' pieces and alignments would only be rebuilt."""
+        whose words go to the model as text, where the steps' pieces and alignments would only be rebuilt.
+        ``scanner``: the hand-written C scanner that cuts as ``words`` does (``TextPipeline.c_scanner``), or -1."""
         self._words = words
+        self.c_scanner = scanner
+        # With no special token allowed, the text is still normalized and its other added tokens read.
+        self.whole_when_unnamed = not self._normalizer and not any(
+            not token.special for token in chain(self._raw.tokens(), self._normalized.tokens()))
+
+    def words(self, stretch: str) -> list[str]:
+        if self._words is None:
+            raise TypeError("this pipeline cuts its text step by step (cut_by was not given a function)")
+        return self._words(stretch)
 
     def pieces(self, text: str, allowed: Collection[str] | None = None) -> list[str | int]:
         """The model's words of ``text`` and the ids of its added tokens, in order (see the module docstring)."""
@@ -490,11 +506,10 @@ class HFPipeline(TextPipeline):
             items = cut
         return [item if isinstance(item, int) else item.text for item in items]
 
-    def _plain_pieces(self, text: str, allowed: Collection[str] | None) -> list[str | int]:
-        """``pieces`` where the normalizer reads only text: the added tokens found in the text, each stretch between
-        them normalized, the normalized added tokens found in it, the rest cut by ``cut_by``'s function."""
-        words = self._words
-        assert words is not None
+    def stretches(self, text: str, allowed: Collection[str] | None) -> list[str | int]:
+        """Where the normalizer reads only text (``cut_by``): the added tokens found in the text, each stretch
+        between them normalized, the normalized added tokens found in it; the ids of the tokens and the normalized
+        text between them, in order."""
         normalize = self._normalizer.normalize_str if self._normalizer else None
         out: list[str | int] = []
         for token, start, end in self._raw.find(text, allowed):
@@ -505,10 +520,19 @@ class HFPipeline(TextPipeline):
                 continue
             stretch = normalize(text[start:end]) if normalize is not None else text[start:end]
             for inner, begin, stop in self._normalized.find(stretch, allowed):
-                if stop <= begin:
-                    continue
-                if inner is not None:
-                    out.append(inner.id)
-                else:
-                    out += words(stretch[begin:stop])
+                if stop > begin:
+                    out.append(stretch[begin:stop] if inner is None else inner.id)
+        return out
+
+    def _plain_pieces(self, text: str, allowed: Collection[str] | None) -> list[str | int]:
+        """``pieces`` where the normalizer reads only text: ``stretches``, each stretch cut by ``cut_by``'s
+        function."""
+        words = self._words
+        assert words is not None
+        out: list[str | int] = []
+        for item in self.stretches(text, allowed):
+            if isinstance(item, int):
+                out.append(item)
+            else:
+                out += words(item)
         return out

@@ -1,7 +1,7 @@
 """The C pre-tokenizer's inputs: which patterns ``impl/_c/_fastenc_scan.h`` writes out by hand, and its table of
 code point classes.
 
-For tiktoken's patterns (cl100k, o200k, r50k) the pre-tokenizer is written out by hand in C
+For tiktoken's patterns (cl100k, o200k, r50k), Llama 3's and Qwen2's, the pre-tokenizer is written out by hand in C
 (``split_pattern`` in ``impl/_c/_fastenc_scan.h``, part of the extension ``impl/_c/_fastenc.c``), reading each
 code point's classes of Unicode 16.0 from a table (``char_table``, built with
 ``bpeproof.impl.pre_tokenizers.unicode_classes``); the tests check it against ``regex.findall`` on the same
@@ -14,18 +14,37 @@ from __future__ import annotations
 import sys
 
 from bpeproof.impl.io.table_cache import store_table, stored_table
+from bpeproof.impl.pre_tokenizers.hf_splits import GPT2_SPLIT, to_oniguruma, translate_oniguruma
 from bpeproof.impl.pre_tokenizers.patterns import PATTERNS
 from bpeproof.impl.pre_tokenizers.unicode_classes import UNICODE_VERSION, pin_pattern
 
-__all__ = ["HAND_WRITTEN", "char_table"]
+__all__ = ["HAND_WRITTEN", "SCANNERS", "char_table"]
 
 _CHAR_TABLE: bytes | None = None
 #: What the table depends on besides the regex module (``bpeproof.impl.io.table_cache``).
 _DEPENDS = f"unicode-{UNICODE_VERSION}"
 
-#: The patterns that ``impl/_c/_fastenc_scan.h`` (part of ``impl/_c/_fastenc.c``) writes out by hand, and its
-#: number for each.
-HAND_WRITTEN = {PATTERNS["cl100k"]: 0, PATTERNS["o200k"]: 1, PATTERNS["r50k"]: 2}
+#: The named patterns that ``impl/_c/_fastenc_scan.h`` (part of ``impl/_c/_fastenc.c``) writes out by hand, by
+#: their number there.
+SCANNERS = {"cl100k": 0, "o200k": 1, "r50k": 2, "llama3": 3, "qwen2": 4}
+
+
+def _spellings() -> dict[str, int]:
+    """Every expression a scanner runs, as the ``regex`` module reads it, and the scanner's number: the named
+    pattern; the same as a ``tokenizer.json`` written by the project carries it, read back (Oniguruma has no
+    ``$`` of the ``regex`` module's meaning, so the anchors are spelt otherwise); and the expression of
+    ``ByteLevel`` steps, r50k without its possessive forms and ``\\s++$``.  Each spelling finds the same words
+    as its scanner: ``test_hand_written_patterns_are_the_regex`` checks every one against the ``regex`` module."""
+    found: dict[str, int] = {}
+    for name, which in SCANNERS.items():
+        found[PATTERNS[name]] = which
+        found[translate_oniguruma(to_oniguruma(PATTERNS[name]))] = which
+    found[translate_oniguruma(GPT2_SPLIT)] = SCANNERS["r50k"]
+    return found
+
+
+#: Each expression (in the ``regex`` module's syntax) that a hand-written scanner cuts exactly as, and its number.
+HAND_WRITTEN = _spellings()
 
 
 def char_table() -> bytes:

@@ -317,6 +317,11 @@ class SplitStep:
     def __repr__(self) -> str:
         return f"SplitStep(pattern={self.pattern!r}, behavior={self.behavior!r}, invert={self.invert!r})"
 
+    @property
+    def source(self) -> str:
+        """The expression as the ``regex`` module runs it (``translate_oniguruma`` of ``pattern``)."""
+        return str(self._compiled.pattern)
+
     def to_json_value(self) -> dict[str, Any]:
         """The step as the project's file stores it: ``{"pattern", "behavior", "invert"}``."""
         return {"pattern": self.pattern, "behavior": self.behavior, "invert": self.invert}

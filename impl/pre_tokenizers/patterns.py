@@ -1,4 +1,4 @@
-"""Pre-tokenization patterns: how a text is cut into words before BPE encodes each word (def-bpe, def-utf8).
+r"""Pre-tokenization patterns: how a text is cut into words before BPE encodes each word (def-bpe, def-utf8).
 
 def-bpe counts pairs inside words only, and trained tokenizers encode a text
 word by word.  A pattern here is a regular expression for the ``regex`` module
@@ -7,6 +7,9 @@ whose matches, taken left to right, are the words.  Named patterns:
 ``r50k``   GPT-2 / r50k_base (tiktoken's ``r50k_pat_str``),
 ``cl100k`` cl100k_base,
 ``o200k``  o200k_base (all three exactly as tiktoken's ``tiktoken_ext/openai_public.py`` writes them),
+``llama3`` Llama 3's (the expression of its ``tokenizer.json``: cl100k as first published, without ``\s++$``,
+           which cuts a run of white space that ends a text after its last line break),
+``qwen2``  Qwen2's: ``llama3`` with every digit a word of its own,
 ``words``  the specification's default ``spec.split_words``: runs of non-space characters with at most
            one space before them, and runs of white space.
 
@@ -56,11 +59,20 @@ _SPACE = r"[\s\x1c-\x1f]"
 _NON_SPACE = r"[^\s\x1c-\x1f]"
 _WORDS = rf" ?{_NON_SPACE}+|{_SPACE}+(?!{_NON_SPACE})|{_SPACE}+"
 
+_LLAMA3 = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|"""
+    r"""\s+(?!\S)|\s+"""
+)
+
+_QWEN2 = _LLAMA3.replace(r"|\p{N}{1,3}|", r"|\p{N}|")
+
 #: Named patterns, each a regular expression for the ``regex`` module.
 PATTERNS: dict[str, str] = {
     "r50k": _R50K,
     "cl100k": _CL100K,
     "o200k": _O200K,
+    "llama3": _LLAMA3,
+    "qwen2": _QWEN2,
     "words": _WORDS,
 }
 

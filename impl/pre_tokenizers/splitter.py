@@ -1,9 +1,9 @@
 """Cutting a text into words with one pattern: the ``regex`` module's matches, or the hand-written C scanner.
 
 ``regex_pieces`` is the reference: a compiled pattern's matches, with the characters classified by
-``UNICODE_VERSION`` and, for a pattern that may backtrack without end, under a time limit.  For tiktoken's
-patterns (cl100k, o200k, r50k) with the C extension built, the scanner of ``impl/_c/_fastenc_scan.h`` finds the
-same words without the ``regex`` module (``bpeproof.impl.pre_tokenizers.char_table``).  ``pattern_splitter``
+``UNICODE_VERSION`` and, for a pattern that may backtrack without end, under a time limit.  For the patterns of
+``char_table.HAND_WRITTEN`` (tiktoken's, Llama 3's, Qwen2's) with the C extension built, the scanners of
+``impl/_c/_fastenc_scan.h`` find the same words without the ``regex`` module.  ``pattern_splitter``
 chooses between the two as a tokenizer with that pattern does, so that training and encoding cut a text alike.
 """
 
@@ -14,6 +14,7 @@ from typing import Any
 
 from bpeproof.impl import encoder
 from bpeproof.impl.pre_tokenizers.char_table import HAND_WRITTEN, char_table
+from bpeproof.impl.pre_tokenizers.hf_splits import PreTokenizer
 from bpeproof.impl.pre_tokenizers.patterns import (
     PatternTimeoutError,
     backtracks,
@@ -23,7 +24,7 @@ from bpeproof.impl.pre_tokenizers.patterns import (
 )
 from bpeproof.impl.pre_tokenizers.unicode_classes import stand_ins
 
-__all__ = ["C_TEXT_LIMIT", "c_scanner", "pattern_splitter", "regex_pieces", "unpinned_pieces"]
+__all__ = ["C_TEXT_LIMIT", "c_scanner", "pattern_splitter", "regex_pieces", "steps_scanner", "unpinned_pieces"]
 
 #: Texts of at least this many characters are cut and encoded by the Python loops: the C loop takes words below
 #: 2**31 bytes.  The tokenizer and the word counter read it from here when they run, so one setting governs all.
@@ -68,9 +69,21 @@ def c_scanner(source: str) -> int:
     return which if which >= 0 and encoder.HAVE_C_LOOP and encoder.USE_C_LOOP else -1
 
 
+def steps_scanner(steps: PreTokenizer) -> int:
+    """The number of the hand-written C scanner that cuts a text as ``steps`` do, when it runs here, else -1: one
+    step that keeps its matches apart (``isolated``, not inverted) of an expression a scanner runs (every
+    scanner's matches cover a text, so the step's pieces are those matches)."""
+    if len(steps.steps) != 1:
+        return -1
+    step = steps.steps[0]
+    if step.behavior != "isolated" or step.invert:
+        return -1
+    return c_scanner(step.source)
+
+
 def pattern_splitter(pattern: str) -> Callable[[str], list[str]]:
     """The words a pattern (a name of ``PATTERNS`` or an expression) cuts a text into, as a tokenizer with that
-    pattern finds them: tiktoken's three patterns by the hand-written C scanner when the extension is built, any
+    pattern finds them: the patterns of the hand-written C scanners by those when the extension is built, any
     pattern otherwise by ``regex_pieces``.  Training counts its words with this, so that a trained tokenizer
     encodes a text with the words it was trained on."""
     source = resolve_pattern(pattern)

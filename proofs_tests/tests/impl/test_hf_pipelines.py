@@ -31,12 +31,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bpeproof.impl.encoder import HAVE_C_LOOP
 from bpeproof.impl.formats.vocab import token_string_to_bytes
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.models.hugging_face import HuggingFaceTextModel
 from bpeproof.impl.normalizers.hf import Normalizer, Piece
 from bpeproof.impl.pipelines.tokenizer_json import LiteralFinder
 from bpeproof.impl.pre_tokenizers import hf_chars
+from bpeproof.impl.pre_tokenizers.char_table import SCANNERS
+from bpeproof.impl.pre_tokenizers.hf_splits import to_oniguruma
+from bpeproof.impl.pre_tokenizers.patterns import PATTERNS
 from bpeproof.impl.tokenizer import Tokenizer, load_tokenizer
 from bpeproof.proofs_tests.probes import tokenizers_library as probes
 from bpeproof.spec.types import InvalidTextError
@@ -139,6 +143,14 @@ def _with_added_tokens(tokenizer: Any) -> Any:
 
 
 BYTE_LEVEL = pre_tokenizers.ByteLevel(add_prefix_space=False)
+
+
+def _split_then_bytes(expression: str) -> Any:
+    """A Split of ``expression`` (isolated), then ByteLevel without its own expression (Llama 3's and Qwen2's
+    pre-tokenizer)."""
+    return pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(expression), "isolated"),
+                                    pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+
 CLIP_REGEX = r"""<\|startoftext\|>|<\|endoftext\|>|'s|'t|'re|'ve|'m|'ll|'d|[\p{L}]+|[\p{N}]|[^\s\p{L}\p{N}]+"""
 
 #: One library tokenizer per configuration: each normalizer, pre-tokenizer and model option, and combinations.
@@ -183,6 +195,12 @@ CONFIGS: dict[str, Callable[[], Any]] = {
     "byte-level-in-the-middle": lambda: _trained(None, pre_tokenizers.Sequence(
         [BYTE_LEVEL, pre_tokenizers.Split(Regex("Ġ+"), "isolated"), pre_tokenizers.Punctuation()])),
     "added-tokens-lowercase": lambda: _with_added_tokens(_trained(normalizers.Lowercase(), BYTE_LEVEL)),
+    # The expressions a hand-written C scanner cuts as (impl/pre_tokenizers/char_table.py), before ByteLevel.
+    "llama3-split-nfc-added-tokens": lambda: _with_added_tokens(_trained(normalizers.NFC(), _split_then_bytes(
+        PATTERNS["llama3"]))),
+    "qwen2-split": lambda: _trained(None, _split_then_bytes(PATTERNS["qwen2"])),
+    "o200k-split-lowercase": lambda: _trained(normalizers.Lowercase(), _split_then_bytes(PATTERNS["o200k"])),
+    "cl100k-as-the-project-writes-it": lambda: _trained(None, _split_then_bytes(to_oniguruma(PATTERNS["cl100k"]))),
     "clip-like": lambda: _trained(
         normalizers.Sequence([normalizers.NFC(), normalizers.Replace(Regex(r"\s+"), " "), normalizers.Lowercase()]),
         pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(CLIP_REGEX), "removed", invert=True),
@@ -367,6 +385,15 @@ def test_each_configuration_runs_what_it_names(built: dict[str, tuple[Any, Any, 
     flags = {token["content"]: token for token in documents["added-tokens-lowercase"]["added_tokens"]}
     assert flags["<mask>"]["lstrip"] and flags["hello"]["single_word"] and not flags["ab"]["normalized"]
     assert built["nfc"][2].semantics == "hf-bpe"
+    if HAVE_C_LOOP:  # these cut each stretch between added tokens in C, so the comparisons above test that path
+        scanners = {name: built[name][2].pipeline.c_scanner for name in (
+            "nfc", "added-tokens-lowercase", "llama3-split-nfc-added-tokens", "qwen2-split", "o200k-split-lowercase",
+            "cl100k-as-the-project-writes-it")}
+        assert scanners == {"nfc": SCANNERS["r50k"], "added-tokens-lowercase": SCANNERS["r50k"],
+                            "llama3-split-nfc-added-tokens": SCANNERS["llama3"], "qwen2-split": SCANNERS["qwen2"],
+                            "o200k-split-lowercase": SCANNERS["o200k"],
+                            "cl100k-as-the-project-writes-it": SCANNERS["cl100k"]}
+        assert built["digits-punctuation-bytes"][2].pipeline.c_scanner == -1
 
 
 @pytest.mark.parametrize("corpus", CORPORA or [None], ids=[path.name for path in CORPORA] or ["absent"])

@@ -32,7 +32,8 @@ from bpeproof.impl import encoder as impl_encoder
 from bpeproof.impl.encoder import SHORT_WORD, Encoder, check_rules, dec, enc
 from bpeproof.impl.io.packed_counts import unpack_counts
 from bpeproof.impl.pre_tokenizers import splitter
-from bpeproof.impl.pre_tokenizers.char_table import char_table
+from bpeproof.impl.pre_tokenizers.char_table import HAND_WRITTEN as SPELLING_NUMBERS
+from bpeproof.impl.pre_tokenizers.char_table import SCANNERS, char_table
 from bpeproof.impl.pre_tokenizers.patterns import compile_pinned
 from bpeproof.impl.tokenizer import Tokenizer
 from bpeproof.impl.trainer import count_words
@@ -569,8 +570,8 @@ TRICKY = list(
     "'sSſdDmMtTlLvVeErRx1²٣Ⅷ \t\r\n\x0b\x0c\x1c\x85\xa0\u2028\u3000!.,-/日あ😀é\u0301\u0903\u20ddAbǅʰ\udc80"
 )
 
-#: The hand-written patterns of impl/_c/_fastenc_scan.h, by their number there.
-HAND_WRITTEN = ["cl100k", "o200k", "r50k"]
+#: The named patterns written out by hand in impl/_c/_fastenc_scan.h, in the order of their numbers there.
+HAND_WRITTEN = sorted(SCANNERS, key=SCANNERS.__getitem__)
 
 
 def split_pattern() -> Any:
@@ -582,12 +583,31 @@ def split_pattern() -> Any:
     return _fastenc.split_pattern
 
 
-@given(st.text(st.sampled_from(TRICKY), max_size=40) | st.text(max_size=40))
+#: Every spelling a scanner runs (``char_table.HAND_WRITTEN``), compiled on the pinned classes, with its number.
+SPELLINGS = [(compile_pinned(source), which) for source, which in SPELLING_NUMBERS.items()]
+
+
+@given(st.text(st.sampled_from(TRICKY), max_size=40) | st.text(st.sampled_from("a1 \n\r'sL!"), max_size=12)
+       | st.text(max_size=40))
 def test_hand_written_patterns_are_the_regex(text: str) -> None:
-    """The pre-tokenizers written out in impl/_c/_fastenc_scan.h are regex.findall with tiktoken's patterns."""
+    """The pre-tokenizers written out in impl/_c/_fastenc_scan.h are regex.findall with each expression the engine
+    runs them for: the named patterns, as a tokenizer.json the project writes spells them, and ByteLevel's."""
     split = split_pattern()
-    for which, name in enumerate(HAND_WRITTEN):
-        assert split(text, char_table(), which) == compile_pinned(name).findall(text), name
+    table = char_table()
+    for compiled, which in SPELLINGS:
+        assert split(text, table, which) == compiled.findall(text), compiled.pattern[:40]
+
+
+def test_the_scanners_differ_where_their_patterns_do() -> None:
+    """llama3 and cl100k part at a run of white space ending the text after a line break; qwen2 and llama3 at
+    digits: each scanner is its own pattern, not another's (the test above would pass with two equal scanners
+    only if their patterns agreed on every text it draws)."""
+    split = split_pattern()
+    table = char_table()
+    assert split("a\n  ", table, SCANNERS["cl100k"]) == ["a", "\n  "]
+    assert split("a\n  ", table, SCANNERS["llama3"]) == ["a", "\n", "  "]
+    assert split("1234", table, SCANNERS["llama3"]) == ["123", "4"]
+    assert split("1234", table, SCANNERS["qwen2"]) == ["1", "2", "3", "4"]
 
 
 def test_hand_written_pattern_examples() -> None:
@@ -598,15 +618,16 @@ def test_hand_written_pattern_examples() -> None:
         "1234567 ²³", "!!!\r\n\r\nx", " !?\n", "\t\tword", "'", "''s", "\udc80\udcff abc", "a\u0301b",
         "😀😀 😀", "HTTPServer getURL ǅemal ʰa", "a/b//\n/", " \u0301A!", "\u0301A!", "ABC'S", "path/to/file\n",
         "'llama 'velvet 'rex 'Rex we'LLX 'sdmt 'ed",  # each contraction cut off the letters that follow it
+        "a\n  ", "x \n\t", "12345 6",  # where cl100k, llama3 and qwen2 part
     ]
     for text in examples:
-        for which, name in enumerate(HAND_WRITTEN):
-            assert split(text, table, which) == compile_pinned(name).findall(text), (name, text)
+        for compiled, which in SPELLINGS:
+            assert split(text, table, which) == compiled.findall(text), (compiled.pattern[:40], text)
     assert len(table) == 2 * 0x110000
     with pytest.raises(ValueError):
         split("abc", b"short", 0)
     with pytest.raises(ValueError):
-        split("abc", table, 3)
+        split("abc", table, len(SCANNERS))
     with pytest.raises(TypeError):
         split(b"abc", table, 0)
 
