@@ -1,5 +1,5 @@
 /*
- * _fastenc_scan.h: the pre-tokenizers of bpeproof.impl._c._fastenc, five patterns written out by hand.
+ * _fastenc_scan.h: the pre-tokenizers of bpeproof.impl._c._fastenc, six pre-tokenizers written out by hand.
  *
  * Included by _fastenc.c (one translation unit, so the scanners inline into its text loop as before); the
  * extension's ``depends`` in setup.py names this file, so a change rebuilds it and source distributions hold it.
@@ -32,13 +32,15 @@
  *     (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|
  *     \s*[\r\n]+|\s+(?!\S)|\s+
  *   which = 4, qwen2: llama3 with \p{N} for \p{N}{1,3} (one digit a word)
+ *   which = 5, deepseek3: three split steps, written out below
  *
  * At each position the first alternative that matches wins, and within it the first way of matching
  * in the backtracking order of the regex engine (greedy quantifiers longest first, an optional part
  * taken first).  ``table`` classifies every code point 0..0x10FFFF as the regex module does (it is
  * built from the module itself in impl/pre_tokenizers/char_table.py), in two planes of 0x110000
  * bytes: the first has bit 0 \p{L}, bit 1 \p{N}, bit 2 \s, bits 3..6 the letter of "sdmtlver" (1..8)
- * the code point matches case-insensitively (0 for none); the second has bit 0 U and bit 1 W.
+ * the code point matches case-insensitively (0 for none); the second has bit 0 U, bit 1 W, bit 2 \p{P},
+ * bit 3 \p{S} and bit 4 \p{M}.
  */
 
 #define CL_L 1
@@ -49,7 +51,7 @@
 #define O_U 1
 #define O_W 2
 #define TABLE_SIZE 0x110000
-#define PATTERNS 5
+#define PATTERNS 6
 
 typedef struct {
     const unsigned char *table; /* both planes */
@@ -237,6 +239,93 @@ r50k_end(const Scan *sc, Py_ssize_t i)
     return space_end(sc, i, -1); /* \s++$ | \s+(?!\S) | \s */
 }
 
+/* ---- which = 5, deepseek3: DeepSeek-V3's three Split steps, each isolated, composed ----
+ *
+ *   \p{N}{1,3}, then [一-龥぀-ゟ゠-ヿ]+, then
+ *   [!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|
+ *   \s*[\r\n]+|\s+(?!\S)|\s+
+ *
+ * The first two steps cut the text into segments: groups of at most three digits, runs of those kana and
+ * ideographs, and runs of everything else.  Each segment is then cut by the third expression on its own (its end
+ * is the end of the text for the look-ahead), its matches and the text between them (which no match covers: a
+ * control character, a digit group) each a piece.  A digit group is one piece (the expression matches no digit
+ * followed by a digit), so every piece starts where a segment starts or inside a segment of the other two kinds,
+ * where the run from that position ends where the segment does. */
+
+#define DS_P 4
+#define DS_S 8
+#define DS_M 16
+#define DS_KANA_HAN(c) (((c) >= 0x3040 && (c) <= 0x30FF) || ((c) >= 0x4E00 && (c) <= 0x9FA5))
+#define DS_ASCII_PUNCT(c) (((c) >= 0x21 && (c) <= 0x2F) || ((c) >= 0x3A && (c) <= 0x40) || \
+                           ((c) >= 0x5B && (c) <= 0x60) || ((c) >= 0x7B && (c) <= 0x7E))
+#define DS_ASCII_LETTER(c) (((c) >= 'A' && (c) <= 'Z') || ((c) >= 'a' && (c) <= 'z'))
+#define DS_LM(k) ((CLS(k) & CL_L) || (HI(k) & DS_M))
+#define DS_PS(k) (HI(k) & (DS_P | DS_S))
+
+/* Whether position k is in the segment of kind ``han`` (1: kana and ideographs, 0: the rest but digits). */
+#define DS_IN(k) ((k) < sc->n && (han ? DS_KANA_HAN(CH(k)) : (!(CLS(k) & CL_N) && !DS_KANA_HAN(CH(k)))))
+
+/* The end of the third expression's match at j in a segment of kind ``han``, or -1 when it does not match there.
+   The segment's end is found as the match reaches it, never computed ahead (it may be far). */
+static Py_ssize_t
+deepseek3_match_end(const Scan *sc, Py_ssize_t j, int han)
+{
+    Py_UCS4 c = CH(j);
+    Py_ssize_t k;
+    if (DS_ASCII_PUNCT(c) && DS_IN(j + 1) && DS_ASCII_LETTER(CH(j + 1))) { /* [!"#…~][A-Za-z]+ */
+        for (k = j + 2; DS_IN(k) && DS_ASCII_LETTER(CH(k)); k++)
+            ;
+        return k;
+    }
+    /* [^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+: the optional code point taken first, left out if the run cannot follow */
+    int prefix = c != '\r' && c != '\n' && !(CLS(j) & CL_L) && !DS_PS(j);
+    k = prefix && DS_IN(j + 1) && DS_LM(j + 1) ? j + 1 : (DS_LM(j) ? j : -1);
+    if (k >= 0) {
+        for (k++; DS_IN(k) && DS_LM(k); k++)
+            ;
+        return k;
+    }
+    Py_ssize_t start = (c == ' ' && DS_IN(j + 1) && DS_PS(j + 1)) ? j + 1 : j;
+    if (DS_PS(start)) { /*  ?[\p{P}\p{S}]+[\r\n]* */
+        for (k = start + 1; DS_IN(k) && DS_PS(k); k++)
+            ;
+        while (DS_IN(k) && (CH(k) == '\r' || CH(k) == '\n'))
+            k++;
+        return k;
+    }
+    if (!(CLS(j) & CL_WS))
+        return -1;
+    Py_ssize_t run = j + 1, last = -1; /* \s*[\r\n]+ | \s+(?!\S) | \s+ */
+    while (DS_IN(run) && (CLS(run) & CL_WS))
+        run++;
+    for (k = j; k < run; k++)
+        if (CH(k) == '\r' || CH(k) == '\n')
+            last = k;
+    if (last >= 0)
+        return last + 1;
+    if (!DS_IN(run) || run - j < 2) /* the segment ends there, or \s+ of one code point */
+        return run;
+    return run - 1;
+}
+
+static Py_ssize_t
+deepseek3_end(const Scan *sc, Py_ssize_t i)
+{
+    if (CLS(i) & CL_N) /* a digit group is one piece: the expression matches at none of its code points */
+        return digits_end(sc, i, 3);
+    int han = DS_KANA_HAN(CH(i)) ? 1 : 0;
+    Py_ssize_t m = deepseek3_match_end(sc, i, han);
+    if (m >= 0)
+        return m;
+    Py_ssize_t j = i + 1; /* text no match covers, up to the next match or the end of the segment */
+    while (DS_IN(j) && deepseek3_match_end(sc, j, han) < 0)
+        j++;
+    return j;
+}
+
+#undef DS_IN
+#undef DS_LM
+#undef DS_PS
 #undef CH
 #undef CLS
 #undef HI
@@ -253,6 +342,8 @@ piece_end(const Scan *sc, int which, Py_ssize_t i)
         return cl100k_end(sc, i, 3, 1);
     case 4:
         return cl100k_end(sc, i, 1, 1);
+    case 5:
+        return deepseek3_end(sc, i);
     default:
         return r50k_end(sc, i);
     }
@@ -266,7 +357,7 @@ scan_init(Scan *sc, PyObject *text, PyObject *table, int which)
         return -1;
     }
     if (which < 0 || which >= PATTERNS) {
-        PyErr_SetString(PyExc_ValueError, "which must be 0 (cl100k), 1 (o200k), 2 (r50k), 3 (llama3) or 4 (qwen2)");
+        PyErr_SetString(PyExc_ValueError, "which must be 0 (cl100k), 1 (o200k), 2 (r50k), 3 (llama3), 4 (qwen2) or 5 (deepseek3)");
         return -1;
     }
     sc->table = (const unsigned char *)PyBytes_AS_STRING(table);

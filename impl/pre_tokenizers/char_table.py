@@ -15,18 +15,36 @@ import sys
 
 from bpeproof.impl.io.table_cache import store_table, stored_table
 from bpeproof.impl.pre_tokenizers.hf_splits import GPT2_SPLIT, to_oniguruma, translate_oniguruma
-from bpeproof.impl.pre_tokenizers.patterns import PATTERNS
+from bpeproof.impl.pre_tokenizers.patterns import PATTERNS, SPLIT_SEQUENCES
 from bpeproof.impl.pre_tokenizers.unicode_classes import UNICODE_VERSION, pin_pattern
 
-__all__ = ["HAND_WRITTEN", "SCANNERS", "char_table"]
+__all__ = ["HAND_WRITTEN", "HAND_WRITTEN_STEPS", "SCANNERS", "STEP_SCANNERS", "char_table", "spelt_out"]
 
 _CHAR_TABLE: bytes | None = None
 #: What the table depends on besides the regex module (``bpeproof.impl.io.table_cache``).
-_DEPENDS = f"unicode-{UNICODE_VERSION}"
+_DEPENDS = f"unicode-{UNICODE_VERSION}-psm"  # the classes of the second plane: a table without P, S, M is not read
 
 #: The named patterns that ``impl/_c/_fastenc_scan.h`` (part of ``impl/_c/_fastenc.c``) writes out by hand, by
 #: their number there.
 SCANNERS = {"cl100k": 0, "o200k": 1, "r50k": 2, "llama3": 3, "qwen2": 4}
+#: The named sequences of split steps (``patterns.SPLIT_SEQUENCES``) it writes out by hand, by their number.
+STEP_SCANNERS = {"deepseek3": 5}
+
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def spelt_out(source: str) -> str:
+    """``source`` with each line break and tab written as its escape: a file may hold either (JSON's ``"\\n"`` is
+    the character itself in the expression), and the ``regex`` module reads both alike, except in verbose mode
+    (left as it is) and after a backslash (an escaped character, left as it is)."""
+    if not any(char in source for char in _ESCAPES) or "(?x" in source:
+        return source
+    out: list[str] = []
+    escaped = False
+    for char in source:
+        out.append(char if escaped else _ESCAPES.get(char, char))
+        escaped = not escaped and char == "\\"
+    return "".join(out)
 
 
 def _spellings() -> dict[str, int]:
@@ -37,14 +55,18 @@ def _spellings() -> dict[str, int]:
     as its scanner: ``test_hand_written_patterns_are_the_regex`` checks every one against the ``regex`` module."""
     found: dict[str, int] = {}
     for name, which in SCANNERS.items():
-        found[PATTERNS[name]] = which
-        found[translate_oniguruma(to_oniguruma(PATTERNS[name]))] = which
-    found[translate_oniguruma(GPT2_SPLIT)] = SCANNERS["r50k"]
+        found[spelt_out(PATTERNS[name])] = which
+        found[spelt_out(translate_oniguruma(to_oniguruma(PATTERNS[name])))] = which
+    found[spelt_out(translate_oniguruma(GPT2_SPLIT))] = SCANNERS["r50k"]
     return found
 
 
-#: Each expression (in the ``regex`` module's syntax) that a hand-written scanner cuts exactly as, and its number.
+#: Each expression (in the ``regex`` module's syntax, ``spelt_out``) that a hand-written scanner cuts exactly as,
+#: and its number.
 HAND_WRITTEN = _spellings()
+#: Each sequence of isolated split steps' expressions (``spelt_out``) that a hand-written scanner cuts as, and its
+#: number.
+HAND_WRITTEN_STEPS = {tuple(map(spelt_out, SPLIT_SEQUENCES[name])): which for name, which in STEP_SCANNERS.items()}
 
 
 def char_table() -> bytes:
@@ -53,7 +75,8 @@ def char_table() -> bytes:
     Two planes of 0x110000 bytes.  First plane: bit 0 ``\\p{L}``, bit 1 ``\\p{N}``, bit 2 ``\\s``,
     bits 3–6 which letter of "sdmtlver" (1–8) the code point matches under ``(?i:…)``, 0 for none.
     Second plane: bit 0 ``[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]``, bit 1 ``[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]``
-    (o200k's classes).  Computed with the regex module on the classes written out as code point ranges of
+    (o200k's classes), bit 2 ``\\p{P}``, bit 3 ``\\p{S}``, bit 4 ``\\p{M}`` (DeepSeek-V3's).  Computed with the
+    regex module on the classes written out as code point ranges of
     ``UNICODE_VERSION`` (``bpeproof.impl.pre_tokenizers.unicode_classes.pin_pattern``), so that the hand-written
     pre-tokenizers classify exactly as the patterns do under ``stand_ins``.  Built once per process, kept on disk.
     """
@@ -75,7 +98,8 @@ def char_table() -> bytes:
         planes: list[bytearray] = []
         for classes in (
             ((1, r"\p{L}+"), (2, r"\p{N}+"), (4, r"(?:(?!\p{Cn})\s)+")),
-            ((1, r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+"), (2, r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]+")),
+            ((1, r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+"), (2, r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"), (4, r"\p{P}+"),
+             (8, r"\p{S}+"), (16, r"\p{M}+")),
         ):
             combined = 0
             for flag, expression in classes:

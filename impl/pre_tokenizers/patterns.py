@@ -23,6 +23,7 @@ from typing import Any
 
 __all__ = [
     "PATTERNS",
+    "SPLIT_SEQUENCES",
     "PatternTimeoutError",
     "backtracks",
     "compile_pattern",
@@ -65,6 +66,18 @@ _LLAMA3 = (
 )
 
 _QWEN2 = _LLAMA3.replace(r"|\p{N}{1,3}|", r"|\p{N}|")
+
+#: Named sequences of split steps, each keeping its matches apart (``isolated``): a ``tokenizer.json``'s
+#: ``Sequence`` of ``Split`` pre-tokenizers, each expression in the ``regex`` module's syntax.  DeepSeek-V3's cuts
+#: digits in groups of three, then runs of kana and ideographs, then the rest.
+SPLIT_SEQUENCES: dict[str, tuple[str, ...]] = {
+    "deepseek3": (
+        r"\p{N}{1,3}",
+        "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+",
+        r"""[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+|"""
+        r""" ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
+    ),
+}
 
 #: Named patterns, each a regular expression for the ``regex`` module.
 PATTERNS: dict[str, str] = {

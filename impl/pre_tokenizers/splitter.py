@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bpeproof.impl import encoder
-from bpeproof.impl.pre_tokenizers.char_table import HAND_WRITTEN, char_table
+from bpeproof.impl.pre_tokenizers.char_table import HAND_WRITTEN, HAND_WRITTEN_STEPS, char_table, spelt_out
 from bpeproof.impl.pre_tokenizers.hf_splits import PreTokenizer
 from bpeproof.impl.pre_tokenizers.patterns import (
     PatternTimeoutError,
@@ -63,22 +63,25 @@ def unpinned_pieces(compiled: Any, text: str) -> list[str]:
         ) from None
 
 
-def c_scanner(source: str) -> int:
-    """The number of ``source`` in ``impl/_c/_fastenc_scan.h`` when its C scanner runs here, else -1."""
-    which = HAND_WRITTEN.get(source, -1)
+def _runs_here(which: int) -> int:
     return which if which >= 0 and encoder.HAVE_C_LOOP and encoder.USE_C_LOOP else -1
 
 
+def c_scanner(source: str) -> int:
+    """The number of ``source`` in ``impl/_c/_fastenc_scan.h`` when its C scanner runs here, else -1."""
+    return _runs_here(HAND_WRITTEN.get(spelt_out(source), -1))
+
+
 def steps_scanner(steps: PreTokenizer) -> int:
-    """The number of the hand-written C scanner that cuts a text as ``steps`` do, when it runs here, else -1: one
-    step that keeps its matches apart (``isolated``, not inverted) of an expression a scanner runs (every
-    scanner's matches cover a text, so the step's pieces are those matches)."""
-    if len(steps.steps) != 1:
+    """The number of the hand-written C scanner that cuts a text as ``steps`` do, when it runs here, else -1: steps
+    that keep their matches apart (``isolated``, not inverted), one of an expression a scanner runs (every such
+    scanner's matches cover a text, so the step's pieces are those matches) or a sequence written out by hand
+    (``char_table.HAND_WRITTEN_STEPS``)."""
+    if not steps.steps or any(step.behavior != "isolated" or step.invert for step in steps.steps):
         return -1
-    step = steps.steps[0]
-    if step.behavior != "isolated" or step.invert:
-        return -1
-    return c_scanner(step.source)
+    if len(steps.steps) == 1:
+        return c_scanner(steps.steps[0].source)
+    return _runs_here(HAND_WRITTEN_STEPS.get(tuple(spelt_out(step.source) for step in steps.steps), -1))
 
 
 def pattern_splitter(pattern: str) -> Callable[[str], list[str]]:

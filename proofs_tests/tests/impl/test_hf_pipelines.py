@@ -38,9 +38,9 @@ from bpeproof.impl.models.hugging_face import HuggingFaceTextModel
 from bpeproof.impl.normalizers.hf import Normalizer, Piece
 from bpeproof.impl.pipelines.tokenizer_json import LiteralFinder
 from bpeproof.impl.pre_tokenizers import hf_chars
-from bpeproof.impl.pre_tokenizers.char_table import SCANNERS
+from bpeproof.impl.pre_tokenizers.char_table import SCANNERS, STEP_SCANNERS
 from bpeproof.impl.pre_tokenizers.hf_splits import to_oniguruma
-from bpeproof.impl.pre_tokenizers.patterns import PATTERNS
+from bpeproof.impl.pre_tokenizers.patterns import PATTERNS, SPLIT_SEQUENCES
 from bpeproof.impl.tokenizer import Tokenizer, load_tokenizer
 from bpeproof.proofs_tests.probes import tokenizers_library as probes
 from bpeproof.spec.types import InvalidTextError
@@ -145,11 +145,11 @@ def _with_added_tokens(tokenizer: Any) -> Any:
 BYTE_LEVEL = pre_tokenizers.ByteLevel(add_prefix_space=False)
 
 
-def _split_then_bytes(expression: str) -> Any:
-    """A Split of ``expression`` (isolated), then ByteLevel without its own expression (Llama 3's and Qwen2's
-    pre-tokenizer)."""
-    return pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(expression), "isolated"),
-                                    pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+def _split_then_bytes(*expressions: str) -> Any:
+    """A Split of each expression (isolated), then ByteLevel without its own expression (Llama 3's, Qwen2's and
+    DeepSeek-V3's pre-tokenizer)."""
+    splits = [pre_tokenizers.Split(Regex(expression), "isolated") for expression in expressions]
+    return pre_tokenizers.Sequence([*splits, pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
 
 CLIP_REGEX = r"""<\|startoftext\|>|<\|endoftext\|>|'s|'t|'re|'ve|'m|'ll|'d|[\p{L}]+|[\p{N}]|[^\s\p{L}\p{N}]+"""
 
@@ -201,6 +201,8 @@ CONFIGS: dict[str, Callable[[], Any]] = {
     "qwen2-split": lambda: _trained(None, _split_then_bytes(PATTERNS["qwen2"])),
     "o200k-split-lowercase": lambda: _trained(normalizers.Lowercase(), _split_then_bytes(PATTERNS["o200k"])),
     "cl100k-as-the-project-writes-it": lambda: _trained(None, _split_then_bytes(to_oniguruma(PATTERNS["cl100k"]))),
+    "deepseek3-splits-added-tokens": lambda: _with_added_tokens(_trained(None, _split_then_bytes(
+        *SPLIT_SEQUENCES["deepseek3"]))),
     "clip-like": lambda: _trained(
         normalizers.Sequence([normalizers.NFC(), normalizers.Replace(Regex(r"\s+"), " "), normalizers.Lowercase()]),
         pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(CLIP_REGEX), "removed", invert=True),
@@ -388,11 +390,12 @@ def test_each_configuration_runs_what_it_names(built: dict[str, tuple[Any, Any, 
     if HAVE_C_LOOP:  # these cut each stretch between added tokens in C, so the comparisons above test that path
         scanners = {name: built[name][2].pipeline.c_scanner for name in (
             "nfc", "added-tokens-lowercase", "llama3-split-nfc-added-tokens", "qwen2-split", "o200k-split-lowercase",
-            "cl100k-as-the-project-writes-it")}
+            "cl100k-as-the-project-writes-it", "deepseek3-splits-added-tokens")}
         assert scanners == {"nfc": SCANNERS["r50k"], "added-tokens-lowercase": SCANNERS["r50k"],
                             "llama3-split-nfc-added-tokens": SCANNERS["llama3"], "qwen2-split": SCANNERS["qwen2"],
                             "o200k-split-lowercase": SCANNERS["o200k"],
-                            "cl100k-as-the-project-writes-it": SCANNERS["cl100k"]}
+                            "cl100k-as-the-project-writes-it": SCANNERS["cl100k"],
+                            "deepseek3-splits-added-tokens": STEP_SCANNERS["deepseek3"]}
         assert built["digits-punctuation-bytes"][2].pipeline.c_scanner == -1
 
 

@@ -33,8 +33,9 @@ from bpeproof.impl.encoder import SHORT_WORD, Encoder, check_rules, dec, enc
 from bpeproof.impl.io.packed_counts import unpack_counts
 from bpeproof.impl.pre_tokenizers import splitter
 from bpeproof.impl.pre_tokenizers.char_table import HAND_WRITTEN as SPELLING_NUMBERS
-from bpeproof.impl.pre_tokenizers.char_table import SCANNERS, char_table
-from bpeproof.impl.pre_tokenizers.patterns import compile_pinned
+from bpeproof.impl.pre_tokenizers.char_table import SCANNERS, STEP_SCANNERS, char_table
+from bpeproof.impl.pre_tokenizers.hf_splits import PreTokenizer, SplitStep
+from bpeproof.impl.pre_tokenizers.patterns import SPLIT_SEQUENCES, compile_pinned
 from bpeproof.impl.tokenizer import Tokenizer
 from bpeproof.impl.trainer import count_words
 from bpeproof.impl.word_counts import WordCounts
@@ -598,6 +599,33 @@ def test_hand_written_patterns_are_the_regex(text: str) -> None:
         assert split(text, table, which) == compiled.findall(text), compiled.pattern[:40]
 
 
+#: Characters where DeepSeek-V3's steps are delicate: digits of every kind, kana and ideographs at the ends of their
+#: ranges and those in them that are marks, symbols or punctuation, ASCII punctuation before ASCII letters or others,
+#: marks, controls and format characters (no step matches them), white space and line breaks.
+TRICKY_STEPS = list(
+    "1234²٣Ⅷ〇一龥龦぀あゟ゙゛゠アー・ヿ、。日本.,'!@[`{~aZé\u0301\u0903 \t\r\n\x00\x85\xa0\u200d\u3000😀Σ$+"
+)
+
+
+STEP_EXAMPLES = [
+    "", "x\nabc", "\r\na", " .Hello", ".é", "a・b ー゛゙", "12345あ6", "\u200dabc", "a \n  b", "x  ", "  \t1",
+    "日本語123abc", "\u0301a", "a\u0301", " !!\n\nx", "@@a", "$1", " $ x", "ab\x00\x00cd", "\u3000日", "٣٣٣٣",
+]
+
+
+@given(st.text(st.sampled_from(TRICKY_STEPS), max_size=40)
+       | st.text(st.sampled_from("1あ・.a \n\u0301\u200d!"), max_size=10) | st.text(max_size=40))
+def test_hand_written_split_steps_are_the_steps(text: str) -> None:
+    """The sequences of split steps written out in impl/_c/_fastenc_scan.h cut as the steps do, one after another
+    (``PreTokenizer.split``, the ``regex`` module on the pinned classes)."""
+    split = split_pattern()
+    table = char_table()
+    for name, which in STEP_SCANNERS.items():
+        steps = PreTokenizer([SplitStep(source) for source in SPLIT_SEQUENCES[name]])
+        for sample in (text, *STEP_EXAMPLES):
+            assert split(sample, table, which) == steps.split(sample), (name, sample)
+
+
 def test_the_scanners_differ_where_their_patterns_do() -> None:
     """llama3 and cl100k part at a run of white space ending the text after a line break; qwen2 and llama3 at
     digits: each scanner is its own pattern, not another's (the test above would pass with two equal scanners
@@ -627,7 +655,7 @@ def test_hand_written_pattern_examples() -> None:
     with pytest.raises(ValueError):
         split("abc", b"short", 0)
     with pytest.raises(ValueError):
-        split("abc", table, len(SCANNERS))
+        split("abc", table, len(SCANNERS) + len(STEP_SCANNERS))
     with pytest.raises(TypeError):
         split(b"abc", table, 0)
 
