@@ -1,7 +1,8 @@
 """The tokenizer files of the format benchmark (``bench_formats.py``) and the peers that read each one.
 
 Each case is a real file, or a file written from a real one for a shape no file of ``../shared/vocabs`` has:
-a ``tokenizer.json`` of GPT-2's ranks written by ``bpeproof convert`` (ByteLevel with its expression), the same
+``tokenizer.json`` files of cl100k's ranks behind Llama 3's and Qwen2's pre-tokenizers (Qwen2's with NFC), a
+``tokenizer.json`` of GPT-2's ranks written by ``bpeproof convert`` (ByteLevel with its expression), the same
 with a ``Digits`` step before it, DeepSeek's file as published (Split steps, then ByteLevel without its
 expression), with an NFC normalizer, and on a text holding its added tokens, a ``Metaspace`` file written from
 Mistral's sentencepiece model, the model itself, llama.cpp GGUF vocabularies of the BPE family, CLIP's merges, and
@@ -18,6 +19,8 @@ import sys
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from bpeproof.impl.pre_tokenizers.patterns import PATTERNS
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
@@ -128,6 +131,20 @@ def cases(work: Path, wanted: Collection[str] = ()) -> list[Case]:
             peers = {"tiktoken": str(path)} if _installed("tiktoken") else {}
             out.append(Case(rank, "rank file", str(path), {**peers, **_rust_peers(work / f"{rank}.json")},
                             _rust_skipped()))
+    cl100k = VOCABS / "cl100k_base.tiktoken.gz"
+    if cl100k.exists() and want("llama3", "qwen2-nfc"):
+        # cl100k's ranks behind the pre-tokenizers of Llama 3's and Qwen2's files (the ranks of neither are here).
+        ranks = work / "cl100k-ranks.json"
+        _convert(cl100k, ranks)
+        for name, normalizer, shape in (("llama3", None, "Split with Llama 3's expression, then ByteLevel"),
+                                        ("qwen2-nfc", {"type": "NFC"}, "NFC, Split with Qwen2's expression, then "
+                                         "ByteLevel")):
+            path = work / f"{name}.json"
+            _edited(ranks, path, normalizer=normalizer, pre_tokenizer={"type": "Sequence", "pretokenizers": [
+                {"type": "Split", "pattern": {"Regex": PATTERNS[name.split("-")[0]]}, "behavior": "Isolated",
+                 "invert": False},
+                {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]})
+            out.append(Case(name, f"tokenizer.json: {shape}", str(path), _rust_peers(path), _rust_skipped()))
     if (VOCABS / "gpt2_encoder.json.gz").exists() and want("gpt2", "gpt2-digits"):
         gpt2 = work / "gpt2.json"
         _convert(VOCABS / "gpt2_encoder.json.gz", gpt2)

@@ -276,7 +276,8 @@ class SentencePieceModel(DeferredState):
         self._user_first = first
         self._user_start = re.compile("[" + "".join(map(re.escape, sorted(first))) + "]") if first else None
         self._unk_surface = unk_surface
-        self._cache: dict[str, tuple[tuple[str, int], ...]] = {}
+        #: Each segment's parts, or its ids with byte_fallback (``_fallback_ids``).
+        self._cache: dict[str, tuple[Any, ...]] = {}
         self._cache_size = cache_size
 
     @property
@@ -315,7 +316,11 @@ class SentencePieceModel(DeferredState):
         text = self.normalizer.normalize(word)
         if not text:
             return ()
-        return self._ids_of(self._replayed(text) if self._has_unused else self._parts(text))
+        if self._has_unused:
+            return self._ids_of(self._replayed(text))
+        if self._byte_fallback:
+            return self._fallback_ids(text)
+        return self._ids_of(self._parts(text))
 
     # -- steps -----------------------------------------------------------------------------------------------
 
@@ -366,18 +371,38 @@ class SentencePieceModel(DeferredState):
         return {text[i : i + 2] for text in self._codes for i in range(len(text) - 1)}
 
     def _segments(self, chunk: str) -> Iterator[str]:
-        """``chunk`` cut between every two adjacent characters that no piece holds side by side; a chunk shorter
-        than ``SEGMENTED_FROM`` characters is left whole (the same parts: no merge crosses such a place)."""
-        if len(chunk) < SEGMENTED_FROM:
-            yield chunk
-            return
+        """``chunk`` cut between two adjacent characters that no piece holds side by side (the same parts: no merge
+        crosses such a place): before each word (``_word_starts``) when no piece holds another character before
+        the space symbol, found at once; within a part of ``SEGMENTED_FROM`` characters or more, at every such
+        place, found character by character."""
+        finder = self._word_starts()
+        for word in finder.split(chunk) if finder is not None else (chunk,):
+            if len(word) < SEGMENTED_FROM:
+                yield word
+            else:
+                yield from self._bigram_cuts(word)
+
+    def _bigram_cuts(self, text: str) -> Iterator[str]:
+        """``text`` cut between every two adjacent characters that no piece holds side by side."""
         bigrams = self._bigrams
         start = 0
-        for i in range(1, len(chunk)):
-            if chunk[i - 1 : i + 1] not in bigrams:
-                yield chunk[start:i]
+        for i in range(1, len(text)):
+            if text[i - 1 : i + 1] not in bigrams:
+                yield text[start:i]
                 start = i
-        yield chunk[start:]
+        yield text[start:]
+
+    def _word_starts(self) -> Any:
+        """The places before a space symbol that follows another character, when no piece holds another character
+        before the symbol (so that no merge crosses them); else None.  Found once, on the first long text."""
+        found = self.__dict__.get("_word_start_finder", False)
+        if found is False:
+            symbol = re.escape(SPACE_SYMBOL)
+            holds = re.compile(f"[^{symbol}]{symbol}")
+            found = None if any(holds.search(text) for text in self._codes) else re.compile(
+                f"(?<=[^{symbol}])(?={symbol})")
+            self.__dict__["_word_start_finder"] = found
+        return found
 
     def _merge_segment(self, segment: str) -> tuple[tuple[str, int], ...]:
         get = self._codes.get
@@ -395,13 +420,40 @@ class SentencePieceModel(DeferredState):
             for segment in self._segments(chunk):
                 parts = cache.get(segment)
                 if parts is None:
-                    parts = self._merge_segment(segment)
-                    if len(cache) >= self._cache_size:
-                        cache.clear()
-                    if self._cache_size:
-                        cache[segment] = parts
+                    parts = self._remember(segment, self._merge_segment(segment))
                 out += parts
         return out
+
+    def _fallback_ids(self, text: str) -> tuple[int, ...]:
+        """``_ids_of(_parts(text))`` for a model with ``byte_fallback`` and no unused pieces, where an unknown part
+        becomes its bytes whatever stands before it, so that the ids of a text are those of its segments: each
+        segment's ids are cached, not its parts."""
+        out: list[int] = []
+        cache = self._cache
+        for chunk, symbol in self._chunks(text):
+            if symbol:
+                out += self._ids_of([(chunk, self._piece_id(chunk))])
+                continue
+            for segment in self._segments(chunk):
+                ids = cache.get(segment)
+                if ids is None:  # a new segment: its parts between bigrams no piece holds, each cached too
+                    found: list[int] = []
+                    for part in self._bigram_cuts(segment) if len(segment) > 1 else (segment,):
+                        part_ids = cache.get(part)
+                        if part_ids is None:
+                            part_ids = self._remember(part, self._ids_of(list(self._merge_segment(part))))
+                        found += part_ids
+                    ids = self._remember(segment, tuple(found))
+                out += ids
+        return tuple(out)
+
+    def _remember(self, segment: str, value: tuple[Any, ...]) -> tuple[Any, ...]:
+        cache = self._cache
+        if len(cache) >= self._cache_size:
+            cache.clear()
+        if self._cache_size:
+            cache[segment] = value
+        return value
 
     def _replayed(self, text: str) -> list[tuple[str, int]]:
         """``_parts`` for a model with unused pieces: the whole text in one merge, then the library's pair
