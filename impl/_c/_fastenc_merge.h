@@ -74,7 +74,9 @@ merge_short(const Merger *m, Work *w, Py_ssize_t n)
         uint64_t best = NO_VALUE;
         Py_ssize_t at = -1;
         for (Py_ssize_t i = 0; i + 1 < len; i++) {
-            if (rk[i] < best) { /* values order by rank first: the leftmost pair of the lowest rank */
+            /* the leftmost pair of the lowest rank, by rank alone: pairs of one rank may join into different
+               units (sentencepiece's pieces of equal score), and the leftmost of them joins first */
+            if ((rk[i] >> 32) < (best >> 32)) {
                 best = rk[i];
                 at = i;
             }

@@ -1,5 +1,6 @@
 """sentencepiece's BPE model as a merge model: on a whole text, its normalization, then characters joined by the
-score of the piece they spell, highest first, unknown characters as byte pieces or ``unk``; it runs in Python."""
+score of the piece they spell, highest first, unknown characters as byte pieces or ``unk``; it runs in Python, its
+merges in C where the extension is built (``bpeproof.impl.models.sentencepiece_c``)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,12 @@ from itertools import accumulate, compress, repeat
 from operator import eq, is_not, itemgetter
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from bpeproof.impl import encoder as _encoder_module
 from bpeproof.impl.formats.derive import last_split
 from bpeproof.impl.io.c_readers import cut_at
 from bpeproof.impl.io.packed_state import DeferredState
 from bpeproof.impl.merge_loop import merge
+from bpeproof.impl.models.sentencepiece_c import CharMerger, char_merger
 from bpeproof.impl.normalizers.sentencepiece import SPACE_SYMBOL, SentencePieceNormalizer, longest_prefix
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError
 
@@ -370,17 +373,17 @@ class SentencePieceModel(DeferredState):
         """The pairs of adjacent characters in the normal, user-defined and unused pieces (``_segments``)."""
         return {text[i : i + 2] for text in self._codes for i in range(len(text) - 1)}
 
-    def _segments(self, chunk: str) -> Iterator[str]:
+    def _segments(self, chunk: str) -> list[str]:
         """``chunk`` cut between two adjacent characters that no piece holds side by side (the same parts: no merge
         crosses such a place): before each word (``_word_starts``) when no piece holds another character before
         the space symbol, found at once; within a part of ``SEGMENTED_FROM`` characters or more, at every such
         place, found character by character."""
         finder = self._word_starts()
-        for word in finder.split(chunk) if finder is not None else (chunk,):
-            if len(word) < SEGMENTED_FROM:
-                yield word
-            else:
-                yield from self._bigram_cuts(word)
+        words = finder.split(chunk) if finder is not None else [chunk]
+        if max(map(len, words)) < SEGMENTED_FROM:  # (the usual case, found at once)
+            return words
+        return [segment for word in words
+                for segment in ((word,) if len(word) < SEGMENTED_FROM else self._bigram_cuts(word))]
 
     def _bigram_cuts(self, text: str) -> Iterator[str]:
         """``text`` cut between every two adjacent characters that no piece holds side by side."""
@@ -405,9 +408,21 @@ class SentencePieceModel(DeferredState):
         return found
 
     def _merge_segment(self, segment: str) -> tuple[tuple[str, int], ...]:
-        get = self._codes.get
-        parts = merge(list(segment), lambda x, y: get(x + y), _join_text)
+        merger = self._char_merger()
+        parts = merger.merge(segment) if merger is not None and len(segment) > 1 else None
+        if parts is None:
+            get = self._codes.get
+            parts = merge(list(segment), lambda x, y: get(x + y), _join_text)
         return tuple((part, self._piece_id(part)) for part in parts)
+
+    def _char_merger(self) -> CharMerger | None:
+        """The C loop over the pieces (``sentencepiece_c``), made on the first merge when the C loops run."""
+        found = self.__dict__.get("_c_char_merger", False)
+        if found is False:
+            found = (char_merger(self._codes, self._ids, self._byte_ids if self._byte_fallback else ())
+                     if _encoder_module.USE_C_LOOP else None)
+            self.__dict__["_c_char_merger"] = found
+        return found  # type: ignore[no-any-return]
 
     def _parts(self, text: str) -> list[tuple[str, int]]:
         """The merged parts of ``text`` and their ids (a model without unused pieces)."""
@@ -427,25 +442,36 @@ class SentencePieceModel(DeferredState):
     def _fallback_ids(self, text: str) -> tuple[int, ...]:
         """``_ids_of(_parts(text))`` for a model with ``byte_fallback`` and no unused pieces, where an unknown part
         becomes its bytes whatever stands before it, so that the ids of a text are those of its segments: each
-        segment's ids are cached, not its parts."""
+        segment's ids are cached, not its parts; merged and cached in C where the extension is built."""
         out: list[int] = []
         cache = self._cache
+        merger = self._char_merger()
         for chunk, symbol in self._chunks(text):
             if symbol:
                 out += self._ids_of([(chunk, self._piece_id(chunk))])
                 continue
+            if merger is not None:
+                found = merger.ids(self._segments(chunk), cache, self._cache_size)
+                if found is not None:
+                    out += found
+                    continue
             for segment in self._segments(chunk):
                 ids = cache.get(segment)
-                if ids is None:  # a new segment: its parts between bigrams no piece holds, each cached too
-                    found: list[int] = []
-                    for part in self._bigram_cuts(segment) if len(segment) > 1 else (segment,):
-                        part_ids = cache.get(part)
-                        if part_ids is None:
-                            part_ids = self._remember(part, self._ids_of(list(self._merge_segment(part))))
-                        found += part_ids
-                    ids = self._remember(segment, tuple(found))
+                if ids is None:
+                    ids = self._remember(segment, self._new_segment_ids(segment))
                 out += ids
         return tuple(out)
+
+    def _new_segment_ids(self, segment: str) -> tuple[int, ...]:
+        """The ids of a segment not in the cache, in Python: cut first between bigrams no piece holds, each part
+        cached too (the Python loop is slow enough that words' common parts pay)."""
+        found: list[int] = []
+        for part in self._bigram_cuts(segment) if len(segment) > 1 else (segment,):
+            part_ids = self._cache.get(part)
+            if part_ids is None:
+                part_ids = self._remember(part, self._ids_of(list(self._merge_segment(part))))
+            found += part_ids
+        return tuple(found)
 
     def _remember(self, segment: str, value: tuple[Any, ...]) -> tuple[Any, ...]:
         cache = self._cache

@@ -34,6 +34,7 @@ from hypothesis import strategies as st
 
 from bpeproof.audit.report import audit
 from bpeproof.audit.sampling import BUILTIN_TEXT
+from bpeproof.impl import encoder as encoder_module
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.models import sentencepiece as sentencepiece_module
 from bpeproof.impl.models.sentencepiece import SentencePieceModel
@@ -289,6 +290,41 @@ def test_crafted_models_load_and_encode_as_the_library(workdir: Path, data: byte
         return
     for text in texts:
         assert tokenizer.encode(text) == library.encode(text)
+
+
+@st.composite
+def merged_models(draw: st.DrawFn) -> bytes:
+    """Models the C merges run on (normal pieces only, no unused or user-defined one) over "abé日▁", two or more
+    characters long, of few scores, so that pieces of one score compete for a character."""
+    byte_fallback = draw(st.booleans())
+    pieces: list[tuple[str, float, int]] = [("<unk>", 0.0, UNKNOWN)] + (BYTE_PIECES if byte_fallback else [])
+    pieces += [(char, -9.0, NORMAL) for char in draw(st.sets(st.sampled_from("ab\u00e9\u65e5\u2581")))]
+    texts = draw(st.lists(st.text(st.sampled_from("ab\u00e9\u65e5\u2581"), min_size=2, max_size=3), max_size=16,
+                          unique=True))
+    pieces += [(text, draw(st.sampled_from([-1.0, -2.0])), NORMAL) for text in texts]
+    return model_proto(pieces, byte_fallback=byte_fallback, dummy=draw(st.booleans()))
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(merged_models() | crafted_models(),
+       st.lists(crafted_texts | st.text(st.sampled_from("ab c▁\u00e9\u65e5x"), max_size=300)
+                | st.text(st.sampled_from("ab\u00e9\u65e5"), max_size=40), min_size=1, max_size=6))
+def test_the_c_merges_are_the_python_merges(workdir: Path, data: bytes, texts: list[str]) -> None:
+    """sentencepiece's merges in C (``impl/models/sentencepiece_c.py``: characters put together from their bytes
+    first, then pieces by score, the leftmost of equal scores first, unknown characters as byte pieces) give the
+    Python loop's ids, on texts long and short, with and without byte fallback."""
+    if not encoder_module.HAVE_C_LOOP:
+        pytest.skip("the C extension bpeproof.impl._c._fastenc is not built")
+    c_loops = _load(data, workdir / "c.model")
+    if c_loops is None:
+        return
+    expected: list[list[int]] = []
+    with pytest.MonkeyPatch.context() as patch:  # the Python loop, chosen when a model first merges
+        patch.setattr(encoder_module, "USE_C_LOOP", False)
+        python_loops = _load(data, workdir / "python.model")
+        assert python_loops is not None
+        expected = [python_loops.encode(text) for text in texts]
+    assert [c_loops.encode(text) for text in texts] == expected
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
