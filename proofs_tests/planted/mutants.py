@@ -156,6 +156,13 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("spec-max-not-counted", "step 4 takes the first pair of the table, not one of the largest count", "spec",
            _one("spec/bpe.py", "        if count == best:\n            maxima.append(pair)\n",
                 "        maxima.append(pair)\n")),
+    # Variant (ii) of the encoder past every size its bounded contract reaches (|s| <= 4): refuted by the scan step
+    # of its proof for every size (``proofs_tests.proofs.rule_rank``), on a list of 7 tokens.
+    Mutant("spec-rule-rank-rightmost-past-6", "variant (ii) merges the rightmost pair of the earliest rule in lists of"
+           " more than 6 tokens", "spec", _one(
+               "spec/variants.py", "        if index is not None and (best is None or index < best[0]):\n",
+               "        if index is not None and (best is None or index < best[0] or (len(tokens) > 6 and index =="
+               " best[0])):\n")),
     # --- the engine's Python paths ----------------------------------------------------------------------------
     Mutant("impl-short-rightmost", "the flat-list loop merges the rightmost of equal ranks", "impl", (
         (Patch("impl/merge_loop.py", "i = found.index(best)", "i = len(found) - 1 - found[::-1].index(best)"),),

@@ -27,6 +27,7 @@ from bpeproof.proofs_tests.proofs.crosshair_runs import (
     PLANTED,
     PLANTED_STEPS,
     RULE_LISTS,
+    RULE_RANK,
     SELECTION,
     SPEC,
     TOKEN_LISTS,
@@ -129,6 +130,14 @@ _ON_SELECTION = ("induction over the iterations of training (the loop checked to
                  " pair and j + 1; select_pair's loops keep the largest count and, on the table's increasing order"
                  " (step 2), the smallest pair with it")
 
+#: Variant (ii), the earliest rule's pair first (rule_rank), on the direction of M_r and the loop of enc_R.
+_ON_RULE_RANK = ("strong induction on |x| along the recursion of merge_by_rule_rank (its loops and F's checked to"
+                 " be the quoted folds): F(t, t') is the first rule joining (t, t'), the scan keeps the least (rank,"
+                 " position); a call returns x, or recurses once on x with that pair merged, one token shorter,"
+                 " answered by the hypothesis; enc_R of the two lists is the same (induction over enc_R's loop, M_r"
+                 " answered by the direction of M_r: an earlier rule's pair occurs in neither, the ranked rule makes"
+                 " both p·c·M_r(v)); rules and lists of any length")
+
 
 def _engine(module: str, *functions: str) -> tuple[Obligation, ...]:
     return tuple(Obligation("induction.engine", module, function) for function in functions)
@@ -223,8 +232,11 @@ PROOFS: tuple[Proof, ...] = (
               Obligation("induction", TRAINING, "lemma_*_is_a_fold"), Obligation("induction", TRAINING_COST, "lemma_*"),
               Obligation("induction", INDUCTION, "lemma_corpus_step", ("variant_never_grows",)),
               _spec("lemma_training"), _spec("lemma_training_unbounded"))),
-    Proof("variants(rule-rank = sequential)", "bounded", "contract over all paths within the bounds",
-          (_spec("lemma_rule_rank_is_sequential"),)),
+    Proof("variants(rule-rank = sequential)", EVERY_SIZE, _ON_RULE_RANK, (
+        Obligation("induction", RULE_RANK, "lemma_*"), *_rule_lists("lemma_enc_loop_is_a_fold", "lemma_enc_base"),
+        Obligation("induction", MERGE_DIRECTION, "lemma_*"),
+        _induction("lemma_recursion_is_on_shorter_lists", "merge_recurses_on_shorter"),
+        _spec("lemma_rule_rank_is_sequential"))),
     Proof("impl: merge step = M_r", EVERY_SIZE, _ON_MERGE_LIST,
           (*_engine(ENGINE_MERGE_STEP, "lemma_merge_list_is_a_loop_on_positions", "lemma_merge_list_base",
                     "lemma_merge_list_step_last", "lemma_merge_list_step"),

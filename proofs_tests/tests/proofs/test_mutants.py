@@ -28,6 +28,7 @@ from bpeproof.proofs_tests.proofs.crosshair_runs import (
     MERGE_DIRECTION,
     PAIR_COUNTS,
     RULE_LISTS,
+    RULE_RANK,
     SELECTION,
     SPEC,
     TRAINING,
@@ -109,6 +110,9 @@ FAST_KILLS = (
     FastKill("spec-merge-right-past-8", crosshair=f"{MERGE_DIRECTION}.lemma_first_at_start"),
     FastKill("spec-count-pairs-past-5-entries", crosshair=f"{PAIR_COUNTS}.lemma_grouping_counts_step"),
     FastKill("spec-ties-largest-long-words", crosshair=f"{SELECTION}.lemma_iteration_step"),
+    # Variant (ii) merging the rightmost of the earliest rule's pairs past 6 tokens: refuted by the step of the scan
+    # of positions of its proof for every size, which runs the code.
+    FastKill("spec-rule-rank-rightmost-past-6", crosshair=f"{RULE_RANK}.lemma_rank_scan_step"),
     FastKill("impl-apply-rule-skip", crosshair=f"{EQUIVALENCE}.impl_merge_equals_spec"),
     FastKill("impl-short-rightmost",
              test="proofs_tests/tests/impl/test_impl_encoder.py::test_repeated_pair_never_fires"),

@@ -1,0 +1,81 @@
+"""The steps of the proof that variant (ii) equals enc_R (``proofs_tests/proofs/rule_rank.py``) on real lists.
+
+CrossHair's verdicts on that module are checked by ``test_crosshair_induction.py``; here, without CrossHair (about
+1 s), on valid rule lists over a tiny alphabet: the loops' bodies run iteration after iteration replay the code
+(F, the scan of the positions, the end of a call), the least (rank, position) is what the scan keeps, and the facts
+of M_r that the steps of enc_R's loop are answered with hold on the real lists x and x'.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bpeproof.proofs_tests.proofs import rule_rank
+from bpeproof.spec.bpe import enc_tokens
+from bpeproof.spec.merge import merge
+from bpeproof.spec.types import ALPHABET_SIZE, Rule
+from bpeproof.spec.variants import merge_by_rule_rank
+
+TOKENS = st.integers(0, 2)
+
+
+@st.composite
+def rule_lists(draw: st.DrawFn) -> list[Rule]:
+    """A valid rule list over the bytes 0..2: rule j joins two ids made before it into 256 + j."""
+    rules: list[Rule] = []
+    for j in range(draw(st.integers(0, 5))):
+        made = st.sampled_from([0, 1, 2, *(ALPHABET_SIZE + k for k in range(j))])
+        rules.append(Rule(draw(made), draw(made), ALPHABET_SIZE + j))
+    return rules
+
+
+def scanned(rules: list[Rule], tokens: list[int]) -> tuple[int, int] | None:
+    """``best`` after the scan of the positions, by its body run once per position with the real F."""
+    best: tuple[int, int] | None = None
+    for position in range(len(tokens) - 1):
+        best = rule_rank.RANK_SCAN_STEP(position=position, best=best, tokens=tokens, rules=rules,
+                                        _first_rule_of_pair=rule_rank.first_rule_of_pair)["best"]  # type: ignore[assignment]
+    return best
+
+
+@settings(max_examples=200)
+@given(rule_lists(), TOKENS, TOKENS)
+def test_first_rule_steps_replay_the_scan(rules: list[Rule], a: int, b: int) -> None:
+    found: object = None
+    for index, rule in enumerate(rules):
+        found = rule_rank.first_rule_step(index, rule.a, rule.b, rule.c, a, b)
+        if found != "on":
+            break
+    want = rule_rank.first_rule_of_pair(rules, a, b)
+    assert (None if found == "on" else found) == want
+    assert want is None or (rules[want].a, rules[want].b) == (a, b)
+
+
+@settings(max_examples=200)
+@given(rule_lists(), st.lists(TOKENS, max_size=9))
+def test_scan_keeps_the_least_rank_and_position(rules: list[Rule], tokens: list[int]) -> None:
+    ranked = [(rank, position) for position in range(len(tokens) - 1)
+              if (rank := rule_rank.first_rule_of_pair(rules, tokens[position], tokens[position + 1])) is not None]
+    assert scanned(rules, tokens) == (min(ranked) if ranked else None)
+
+
+@settings(max_examples=200)
+@given(rule_lists(), st.lists(TOKENS, max_size=9))
+def test_tail_replays_a_call_and_merge_facts_hold(rules: list[Rule], tokens: list[int]) -> None:
+    """The end of a call gives RR(x); the facts M_r is answered with in the steps of enc_R's loop hold."""
+    x = enc_tokens(rules[:2], tokens)  # lists with some new ids in them
+    best = scanned(rules, x)
+    assert rule_rank.RULE_RANK_TAIL(best=best, tokens=x, rules=rules, merge_by_rule_rank=merge_by_rule_rank) == \
+        merge_by_rule_rank(rules, x)
+    if best is None:
+        assert all(merge(rule, x) == x for rule in rules)
+        assert enc_tokens(rules, x) == x
+        return
+    i, q = best
+    rule = rules[i]
+    merged = x[:q] + [rule.c] + x[q + 2 :]
+    assert (x[q], x[q + 1]) == (rule.a, rule.b)
+    assert all(merge(r, x) == x and merge(r, merged) == merged for r in rules[:i])
+    assert merge(rule, x) == merge(rule, merged) == x[:q] + [rule.c] + merge(rule, x[q + 2 :])
+    assert enc_tokens(rules, x) == enc_tokens(rules, merged)
