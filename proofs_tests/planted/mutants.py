@@ -234,6 +234,13 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("impl-merge-list-past-8", "the trainer's M_r joins no pair at a position past 8", "impl", _one(
         "impl/trainer_loops.py", "        if i + 1 < n and tokens[i] == a and tokens[i + 1] == b:\n",
         "        if i + 1 < n and i < 8 and tokens[i] == a and tokens[i + 1] == b:\n")),
+    # With one rule the rank of the pair left of a join never changes (it is none before and after: c is in no pair
+    # of the rule), so only the proof with a whole rule list (``engine_rule_rank``) refutes a loop that stops
+    # refreshing it, past the 7 units its bounded contracts reach.
+    Mutant("impl-short-left-stale-past-8", "the flat-list loop leaves the rank of the pair left of a join as it was in"
+           " lists of more than 8 units", "impl", _one(
+               "impl/merge_loop.py", "        if i > 0:\n            found[i - 1] = rank(units[i - 1], units[i])\n",
+               "        if i > 0 and len(units) <= 8:\n            found[i - 1] = rank(units[i - 1], units[i])\n")),
 )
 
 #: The gates, by kind of mutant: name → pytest arguments (run in the mutated copy).

@@ -56,6 +56,8 @@ IMPL = "bpeproof.impl.contracts"
 #: The engine's merge step and flat-list loop equal to M_r for every length (inductions, like those of INDUCTION).
 ENGINE_MERGE_STEP = "bpeproof.proofs_tests.proofs.engine_merge_step"
 ENGINE_MERGE_LOOP = "bpeproof.proofs_tests.proofs.engine_merge_loop"
+#: The flat-list loop with the pair table of a whole rule list equal to enc_R for every size.
+ENGINE_RULE_RANK = "bpeproof.proofs_tests.proofs.engine_rule_rank"
 
 
 @dataclass(frozen=True)
@@ -107,8 +109,9 @@ RUNS: dict[str, Run] = {
     "induction": _check(PROOF_BUDGET, INDUCTION, RULE_LISTS, TOKEN_LISTS, TRAINING, TRAINING_COST, MERGE_DIRECTION,
                         PAIR_COUNTS, SELECTION, RULE_RANK),
     "induction.planted": _check(PROOF_BUDGET, PLANTED_STEPS),
-    # The engine's merge step (merge_list) and flat-list loop with one rule equal M_r for every length (about 4 CPU s).
-    "induction.engine": _check(PROOF_BUDGET, ENGINE_MERGE_STEP, ENGINE_MERGE_LOOP),
+    # The engine's merge step (merge_list) and flat-list loop with one rule equal M_r for every length (about 4 CPU s),
+    # and the flat-list loop with a whole rule list equal to enc_R (engine_rule_rank: about 1 more).
+    "induction.engine": _check(PROOF_BUDGET, ENGINE_MERGE_STEP, ENGINE_MERGE_LOOP, ENGINE_RULE_RANK),
 }
 
 #: Runs outside CI (``python -m bpeproof.proofs_tests.proofs.crosshair_runs --all``): the implementation's own lemmas

@@ -24,6 +24,7 @@ import pytest
 from bpeproof.impl import encoder, trainer
 from bpeproof.proofs_tests.planted import mutants
 from bpeproof.proofs_tests.proofs.crosshair_runs import (
+    ENGINE_RULE_RANK,
     EQUIVALENCE,
     MERGE_DIRECTION,
     PAIR_COUNTS,
@@ -113,6 +114,8 @@ FAST_KILLS = (
     # Variant (ii) merging the rightmost of the earliest rule's pairs past 6 tokens: refuted by the step of the scan
     # of positions of its proof for every size, which runs the code.
     FastKill("spec-rule-rank-rightmost-past-6", crosshair=f"{RULE_RANK}.lemma_rank_scan_step"),
+    # The flat loop leaving a stale rank left of a join past 8 units: refuted by its step with a whole rule list.
+    FastKill("impl-short-left-stale-past-8", crosshair=f"{ENGINE_RULE_RANK}.lemma_flat_loop_joins_the_least"),
     FastKill("impl-apply-rule-skip", crosshair=f"{EQUIVALENCE}.impl_merge_equals_spec"),
     FastKill("impl-short-rightmost",
              test="proofs_tests/tests/impl/test_impl_encoder.py::test_repeated_pair_never_fires"),

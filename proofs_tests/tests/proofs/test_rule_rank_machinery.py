@@ -1,7 +1,7 @@
 """The steps of the proof that variant (ii) equals enc_R (``proofs_tests/proofs/rule_rank.py``) on real lists.
 
 CrossHair's verdicts on that module are checked by ``test_crosshair_induction.py``; here, without CrossHair (about
-1 s), on valid rule lists over a tiny alphabet: the loops' bodies run iteration after iteration replay the code
+5 s), on valid rule lists over a tiny alphabet: the loops' bodies run iteration after iteration replay the code
 (F, the scan of the positions, the end of a call), the least (rank, position) is what the scan keeps, and the facts
 of M_r that the steps of enc_R's loop are answered with hold on the real lists x and x'.
 """
@@ -9,25 +9,16 @@ of M_r that the steps of enc_R's loop are answered with hold on the real lists x
 from __future__ import annotations
 
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
+from bpeproof.proofs_tests.checker.strategies import rules_and_tokens
 from bpeproof.proofs_tests.proofs import rule_rank
 from bpeproof.spec.bpe import enc_tokens
 from bpeproof.spec.merge import merge
-from bpeproof.spec.types import ALPHABET_SIZE, Rule
+from bpeproof.spec.types import Rule
 from bpeproof.spec.variants import merge_by_rule_rank
 
-TOKENS = st.integers(0, 2)
-
-
-@st.composite
-def rule_lists(draw: st.DrawFn) -> list[Rule]:
-    """A valid rule list over the bytes 0..2: rule j joins two ids made before it into 256 + j."""
-    rules: list[Rule] = []
-    for j in range(draw(st.integers(0, 5))):
-        made = st.sampled_from([0, 1, 2, *(ALPHABET_SIZE + k for k in range(j))])
-        rules.append(Rule(draw(made), draw(made), ALPHABET_SIZE + j))
-    return rules
+#: Valid rule lists over a small alphabet (pairs repeated, ids with gaps) and token lists over their vocabulary.
+RULES_AND_TOKENS = rules_and_tokens(max_rules=5, max_size=10)
 
 
 def scanned(rules: list[Rule], tokens: list[int]) -> tuple[int, int] | None:
@@ -39,32 +30,35 @@ def scanned(rules: list[Rule], tokens: list[int]) -> tuple[int, int] | None:
     return best
 
 
-@settings(max_examples=200)
-@given(rule_lists(), TOKENS, TOKENS)
-def test_first_rule_steps_replay_the_scan(rules: list[Rule], a: int, b: int) -> None:
-    found: object = None
-    for index, rule in enumerate(rules):
-        found = rule_rank.first_rule_step(index, rule.a, rule.b, rule.c, a, b)
-        if found != "on":
-            break
-    want = rule_rank.first_rule_of_pair(rules, a, b)
-    assert (None if found == "on" else found) == want
-    assert want is None or (rules[want].a, rules[want].b) == (a, b)
+@settings(max_examples=100)
+@given(RULES_AND_TOKENS)
+def test_first_rule_steps_replay_the_scan(rules_tokens: tuple[list[Rule], list[int]]) -> None:
+    rules, tokens = rules_tokens
+    for a, b in [(rule.a, rule.b) for rule in rules] + list(zip(tokens, tokens[1:] + tokens[:1], strict=True)):
+        found: object = "on"
+        for index, rule in enumerate(rules):
+            found = rule_rank.first_rule_step(index, rule.a, rule.b, rule.c, a, b)
+            if found != "on":
+                break
+        want = rule_rank.first_rule_of_pair(rules, a, b)
+        assert (None if found == "on" else found) == want
+        assert want is None or (rules[want].a, rules[want].b) == (a, b)
 
 
-@settings(max_examples=200)
-@given(rule_lists(), st.lists(TOKENS, max_size=9))
-def test_scan_keeps_the_least_rank_and_position(rules: list[Rule], tokens: list[int]) -> None:
+@settings(max_examples=100)
+@given(RULES_AND_TOKENS)
+def test_scan_keeps_the_least_rank_and_position(rules_tokens: tuple[list[Rule], list[int]]) -> None:
+    rules, tokens = rules_tokens
     ranked = [(rank, position) for position in range(len(tokens) - 1)
               if (rank := rule_rank.first_rule_of_pair(rules, tokens[position], tokens[position + 1])) is not None]
     assert scanned(rules, tokens) == (min(ranked) if ranked else None)
 
 
 @settings(max_examples=200)
-@given(rule_lists(), st.lists(TOKENS, max_size=9))
-def test_tail_replays_a_call_and_merge_facts_hold(rules: list[Rule], tokens: list[int]) -> None:
+@given(RULES_AND_TOKENS)
+def test_tail_replays_a_call_and_merge_facts_hold(rules_tokens: tuple[list[Rule], list[int]]) -> None:
     """The end of a call gives RR(x); the facts M_r is answered with in the steps of enc_R's loop hold."""
-    x = enc_tokens(rules[:2], tokens)  # lists with some new ids in them
+    rules, x = rules_tokens
     best = scanned(rules, x)
     assert rule_rank.RULE_RANK_TAIL(best=best, tokens=x, rules=rules, merge_by_rule_rank=merge_by_rule_rank) == \
         merge_by_rule_rank(rules, x)
