@@ -197,10 +197,11 @@ class Around:
         raise NotCovered("an item away from the pair being scanned")
 
 
-def scan_step(length: int, position: int, t1: int, t2: int, rank: int, has_best: bool, i: int, q: int) -> object:
-    """``best`` after one iteration at ``position`` of the list (of ``length`` items, (t1, t2) at ``position``),
-    from ``best`` = (i, q) (or None) and F(t1, t2) = ``rank`` (None when negative); and whether F was asked about
-    (t1, t2), once, and nothing else."""
+def scan_step(length: int, position: int, t1: int, t2: int, rank: int, has_best: bool, i: int, q: int,
+              step: Callable[..., dict[str, object]] = RANK_SCAN_STEP) -> object:
+    """``best`` after one iteration (``step``) at ``position`` of the list (of ``length`` items, (t1, t2) at
+    ``position``), from ``best`` = (i, q) (or None) and F(t1, t2) = ``rank`` (None when negative); and whether F was
+    asked about (t1, t2), once, and nothing else."""
     rules = Opaque()
     asked: list[tuple[int, int]] = []
 
@@ -210,8 +211,8 @@ def scan_step(length: int, position: int, t1: int, t2: int, rank: int, has_best:
         asked.append((x, y))
         return None if rank < 0 else rank
 
-    after = RANK_SCAN_STEP(position=position, best=(i, q) if has_best else None,
-                           tokens=Around(length, position, (t1, t2)), rules=rules, _first_rule_of_pair=first_rule)
+    after = step(position=position, best=(i, q) if has_best else None, tokens=Around(length, position, (t1, t2)),
+                 rules=rules, _first_rule_of_pair=first_rule)
     return (len(asked) == 1 and asked[0] == (t1, t2)), after["best"]
 
 
@@ -222,11 +223,11 @@ def least_ranked(has_best: bool, i: int, q: int, position: int, rank: int) -> tu
     return min(ranked) if ranked else None
 
 
-def keeps_least_ranked(length: int, position: int, t1: int, t2: int, rank: int, has_best: bool, i: int,
-                       q: int) -> bool:
+def keeps_least_ranked(length: int, position: int, t1: int, t2: int, rank: int, has_best: bool, i: int, q: int,
+                       step: Callable[..., dict[str, object]] = RANK_SCAN_STEP) -> bool:
     """F was asked about the pair at ``position`` only, and ``best`` is the least (rank, position) up to it."""
-    return scan_step(length, position, t1, t2, rank, has_best, i, q) == (True, least_ranked(has_best, i, q, position,
-                                                                                             rank))
+    got = scan_step(length, position, t1, t2, rank, has_best, i, q, step)
+    return got == (True, least_ranked(has_best, i, q, position, rank))
 
 
 def lemma_rank_scan_step(length: int, position: int, t1: int, t2: int, rank: int, has_best: bool, i: int,

@@ -2,12 +2,13 @@
 
 ``proofs_tests/planted/mutants.py`` holds the catalogue and runs the full matrix
 (``python -m bpeproof.proofs_tests.planted.mutants --all``).
-Here, every mutant's patch must still apply to the current sources; and a few spec mutants (seven of them changes past
-every size the bounded contracts reach, which only a proof for every size refutes), one mutant of the engine's
-Python paths and one of each C loop are applied to scratch copies of the tree, where a focused gate must fail on
-each: a single small CrossHair run that must find a counterexample to the mutated claim, or one test of the
-differential suites.  Each such test must pass on the unmutated copy first (one pytest run for all of them), so
-that a kill is the mutant's doing and not a broken copy's.  The copies run two at a time.
+Here, every mutant's patch must still apply to the current sources; and a few spec mutants (eight of them changes past
+every size the bounded contracts reach, which only a proof for every size refutes), three mutants of the engine's
+Python paths (one past the bounds of its contracts) and one of each C loop are applied to scratch copies of the
+tree, where a focused gate must fail on each: a single small CrossHair run that must find a counterexample to the
+mutated claim, or one test of the differential suites.  Each such test must pass on the unmutated copy first (one
+pytest run for all of them), so that a kill is the mutant's doing and not a broken copy's.  The copies run two at a
+time.
 """
 
 from __future__ import annotations

@@ -8,9 +8,13 @@ of M_r that the steps of enc_R's loop are answered with hold on the real lists x
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import cast
+
 from hypothesis import given, settings
 
 from bpeproof.proofs_tests.checker.strategies import rules_and_tokens
+from bpeproof.proofs_tests.planted import false_steps as planted
 from bpeproof.proofs_tests.proofs import rule_rank
 from bpeproof.spec.bpe import enc_tokens
 from bpeproof.spec.merge import merge
@@ -21,13 +25,14 @@ from bpeproof.spec.variants import merge_by_rule_rank
 RULES_AND_TOKENS = rules_and_tokens(max_rules=5, max_size=10)
 
 
-def scanned(rules: list[Rule], tokens: list[int]) -> tuple[int, int] | None:
-    """``best`` after the scan of the positions, by its body run once per position with the real F."""
-    best: tuple[int, int] | None = None
+def scanned(rules: list[Rule], tokens: list[int], step: Callable[..., dict[str, object]] = rule_rank.RANK_SCAN_STEP
+            ) -> tuple[int, int] | None:
+    """``best`` after the scan of the positions, by its body (``step``) run once per position with the real F."""
+    best: object = None
     for position in range(len(tokens) - 1):
-        best = rule_rank.RANK_SCAN_STEP(position=position, best=best, tokens=tokens, rules=rules,
-                                        _first_rule_of_pair=rule_rank.first_rule_of_pair)["best"]  # type: ignore[assignment]
-    return best
+        best = step(position=position, best=best, tokens=tokens, rules=rules,
+                    _first_rule_of_pair=rule_rank.first_rule_of_pair)["best"]
+    return cast("tuple[int, int] | None", best)
 
 
 @settings(max_examples=100)
@@ -73,3 +78,11 @@ def test_tail_replays_a_call_and_merge_facts_hold(rules_tokens: tuple[list[Rule]
     assert all(merge(r, x) == x and merge(r, merged) == merged for r in rules[:i])
     assert merge(rule, x) == merge(rule, merged) == x[:q] + [rule.c] + merge(rule, x[q + 2 :])
     assert enc_tokens(rules, x) == enc_tokens(rules, merged)
+
+
+def test_planted_scan_is_false_on_a_real_list() -> None:
+    """The scan keeping the last of equal ranks picks the overlapping pair at 1 in a a a, where RR merges at 0."""
+    rules = [Rule(0, 0, 256)]
+    assert scanned(rules, [0, 0, 0]) == (0, 0)
+    assert scanned(rules, [0, 0, 0], planted.LAST_OF_EQUALS_SCAN) == (0, 1)
+    assert merge_by_rule_rank(rules, [0, 0, 0]) == enc_tokens(rules, [0, 0, 0]) == [256, 0]
