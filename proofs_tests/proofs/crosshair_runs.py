@@ -105,7 +105,7 @@ RUNS: dict[str, Run] = {
     # the rule list, on token lists and over training that build on it (rule_lists, token_lists, training,
     # training_cost: about 4), and the planted false steps of all of them (about 5).
     # The direction of M_r, step 2's counts and steps 3–5 (merge_direction, pair_counts, selection: about 2 more);
-    # the earliest rule first equal to enc_R (rule_rank: under 1 more).
+    # the earliest rule first equal to enc_R (rule_rank: about 1 more).
     "induction": _check(PROOF_BUDGET, INDUCTION, RULE_LISTS, TOKEN_LISTS, TRAINING, TRAINING_COST, MERGE_DIRECTION,
                         PAIR_COUNTS, SELECTION, RULE_RANK),
     "induction.planted": _check(PROOF_BUDGET, PLANTED_STEPS),

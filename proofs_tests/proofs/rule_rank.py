@@ -19,13 +19,13 @@ c_i ≠ a_j, b_j for j ≤ i) and every token list x: RR(x) = enc_R(x).  Strong 
    least index of a rule joining (t, t'): so F(a_j, b_j) ≤ j, and F(t, t') = i means (t, t') = (a_i, b_i).
 2. The scan of the positions (``merge_by_rule_rank`` checked to be the quoted text, ``lemma_rule_rank_is_quoted``:
    ``best`` starts as None and the loop visits positions 0 … |x| − 2 in order, carrying only ``best``): one
-   iteration at position p, ``tokens`` of ANY length of which only the items at p and p + 1 can be read, turns
-   the least (rank, position) of the ranked positions before p into the least of those up to p
+   iteration of the code's own body at position p, ``tokens`` of ANY length of which only the items at p and p + 1
+   can be read, turns the least (rank, position) of the ranked positions before p into the least of those up to p
    (``lemma_rank_scan_step``; the order on pairs is Python's, so "least rank, then first position" is the minimum
    of (rank, position)).  So after the loop best = (i, q) means: F = i at q, every rank before q is above i or
    None, every rank after q is at least i or None; best = None means no position is ranked.
-3. The end of a call (``lemma_rule_rank_tail``, the quoted statements after the loop run on x = p · t t' · v, |p|
-   = q and |v| of ANY size): with best = None it returns x itself; with best = (i, q) it makes one recursive
+3. The end of a call (``lemma_rule_rank_tail``, the code's own statements after the loop run on x = p · t t' · v,
+   |p| = q and |v| of ANY size): with best = None it returns x itself; with best = (i, q) it makes one recursive
    call, on p · c_i · v, which is one token shorter, and returns its value: the hypothesis enc_R(p · c_i · v).
 4. enc_R(x) = enc_R(x') when best = (i, q), and enc_R(x) = x when best = None: induction over the rules through
    the loop of enc_R (checked to be a fold, ``rule_lists.lemma_enc_loop_is_a_fold``; over no rule it leaves the
