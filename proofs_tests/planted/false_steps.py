@@ -29,6 +29,7 @@ from bpeproof.proofs_tests.proofs.engine_merge_step import (
     step_sides,
     while_parts,
 )
+from bpeproof.proofs_tests.proofs.engine_rule_rank import joins_the_least, leaves_the_state_of_x_merged
 from bpeproof.proofs_tests.proofs.induction import (
     Corpus,
     base_empty,
@@ -52,10 +53,11 @@ from bpeproof.proofs_tests.proofs.induction_machinery import (
     tail,
     unfold,
 )
-from bpeproof.proofs_tests.proofs.loop_machinery import Frontier, scan_outcome
+from bpeproof.proofs_tests.proofs.loop_machinery import Frontier, body_of, loop_body, scan_outcome
 from bpeproof.proofs_tests.proofs.merge_direction import first_at_start, first_later
 from bpeproof.proofs_tests.proofs.pair_counts import cnt_of
 from bpeproof.proofs_tests.proofs.rule_lists import distinct_after, spelled_over_next
+from bpeproof.proofs_tests.proofs.rule_rank import keeps_least_ranked
 from bpeproof.proofs_tests.proofs.token_lists import (
     RunFacts,
     concatenation_base,
@@ -69,6 +71,7 @@ from bpeproof.proofs_tests.proofs.training_cost import merge_cost
 from bpeproof.spec.bpe import enc_tokens
 from bpeproof.spec.merge import MergeCall, cnt_tokens
 from bpeproof.spec.types import ALPHABET_SIZE, Rule
+from bpeproof.spec.variants import merge_by_rule_rank
 
 
 def rep_equals_cnt(rule: Rule, f: Facts) -> bool:
@@ -509,4 +512,69 @@ def passes_flat_loop_stale_right_rank_at_base(a: int, b: int, c: int, k: int, v:
     pre: a != c and b != c
     pre: k >= 0 and len(v) <= 1
     post[]: base_returns_units(a, b, c, k, v, STALE_RIGHT_FLAT_LOOP)
+    """
+
+
+# ---------------------------------------------------------------------------
+# Variant (ii) and the flat loop with a whole rule list (rule_rank, engine_rule_rank)
+# ---------------------------------------------------------------------------
+
+#: The scan of positions of variant (ii) keeping the last position of the least rank.
+LAST_OF_EQUALS_SCAN = loop_body(body_of(merge_by_rule_rank).replace("index < best[0]", "index <= best[0]"),
+                                ("best", "tokens", "rules", "_first_rule_of_pair"))
+
+
+def planted_rank_scan_last_of_equals(length: int, position: int, t1: int, t2: int, rank: int, has_best: bool,
+                                     i: int, q: int) -> None:
+    """The scan keeping the last of equal ranks keeps the least (rank, position): refuted at a position whose
+    rank equals the least one before it.
+
+    pre: 0 <= position and position + 1 < length
+    pre: not has_best or (0 <= q < position and i >= 0)
+    post[]: keeps_least_ranked(length, position, t1, t2, rank, has_best, i, q, LAST_OF_EQUALS_SCAN)
+    """
+
+
+def passes_rank_scan_last_of_equals_at_the_first_ranked(length: int, position: int, t1: int, t2: int,
+                                                         rank: int) -> None:
+    """The same scan before any ranked position: it holds (there is no equal rank to prefer).
+
+    pre: 0 <= position and position + 1 < length
+    post[]: keeps_least_ranked(length, position, t1, t2, rank, False, 0, 0, LAST_OF_EQUALS_SCAN)
+    """
+
+
+#: ``merge_short`` that does not refresh the rank of the pair on the left of a join.
+STALE_LEFT_FLAT_LOOP = while_parts(
+    MERGE_SHORT.replace("    if i > 0:\n        found[i - 1] = rank(units[i - 1], units[i])\n", ""),
+    FLAT_LOOP_NAMES, {"_NONE": NONE, "min": lowest})
+
+
+def stale_left_leaves_x_merged(q: int, n: int, p: int, prev: int, prev_ranked: bool, s: int, nxt: int,
+                               next_ranked: bool, i: int, ai: int, bi: int, ci: int) -> bool:
+    """One iteration of that loop on x, as ``engine_rule_rank`` runs the loop's own, leaves the state of x'."""
+    sides = joins_the_least(q, n, p, prev, prev_ranked, s, nxt, next_ranked, i, ai, bi, ci, STALE_LEFT_FLAT_LOOP)
+    return leaves_the_state_of_x_merged(sides)
+
+
+def planted_flat_loop_stale_left_rank(q: int, n: int, p: int, prev: int, prev_ranked: bool, s: int, nxt: int,
+                                      next_ranked: bool, i: int, ai: int, bi: int, ci: int) -> None:
+    """The flat-list loop without the left neighbour's refresh, with a whole rule list, leaves the state of x':
+    refuted at the join (the rank of (p, c_i), which a later rule may join, is left as that of (p, a_i)).
+
+    pre: 0 <= q and q + 2 <= n and i >= 0
+    pre: not prev_ranked or prev > i
+    pre: not next_ranked or nxt >= i
+    post[]: stale_left_leaves_x_merged(q, n, p, prev, prev_ranked, s, nxt, next_ranked, i, ai, bi, ci)
+    """
+
+
+def passes_flat_loop_stale_left_rank_with_one_rule(a: int, b: int, c: int, k: int, p: int, u: list[int]) -> None:
+    """The same loop at the match step of the proof with one rule: it holds (the pair on the left of a join has no
+    rank before it nor after: c is in no pair of the rule), so only a whole rule list refutes it.
+
+    pre: a != c and b != c
+    pre: k >= 0
+    pre: k == 0 or (p, a) != (a, b)
+    post[]: match_step_holds(match_step(a, b, c, k, p, u, STALE_LEFT_FLAT_LOOP))
     """

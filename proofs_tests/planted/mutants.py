@@ -156,6 +156,13 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("spec-max-not-counted", "step 4 takes the first pair of the table, not one of the largest count", "spec",
            _one("spec/bpe.py", "        if count == best:\n            maxima.append(pair)\n",
                 "        maxima.append(pair)\n")),
+    # Variant (ii) of the encoder past every size its bounded contract reaches (|s| <= 4): refuted by the scan step
+    # of its proof for every size (``proofs_tests.proofs.rule_rank``), on a list of 7 tokens.
+    Mutant("spec-rule-rank-rightmost-past-6", "variant (ii) merges the rightmost pair of the earliest rule in lists of"
+           " more than 6 tokens", "spec", _one(
+               "spec/variants.py", "        if index is not None and (best is None or index < best[0]):\n",
+               "        if index is not None and (best is None or index < best[0] or (len(tokens) > 6 and index =="
+               " best[0])):\n")),
     # --- the engine's Python paths ----------------------------------------------------------------------------
     Mutant("impl-short-rightmost", "the flat-list loop merges the rightmost of equal ranks", "impl", (
         (Patch("impl/merge_loop.py", "i = found.index(best)", "i = len(found) - 1 - found[::-1].index(best)"),),
@@ -227,6 +234,13 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("impl-merge-list-past-8", "the trainer's M_r joins no pair at a position past 8", "impl", _one(
         "impl/trainer_loops.py", "        if i + 1 < n and tokens[i] == a and tokens[i + 1] == b:\n",
         "        if i + 1 < n and i < 8 and tokens[i] == a and tokens[i + 1] == b:\n")),
+    # With one rule the rank of the pair left of a join never changes (it is none before and after: c is in no pair
+    # of the rule), so only the proof with a whole rule list (``engine_rule_rank``) refutes a loop that stops
+    # refreshing it, past the 7 units its bounded contracts reach.
+    Mutant("impl-short-left-stale-past-8", "the flat-list loop leaves the rank of the pair left of a join as it was in"
+           " lists of more than 8 units", "impl", _one(
+               "impl/merge_loop.py", "        if i > 0:\n            found[i - 1] = rank(units[i - 1], units[i])\n",
+               "        if i > 0 and len(units) <= 8:\n            found[i - 1] = rank(units[i - 1], units[i])\n")),
 )
 
 #: The gates, by kind of mutant: name → pytest arguments (run in the mutated copy).

@@ -49,11 +49,15 @@ PLANTED_STEPS = "bpeproof.proofs_tests.planted.false_steps"
 MERGE_DIRECTION = "bpeproof.proofs_tests.proofs.merge_direction"
 PAIR_COUNTS = "bpeproof.proofs_tests.proofs.pair_counts"
 SELECTION = "bpeproof.proofs_tests.proofs.selection"
+#: Variant (ii) of the encoder, the earliest rule first, equal to enc_R for every size.
+RULE_RANK = "bpeproof.proofs_tests.proofs.rule_rank"
 EQUIVALENCE = "bpeproof.proofs_tests.proofs.equivalence"
 IMPL = "bpeproof.impl.contracts"
 #: The engine's merge step and flat-list loop equal to M_r for every length (inductions, like those of INDUCTION).
 ENGINE_MERGE_STEP = "bpeproof.proofs_tests.proofs.engine_merge_step"
 ENGINE_MERGE_LOOP = "bpeproof.proofs_tests.proofs.engine_merge_loop"
+#: The flat-list loop with the pair table of a whole rule list equal to enc_R for every size.
+ENGINE_RULE_RANK = "bpeproof.proofs_tests.proofs.engine_rule_rank"
 
 
 @dataclass(frozen=True)
@@ -100,12 +104,14 @@ RUNS: dict[str, Run] = {
     # The lemma for every length (bpeproof.proofs_tests.proofs.induction, about 16 CPU seconds), the inductions over
     # the rule list, on token lists and over training that build on it (rule_lists, token_lists, training,
     # training_cost: about 4), and the planted false steps of all of them (about 5).
-    # The direction of M_r, step 2's counts and steps 3–5 (merge_direction, pair_counts, selection: about 2 more).
+    # The direction of M_r, step 2's counts and steps 3–5 (merge_direction, pair_counts, selection: about 2 more);
+    # the earliest rule first equal to enc_R (rule_rank: about 1 more).
     "induction": _check(PROOF_BUDGET, INDUCTION, RULE_LISTS, TOKEN_LISTS, TRAINING, TRAINING_COST, MERGE_DIRECTION,
-                        PAIR_COUNTS, SELECTION),
+                        PAIR_COUNTS, SELECTION, RULE_RANK),
     "induction.planted": _check(PROOF_BUDGET, PLANTED_STEPS),
-    # The engine's merge step (merge_list) and flat-list loop with one rule equal M_r for every length (about 4 CPU s).
-    "induction.engine": _check(PROOF_BUDGET, ENGINE_MERGE_STEP, ENGINE_MERGE_LOOP),
+    # The engine's merge step (merge_list) and flat-list loop with one rule equal M_r for every length (about 4 CPU s),
+    # and the flat-list loop with a whole rule list equal to enc_R (engine_rule_rank: about 1 more).
+    "induction.engine": _check(PROOF_BUDGET, ENGINE_MERGE_STEP, ENGINE_MERGE_LOOP, ENGINE_RULE_RANK),
 }
 
 #: Runs outside CI (``python -m bpeproof.proofs_tests.proofs.crosshair_runs --all``): the implementation's own lemmas

@@ -175,13 +175,18 @@ NAMES = ("units", "found", "rank", "join")
 LOOP: Loop = while_parts(MERGE_SHORT, NAMES, {"_NONE": NONE, "min": lowest})
 
 
-def engine_rank(a: int, b: int, c: int) -> Callable[[int, int], float]:
-    """``rank`` of ``merge_short`` (its quoted text, run) with the pair table of the one rule (a, b ↦ c)."""
+def rank_with(code: Callable[[int, int], object]) -> Callable[[int, int], float]:
+    """``rank`` of ``merge_short`` (its quoted text, run) with the pair table ``code``."""
     tree = ast.parse(textwrap.dedent(MERGE_SHORT))
     definition = next(node for node in tree.body if isinstance(node, ast.FunctionDef))
-    namespace: dict[str, object] = {"code": rank_code([Rule(a, b, c)]), "_NONE": NONE, "Unit": int}
+    namespace: dict[str, object] = {"code": code, "_NONE": NONE, "Unit": int}
     exec(compile(ast.unparse(definition), "<rank>", "exec"), namespace)  # the quoted (checked) text, nothing else
     return cast(Callable[[int, int], float], namespace["rank"])
+
+
+def engine_rank(a: int, b: int, c: int) -> Callable[[int, int], float]:
+    """``rank`` of ``merge_short`` with the pair table of the one rule (a, b ↦ c)."""
+    return rank_with(rank_code([Rule(a, b, c)]))
 
 
 # ---------------------------------------------------------------------------

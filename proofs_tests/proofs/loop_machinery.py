@@ -126,3 +126,27 @@ def loop_body(statements: str, carried: tuple[str, ...], number: int = 0) -> Cal
     namespace: dict[str, object] = {}
     exec(compile(source, "<loop body>", "exec"), namespace)  # the quoted (checked) text, nothing else
     return cast(Callable[..., dict[str, object]], namespace["iteration"])
+
+
+def after_loop(statements: str, names: tuple[str, ...], number: int = 0) -> Callable[..., object]:
+    """The statements that follow the ``number``-th top-level ``for`` loop of ``statements``, as a function of
+    ``names`` (by keyword: the state the loop leaves and what the statements read) that returns what they return.
+
+    As for ``loop_body``, ``statements`` is quoted text that ``written_as`` checks is the specification's own.
+    """
+    tree = ast.parse(textwrap.dedent(statements))
+    loops = [position for position, node in enumerate(tree.body) if isinstance(node, ast.For)]
+    rest = "\n".join(ast.unparse(statement) for statement in tree.body[loops[number] + 1 :])
+    source = f"def rest(*, {', '.join(names)}):\n" + textwrap.indent(rest, "    ")
+    namespace: dict[str, object] = {}
+    exec(compile(source, "<after the loop>", "exec"), namespace)  # the quoted (checked) text, nothing else
+    return cast(Callable[..., object], namespace["rest"])
+
+
+def body_of(function: Callable[..., object]) -> str:
+    """The statements of ``function``'s body, as text: a step that runs them (``loop_body``, ``after_loop``) runs
+    the code as it is, where ``written_as`` checks that it is still the loop a proof quotes."""
+    definition = ast.parse(textwrap.dedent(inspect.getsource(function))).body[0]
+    if not isinstance(definition, ast.FunctionDef):
+        raise NotCovered("the source of something other than a function")
+    return "\n".join(ast.unparse(statement) for statement in definition.body)

@@ -19,6 +19,7 @@ from typing import Literal
 from bpeproof.proofs_tests.proofs.crosshair_runs import (
     ENGINE_MERGE_LOOP,
     ENGINE_MERGE_STEP,
+    ENGINE_RULE_RANK,
     EQUIVALENCE,
     IMPL,
     INDUCTION,
@@ -27,6 +28,7 @@ from bpeproof.proofs_tests.proofs.crosshair_runs import (
     PLANTED,
     PLANTED_STEPS,
     RULE_LISTS,
+    RULE_RANK,
     SELECTION,
     SPEC,
     TOKEN_LISTS,
@@ -129,6 +131,17 @@ _ON_SELECTION = ("induction over the iterations of training (the loop checked to
                  " pair and j + 1; select_pair's loops keep the largest count and, on the table's increasing order"
                  " (step 2), the smallest pair with it")
 
+#: Variant (ii), the earliest rule's pair first (rule_rank), on the direction of M_r and the loop of enc_R.
+_ON_RULE_RANK = ("strong induction on |x| along the recursion of merge_by_rule_rank (its loops and F's checked to"
+                 " be the quoted folds): F(t, t') is the first rule joining (t, t'), the scan keeps the least (rank,"
+                 " position); a call returns x, or recurses once on x with that pair merged, one token shorter,"
+                 " answered by the hypothesis; enc_R of the two lists is the same (induction over enc_R's loop, M_r"
+                 " answered by the direction of M_r: an earlier rule's pair occurs in neither, the ranked rule makes"
+                 " both p·c·M_r(v)); rules and lists of any length")
+_RULE_RANK = (Obligation("induction", RULE_RANK, "lemma_*"), *_rule_lists("lemma_enc_loop_is_a_fold", "lemma_enc_base"),
+              Obligation("induction", MERGE_DIRECTION, "lemma_*"),
+              _induction("lemma_recursion_is_on_shorter_lists", "merge_recurses_on_shorter"))
+
 
 def _engine(module: str, *functions: str) -> tuple[Obligation, ...]:
     return tuple(Obligation("induction.engine", module, function) for function in functions)
@@ -141,6 +154,12 @@ _ON_FLAT_LOOP = ("induction on |v| for units = q · v, no pair at a position < |
                  " checked to be the quoted loop; pair table of one rule (a, b ↦ c), c ∉ {a, b}): the loop returns"
                  " q · M_r(v); a skip re-splits the state, a match runs one iteration of the body on lists of unknown"
                  " length and leaves the state the hypothesis on u needs")
+_ON_FLAT_LOOP_RULES = ("strong induction on |x| for a state (units = x, found = the ranks of its pairs), the pair table"
+                       " of a whole rule list (checked to be the scan for the first rule joining a pair, as F):"
+                       " with no ranked pair the loop leaves x; else min and index find the least (rank, position)"
+                       " (i, q) and one iteration of the body, on lists of unknown length, leaves the state of x with"
+                       " that pair joined into c_i, from which the hypothesis gives RR of it, which is RR(x) = enc_R(x)"
+                       " (variants(rule-rank = sequential)); the heap loop stays bounded")
 
 PROOFS: tuple[Proof, ...] = (
     _by_induction("lem-merge-step(1)", "keeps_bytes",
@@ -223,8 +242,8 @@ PROOFS: tuple[Proof, ...] = (
               Obligation("induction", TRAINING, "lemma_*_is_a_fold"), Obligation("induction", TRAINING_COST, "lemma_*"),
               Obligation("induction", INDUCTION, "lemma_corpus_step", ("variant_never_grows",)),
               _spec("lemma_training"), _spec("lemma_training_unbounded"))),
-    Proof("variants(rule-rank = sequential)", "bounded", "contract over all paths within the bounds",
-          (_spec("lemma_rule_rank_is_sequential"),)),
+    Proof("variants(rule-rank = sequential)", EVERY_SIZE, _ON_RULE_RANK, (*_RULE_RANK,
+                                                                        _spec("lemma_rule_rank_is_sequential"))),
     Proof("impl: merge step = M_r", EVERY_SIZE, _ON_MERGE_LIST,
           (*_engine(ENGINE_MERGE_STEP, "lemma_merge_list_is_a_loop_on_positions", "lemma_merge_list_base",
                     "lemma_merge_list_step_last", "lemma_merge_list_step"),
@@ -241,6 +260,9 @@ PROOFS: tuple[Proof, ...] = (
     Proof("impl: flat loop with one rule = M_r", EVERY_SIZE, _ON_FLAT_LOOP,
           _engine(ENGINE_MERGE_LOOP, "lemma_flat_loop_is_quoted", "lemma_flat_loop_base", "lemma_flat_loop_step_skip",
                   "lemma_flat_loop_step_match")),
+    Proof("impl: flat loop = enc_R", EVERY_SIZE, _ON_FLAT_LOOP_RULES, (
+        *_engine(ENGINE_RULE_RANK, "lemma_*"), *_engine(ENGINE_MERGE_LOOP, "lemma_flat_loop_is_quoted"), *_RULE_RANK,
+        Obligation("equivalence.engine_runs", EQUIVALENCE, "engine_flat_on_runs_equals_spec"))),
     Proof("impl: trainer = def-bpe", "searched",
           "search for a counterexample (dictionaries keep CrossHair from exhausting the paths; Hypothesis checks"
           " beyond)",

@@ -59,7 +59,7 @@ def atoms(rule: Rule) -> machinery.Spelling:
 @pytest.mark.parametrize(("module", "at_least"), [(runs.INDUCTION, 45), (runs.RULE_LISTS, 14), (runs.TOKEN_LISTS, 8),
                                                  (runs.TRAINING, 14), (runs.TRAINING_COST, 11),
                                                  (runs.MERGE_DIRECTION, 5), (runs.PAIR_COUNTS, 7),
-                                                 (runs.SELECTION, 3)])
+                                                 (runs.SELECTION, 3), (runs.RULE_RANK, 10)])
 def test_every_induction_condition_confirmed(module: str, at_least: int) -> None:
     path = runs.module_file(module)
     done = runs.result("induction")

@@ -62,8 +62,9 @@ def _verdict_lines(obligation: Obligation, verdict: str) -> str:
 def test_report_says_proved_refuted_or_unknown() -> None:
     """The report's status follows the verdicts: all confirmed is proved; one counterexample is refuted, quoted;
     a run that ended without a verdict is unknown; a planted claim that is confirmed is not what it must be."""
-    proof = next(p for p in PROOFS if p.claim == "variants(rule-rank = sequential)")
-    (obligation,) = proof.obligations
+    variant = next(p for p in PROOFS if p.claim == "variants(rule-rank = sequential)")
+    obligation = next(o for o in variant.obligations if o.function == "lemma_rule_rank_is_sequential")
+    proof = Proof(variant.claim, "bounded", "contract over all paths within the bounds", (obligation,))
     confirmed = _verdict_lines(obligation, runs.CONFIRMED)
     assert report.claim_report(proof, _fake({obligation.run: confirmed})).status == "proved"
     wrong = _verdict_lines(obligation, "error: false when calling lemma_rule_rank_is_sequential(0, 0, 0, 0, b'')")
@@ -80,7 +81,8 @@ def test_report_says_proved_refuted_or_unknown() -> None:
 
 def test_bounded_scope_names_the_preconditions() -> None:
     proof = next(p for p in PROOFS if p.claim == "variants(rule-rank = sequential)")
-    assert report.bounds(proof.obligations[0]) == (
+    obligation = next(o for o in proof.obligations if o.function == "lemma_rule_rank_is_sequential")
+    assert report.bounds(obligation) == (
         "lemma_rule_rank_is_sequential: _is_byte(a1) and _is_byte(b1); 0 <= a2 <= C and 0 <= b2 <= C; len(data) <= 4")
 
 
@@ -96,9 +98,10 @@ def test_prove_reports_every_claim_proved(capsys: pytest.CaptureFixture[str]) ->
     assert not wrong and code == 0, wrong
     every_size = ("lem-merge-step(1)", "thm-bpe-roundtrip", "prop-bpe-length-monotone(enc_R)", "def-alphabet-vocab",
                   "def-merge(later rules keep spellings)", "exr-run-length", "prop-bpe-vocab-size",
-                  "def-merge(leftmost)", "def-bpe(step 2)", "def-bpe(steps 3-5)")
+                  "def-merge(leftmost)", "def-bpe(step 2)", "def-bpe(steps 3-5)", "variants(rule-rank = sequential)",
+                  "impl: flat loop = enc_R")
     assert {claims[claim]["scope"] for claim in every_size} == {"every size"}
-    assert re.match(r"bounded: lemma_rule_rank_is_sequential: ", claims["variants(rule-rank = sequential)"]["scope"])
+    assert re.match(r"bounded: engine_flat_on_runs_equals_spec: ", claims["impl: merge loops on runs = enc_R"]["scope"])
     assert all(claim["conditions"] > 0 and claim["cpu_seconds"] > 0 for claim in claims.values())
 
 
