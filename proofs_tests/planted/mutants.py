@@ -195,8 +195,8 @@ MUTANTS: tuple[Mutant, ...] = (
         "            out.append(c)\n            i += 1\n")),
     # --- the C loops ------------------------------------------------------------------------------------------
     Mutant("c-enc-short-rightmost", "the C flat-array loop merges the rightmost of equal ranks", "c", _one(
-        "impl/_c/_fastenc_merge.h", "if (rk[i] < best) {",
-        "if (rk[i] < best || (rk[i] == best && best != NO_VALUE)) {")),
+        "impl/_c/_fastenc_merge.h", "if ((rk[i] >> 32) < (best >> 32)) {",
+        "if ((rk[i] >> 32) <= (best >> 32) && rk[i] != NO_VALUE) {")),
     Mutant("c-enc-long-no-stale-check", "the C heap loop merges a popped pair whose rank changed", "c", _one(
         "impl/_c/_fastenc_merge.h", "if (v == NO_VALUE || RANK_OF(v) != r)", "if (v == NO_VALUE)")),
     Mutant("c-enc-heap-no-first-neighbour", "the C heap loop never pairs a merged token with the word's first unit",
