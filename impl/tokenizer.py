@@ -69,8 +69,8 @@ class Tokenizer:
     """Byte-level BPE on text: a text pipeline, then a merge model on each word, joined (def-bpe, def-utf8).
 
     ``rules``: a valid rule list (def-merge), run with the article's sequential semantics.  ``pattern``: a name of
-    ``bpeproof.impl.pre_tokenizers.patterns.PATTERNS`` ("r50k", "cl100k", "o200k", "words") or a raw regular
-    expression for the ``regex`` module.  ``special_tokens``: name → id, ids outside V_m and distinct (def-utf8);
+    ``bpeproof.impl.pre_tokenizers.patterns.PATTERNS`` ("r50k", "cl100k", "o200k", "llama3", "qwen2", "words") or a
+    raw regular expression for the ``regex`` module.  ``special_tokens``: name → id, ids outside V_m and distinct (def-utf8);
     plain encoding never produces them.  ``byte_ids``: the external id of each byte: 256 distinct non-negative ints,
     none of them a rule's new id c or a special token's id (a permutation of 0..255 always qualifies); None for the
     identity.  ``cache_size`` bounds the word cache.
@@ -398,10 +398,10 @@ class Tokenizer:
 
     def encodes_on_threads(self, allowed_special: AllowedSpecial = None) -> bool:
         """Whether ``encode_on_threads`` takes texts (of under ``splitter.C_TEXT_LIMIT`` characters) with these
-        allowed special tokens: the C extension is built, the pipeline has a hand-written C scanner, and there is no
-        special token to cut out, nor a normalizer or another added token to read (``whole_when_unnamed``)."""
-        return (self._scan_table is not None and self._allowed_names(allowed_special) is None
-                and self._pipeline.whole_when_unnamed)
+        allowed special tokens: the pipeline has a hand-written C scanner (and the extension is built) and reads an
+        unnamed text whole (``whole_when_unnamed``), and no special token is allowed."""
+        scans = self._scan_table is not None and self._pipeline.whole_when_unnamed
+        return scans and self._allowed_names(allowed_special) is None
 
     def _c_batch(self, texts: Sequence[str], threads: int, allowed_special: AllowedSpecial, as_uint32: bool) -> Any:
         check_texts(texts)
@@ -588,9 +588,8 @@ class Tokenizer:
         """A tokenizer that encodes exactly as tiktoken does with this rank file (token bytes → rank = id).
 
         Any rank file, proper or not, the empty token included: ``impl.models.tiktoken.TiktokenModel``.  No merge
-        list is recovered (``bpeproof.impl.formats.tiktoken_file.tiktoken_rules`` does that, for files where the
-        article's semantics give the same ids).
-        """
+        list is recovered (``impl.formats.tiktoken_file.tiktoken_rules`` does that, where the article's semantics
+        give the same ids)."""
         return cls.from_model(TiktokenModel(ranks), pattern, special_tokens, cache_size=cache_size)
 
 
