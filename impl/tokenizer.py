@@ -69,11 +69,11 @@ class Tokenizer:
     """Byte-level BPE on text: a text pipeline, then a merge model on each word, joined (def-bpe, def-utf8).
 
     ``rules``: a valid rule list (def-merge), run with the article's sequential semantics.  ``pattern``: a name of
-    ``impl.pre_tokenizers.patterns.PATTERNS`` ("r50k", "cl100k", "o200k", "llama3", "qwen2", "words") or a raw
-    regular expression for the ``regex`` module.  ``special_tokens``: name → id, ids outside V_m and distinct (def-utf8);
-    plain encoding never produces them.  ``byte_ids``: the external id of each byte: 256 distinct non-negative ints,
-    none of them a rule's new id c or a special token's id (a permutation of 0..255 always qualifies); None for the
-    identity.  ``cache_size`` bounds the word cache.
+    ``impl.pre_tokenizers.patterns.PATTERNS`` ("r50k", "cl100k", "o200k", "llama3", "qwen2", "words") or a raw regular
+    expression for the ``regex`` module.  ``special_tokens``: name → id, ids outside V_m and distinct (def-utf8); plain
+    encoding never produces them.  ``byte_ids``: the external id of each byte: 256 distinct non-negative ints, none of
+    them a rule's new id c or a special token's id (a permutation of 0..255 always qualifies); None for the identity.
+    ``cache_size`` bounds the word cache.
 
     ``pretokenizer``: a ``bpeproof.impl.pre_tokenizers.hf_splits.PreTokenizer`` or a sequence of ``SplitStep``
     (Hugging Face ``Split`` steps applied in turn, as a ``tokenizer.json`` file's ``Sequence`` pre-tokenizer does);
