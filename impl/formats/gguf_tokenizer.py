@@ -30,12 +30,13 @@ import os
 import re
 import struct
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import compress, repeat
 from typing import Any, ClassVar
 
 from bpeproof.impl.formats.gguf_container import GGUFMetadata, read_gguf_metadata
 from bpeproof.impl.io.errors import FormatError
-from bpeproof.impl.io.packed_state import DeferredState
+from bpeproof.impl.io.packed_state import PackedState, packed_attributes, restored, unpacked_later
 
 __all__ = [
     "EXECUTED_MODELS",
@@ -203,7 +204,7 @@ _KEPT_PREFIXES = ("tokenizer.", "general.")
 
 
 @dataclass(frozen=True)
-class GGUFTokenizer(DeferredState):
+class GGUFTokenizer:
     """The tokenizer of a GGUF file with what llama.cpp derives from it.
 
     ``texts``: each token's string as llama.cpp keeps it (an empty one becomes ``[EMPTY_<id>]``, as llama.cpp
@@ -240,21 +241,24 @@ class GGUFTokenizer(DeferredState):
     escape_whitespaces: bool = False
 
     #: What the compiled-vocabulary cache unpacks only when read: the texts, merges and scores go into the model,
-    #: which the cache keeps built (the special tokens, read from the texts, are kept found); and what it does not
-    #: store: the index of the texts, made again from them.
-    DEFERRED: ClassVar[tuple[str, ...]] = ("texts", "merges", "scores")
-    DERIVED: ClassVar[dict[str, str]] = {"_index_of": "_texts_index"}
+    #: which the cache keeps built (the special tokens, read from the texts, are kept found).
+    _LATER: ClassVar[tuple[str, ...]] = ("texts", "merges", "scores")
 
-    def _texts_index(self) -> dict[str, int]:
-        return dict(zip(self.texts, range(len(self.texts)), strict=True))
+    def packed(self) -> dict[str, Any]:
+        """What the compiled-vocabulary cache stores (``bpeproof.impl.io.packed_state.Packable``): every field and
+        the special tokens once found, not the index of the texts (made again from them)."""
+        return packed_attributes(self, derived=("_index_of",), later=self._LATER)
+
+    @classmethod
+    def from_packed(cls, state: PackedState) -> GGUFTokenizer:
+        return restored(_StoredGGUFTokenizer, state, later=cls._LATER)
 
     @property
     def index_of(self) -> dict[str, int]:
         """text → id of every token (the texts are distinct), made once: not to be changed."""
-        try:
-            found: dict[str, int] = self._index_of
-        except AttributeError:  # a tokenizer made by hand, not by read_gguf_tokenizer or the cache
-            found = self._texts_index()
+        found: dict[str, int] | None = self.__dict__.get("_index_of")
+        if found is None:  # made by hand or by the cache, not by read_gguf_tokenizer: not a field (frozen)
+            found = dict(zip(self.texts, range(len(self.texts)), strict=True))
             object.__setattr__(self, "_index_of", found)
         return found
 
@@ -275,6 +279,26 @@ class GGUFTokenizer(DeferredState):
         that are neither control nor unknown, as ``tokenizer_st_partition`` does)."""
         attr = self.attrs[token]
         return bool(attr & (CONTROL | USER_DEFINED | UNKNOWN)) and not attr & (CONTROL | UNKNOWN)
+
+
+class _StoredGGUFTokenizer(GGUFTokenizer):
+    """A GGUF file's tokenizer as the compiled-vocabulary cache makes it: its texts, merges and scores, which went
+    into the model the cache keeps built, unpacked when first read (a dataclass field has no place for that)."""
+
+    @cached_property
+    def texts(self) -> list[str]:
+        found: list[str] = unpacked_later(self, "texts")
+        return found
+
+    @cached_property
+    def merges(self) -> list[str]:
+        found: list[str] = unpacked_later(self, "merges")
+        return found
+
+    @cached_property
+    def scores(self) -> list[float]:
+        found: list[float] = unpacked_later(self, "scores")
+        return found
 
 
 def _typed(metadata: GGUFMetadata, key: str, expected: tuple[str, ...]) -> Any:

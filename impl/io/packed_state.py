@@ -12,13 +12,18 @@ ints that counts 0, 1, 2, … is only its length, of bools one byte each, of obj
 or a tuple is its items.  The blobs are joined and cut in C when the loaders' C readers are built
 (``bpeproof.impl.io.c_readers``).
 
-Objects are stored as their attributes (``__dict__`` and ``__slots__``), as pickle stores them, but only
-objects of the classes named in ``classes`` (``"module:qualname"``).  Unpacking makes nothing else: those
-classes (by ``__new__``, then each attribute set; no method of the class runs), compiled ``re`` and ``regex``
-patterns (compiled again from their text, flags and named lists), and the C merge tables
-(``_fastenc.Merger.tables`` / ``Merger.from_tables``, which checks every id).  A value of any other type cannot
-be packed (``UnpackableError``): the caller then does without the cache.  A description or section that does not
-fit (a damaged file) raises ``UnpackableError`` too, never anything a caller would have to know.
+Objects are stored only of the classes in ``classes``, class objects the caller gives (the reader of one kind of
+file knows what its tokenizers are made of), and a description names a class by its place among them, never by a
+name that would have to be looked up: a renamed class fails where it is imported, not in an entry.  A class that
+says how it is stored (``Packable``: the models, whose tables only some uses need) gives its state by
+``packed()`` and is made again by ``from_packed``, which may leave some of it packed (``PackedState.later``)
+until a ``functools.cached_property`` of the class reads it; any other is stored as its attributes
+(``__dict__`` and ``__slots__``), as pickle stores them, and made by ``__new__``, then each attribute set (no
+method of the class runs).  Unpacking makes nothing else but compiled ``re`` and ``regex`` patterns (compiled
+again from their text, flags and named lists) and the C merge tables (``_fastenc.Merger.tables`` /
+``Merger.from_tables``, which checks every id).  A value of any other type cannot be packed
+(``UnpackableError``): the caller then does without the cache.  A description or section that does not fit (a
+damaged file) raises ``UnpackableError`` too, never anything a caller would have to know.
 """
 
 from __future__ import annotations
@@ -27,14 +32,17 @@ import importlib
 import operator
 import re
 from array import array
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from functools import partial
 from itertools import accumulate, compress, pairwise, repeat
-from typing import Any, ClassVar
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from bpeproof.impl.io.c_readers import c_readers
 
-__all__ = ["DeferredState", "UnpackableError", "pack", "unpack"]
+__all__ = ["Lazy", "Packable", "PackedState", "UnpackableError", "pack", "packed_attributes", "restored",
+           "unpack", "unpacked_later"]
+
+T = TypeVar("T")
 
 #: The C extension whose merge tables are packed by their ``tables()``.
 _FASTENC = "bpeproof.impl._c._fastenc"
@@ -46,47 +54,104 @@ class UnpackableError(ValueError):
     """A value that cannot be packed (a type not allowed), or a description that cannot be unpacked."""
 
 
-class DeferredState:
-    """A class whose objects ``unpack`` may make with some attributes still packed: those named in ``DEFERRED``,
-    each unpacked the first time it is read; and whose objects ``pack`` may store without the attributes named
-    in ``DERIVED``, each made again by the method it names (from the others) the first time it is read.  The
-    tables a model keeps only for its Python loop or its explanations (the C loop has its own) then cost nothing
-    to a load that encodes in C.  Pickling or copying such an object makes them all first."""
+class Lazy(Generic[T]):
+    """A value made the first time it is asked for (an attribute an entry holds still packed); it pickles and
+    copies as the value."""
 
-    #: The attributes ``unpack`` leaves packed until they are read.
-    DEFERRED: ClassVar[tuple[str, ...]] = ()
-    #: The attributes ``pack`` leaves out, each with the method that makes it again from the others.
-    DERIVED: ClassVar[dict[str, str]] = {}
+    __slots__ = ("_make", "_value")
 
-    def __getattr__(self, name: str) -> Any:
-        # Only reached when the attribute is not set: a deferred one is unpacked and set now.
-        pending = self.__dict__.get(_PENDING) if name != "__dict__" else None
-        if not pending or name not in pending:
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        value = pending[name]()
-        object.__setattr__(self, name, value)
-        pending.pop(name, None)
-        return value
+    def __init__(self, make: Callable[[], T]) -> None:
+        self._make: Callable[[], T] | None = make
+        self._value: T | None = None
 
-    def __getstate__(self) -> Any:
-        for name in list(self.__dict__.get(_PENDING) or ()):
-            getattr(self, name)
-        state = dict(self.__dict__)
-        state.pop(_PENDING, None)
-        return state
+    @classmethod
+    def ready(cls, value: T) -> Lazy[T]:
+        """A value already made."""
+        made: Lazy[T] = cls.__new__(cls)
+        made._make, made._value = None, value
+        return made
 
-    def defer(self, name: str, make: Callable[[], Any]) -> None:
-        """Leave the attribute ``name`` unset, to be ``make()`` the first time it is read (a table that only
-        some uses need, such as one that a ``DERIVED`` method makes)."""
-        self.__dict__.setdefault(_PENDING, {})[name] = make
+    def value(self) -> T:
+        make = self._make
+        if make is not None:  # (two threads may both make it: the same value, one kept)
+            self._value = make()
+            self._make = None
+        return self._value  # type: ignore[return-value]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return Lazy.ready, (self.value(),)
 
 
-#: The attribute that holds an object's still packed attributes (``DeferredState``).
-_PENDING = "_packed_state_pending"
+class PackedState:
+    """The state ``packed()`` gave, as ``from_packed`` reads it back: each item unpacked when it is asked for
+    (``state[name]``), or left packed until it is read (``later``)."""
+
+    def __init__(self, unpacker: _Unpacker, nodes: dict[str, Any]) -> None:
+        self._unpacker = unpacker
+        self._nodes = nodes
+
+    def __getitem__(self, name: str) -> Any:
+        return self._unpacker.unpack(self._nodes[name])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._nodes)
+
+    def later(self, name: str) -> Lazy[Any]:
+        """The item ``name``, unpacked when first asked for (``KeyError`` now when the state has none)."""
+        return Lazy(partial(self._unpacker.unpack, self._nodes[name]))
 
 
-def _class_name(kind: type) -> str:
-    return f"{kind.__module__}:{kind.__qualname__}"
+@runtime_checkable
+class Packable(Protocol):
+    """A class that says how the cache stores it: ``packed()`` gives its state (values ``pack`` takes: plain data,
+    patterns, the C merge tables, objects of the entry's classes), and ``from_packed`` makes an equal object
+    from it, reading now what every use needs and leaving the rest packed (``PackedState.later``), for its
+    ``functools.cached_property`` of that name to read when first used (``unpacked_later``)."""
+
+    def packed(self) -> dict[str, Any]: ...
+
+    @classmethod
+    def from_packed(cls, state: PackedState) -> Any: ...
+
+
+#: The attribute that holds the attributes ``restored`` left packed (name → ``Lazy``).
+_LATER = "_packed_later"
+
+
+def packed_attributes(value: object, *, derived: Collection[str] = (), later: Collection[str] = ()
+                      ) -> dict[str, Any]:
+    """``packed()`` of an object stored as its attributes (``__dict__``): all of them but the ``derived`` ones (a
+    ``functools.cached_property`` makes each again from the others), each of ``later`` (a cached property too)
+    made first if it is still packed (``restored``)."""
+    for name in vars(value).get(_LATER, ()):
+        if name in later:
+            getattr(value, name)
+    return {name: item for name, item in vars(value).items() if name not in derived and name != _LATER}
+
+
+def restored(kind: type[T], state: PackedState, *, later: Collection[str] = ()) -> T:
+    """``from_packed`` of an object stored as its attributes: made by ``__new__`` (no method of it runs), each
+    attribute of ``state`` set, those of ``later`` left packed, each for the class's cached property of that name
+    to unpack (``unpacked_later``)."""
+    value = kind.__new__(kind)
+    pending: dict[str, Lazy[Any]] = {}
+    for name in state:
+        if name in later:
+            pending[name] = state.later(name)
+        else:
+            object.__setattr__(value, name, state[name])
+    if pending:
+        object.__setattr__(value, _LATER, pending)
+    return value
+
+
+def unpacked_later(value: object, name: str) -> Any:
+    """The attribute ``name`` that ``restored`` left packed, unpacked now: what a cached property of that name
+    returns (it is only reached on an object the cache made, whose constructor did not set the attribute)."""
+    pending: dict[str, Lazy[Any]] = vars(value).get(_LATER, {})
+    if name not in pending:  # (an attribute the object did not have when it was packed)
+        raise AttributeError(f"{type(value).__name__!r} object has no attribute {name!r}")
+    return pending[name].value()
 
 
 def _attributes(value: object) -> dict[str, Any]:
@@ -101,16 +166,16 @@ def _attributes(value: object) -> dict[str, Any]:
 
 
 def _plain_objects(kind: type) -> bool:
-    """Whether the objects of a class are their ``__dict__`` alone (no slots, no deferred state), so that a list of
+    """Whether the objects of a class are their ``__dict__`` alone (no slots, not ``Packable``), so that a list of
     them packs as one column per attribute."""
-    if issubclass(kind, (DeferredState, tuple)) or not hasattr(kind, "__dict__"):
+    if issubclass(kind, tuple) or issubclass(kind, Packable) or not hasattr(kind, "__dict__"):
         return False
     return all(not base.__dict__.get("__slots__") for base in kind.__mro__[:-1])
 
 
 class _Packer:
-    def __init__(self, classes: Collection[str]) -> None:
-        self.classes = classes
+    def __init__(self, classes: Sequence[type]) -> None:
+        self.place = {kind: index for index, kind in enumerate(classes)}  # a class → its place, its name in entries
         self.sections: list[bytes] = []
         self.section_of: dict[bytes, int] = {}
 
@@ -191,17 +256,17 @@ class _Packer:
             return {"k": "bool", "s": self.section(bytes(values))}
         if kind is bytes or kind is str:
             return self.joined(list(values), kind is str)
-        if issubclass(kind, tuple) and (kind is tuple or _class_name(kind) in self.classes):
+        if issubclass(kind, tuple) and (kind is tuple or kind in self.place):
             widths = set(map(len, values))
             if len(widths) == 1 and widths != {0}:
-                row = None if kind is tuple else _class_name(kind)
+                row = None if kind is tuple else self.place[kind]
                 columns = zip(*values, strict=True)
                 return {"k": "rows", "c": row, "cols": [self.items(list(column)) for column in columns]}
-        if _class_name(kind) in self.classes and _plain_objects(kind):
+        if kind in self.place and _plain_objects(kind):
             states = list(map(vars, values))
             names = list(states[0])
             if all(map(names.__eq__, map(list, states))):  # the same attributes, in the same order: by columns
-                return {"k": "objects", "c": _class_name(kind),
+                return {"k": "objects", "c": self.place[kind],
                         "a": {name: self.items(list(map(operator.itemgetter(name), states))) for name in names}}
         return {"k": "any", "v": [self.pack(value) for value in values]}
 
@@ -224,29 +289,23 @@ class _Packer:
             return {"t": "pattern", "m": "re" if isinstance(value, re.Pattern) else "regex",
                     "p": self.pack(value.pattern), "f": value.flags,
                     "n": {name: self.pack(frozenset(items)) for name, items in named.items()}}
-        if _class_name(kind) == f"{_FASTENC}:Merger":
+        if kind.__module__ == _FASTENC and kind.__qualname__ == "Merger":
             units, keys, values, outputs, whole = value.tables()
             return {"t": "merger", "u": self.section(units), "k": self.section(keys), "v": self.section(values),
                     "o": self.items(outputs), "w": None if whole is None else self.items(whole)}
-        name = _class_name(kind)
-        if name not in self.classes:
-            raise UnpackableError(f"a {name} cannot be packed")
+        place = self.place.get(kind)
+        if place is None:
+            raise UnpackableError(f"a {kind.__module__}.{kind.__qualname__} cannot be packed")
         if issubclass(kind, tuple):
-            return {"t": "tuple-of", "c": name, "e": self.items(list(value))}
-        derived: dict[str, str] = {}
-        if isinstance(value, DeferredState):
-            derived = value.DERIVED
-            for attribute in list(value.__dict__.get(_PENDING) or ()):  # unpacked, should it come from an entry
-                if attribute not in derived:  # (a derived one is left out: not made only to be dropped)
-                    getattr(value, attribute)
-        attributes = {key: self.pack(item) for key, item in _attributes(value).items()
-                      if key not in derived and key != _PENDING}
-        return {"t": "object", "c": name, "a": attributes}
+            return {"t": "tuple-of", "c": place, "e": self.items(list(value))}
+        state = value.packed() if issubclass(kind, Packable) else _attributes(value)
+        return {"t": "object", "c": place, "a": {key: self.pack(item) for key, item in state.items()}}
 
 
-def pack(value: Any, classes: Collection[str]) -> tuple[Any, list[bytes]]:
-    """The description and the byte sections of ``value``; ``classes``: the ``"module:qualname"`` of every class
-    whose objects may be packed.  ``UnpackableError`` for a value of any other type."""
+def pack(value: Any, classes: Sequence[type]) -> tuple[Any, list[bytes]]:
+    """The description and the byte sections of ``value``; ``classes``: every class whose objects may be packed
+    (an entry names one by its place here: ``unpack`` must be given the same classes in the same order).
+    ``UnpackableError`` for a value of any other type."""
     packer = _Packer(classes)
     try:
         return packer.pack(value), packer.sections
@@ -255,11 +314,10 @@ def pack(value: Any, classes: Collection[str]) -> tuple[Any, list[bytes]]:
 
 
 class _Unpacker:
-    def __init__(self, sections: Sequence[bytes | memoryview], classes: Collection[str]) -> None:
+    def __init__(self, sections: Sequence[bytes | memoryview], classes: Sequence[type]) -> None:
         self.sections = sections
         self.classes = classes
         self.decoded: dict[tuple[Any, ...], list[Any]] = {}
-        self.kinds: dict[str, type] = {}
 
     def array(self, index: int, code: str) -> list[Any]:
         values = array(code)
@@ -334,20 +392,11 @@ class _Unpacker:
                 object.__setattr__(value, name, item)
         return made
 
-    def kind(self, name: str) -> type:
-        """An allowed class by its ``module:qualname`` (its module imported now)."""
-        found = self.kinds.get(name)
-        if found is None:
-            if name not in self.classes:
-                raise UnpackableError(f"the class {name} is not one that may be unpacked")
-            module, _, qualname = name.partition(":")
-            value: Any = importlib.import_module(module)
-            for part in qualname.split("."):
-                value = getattr(value, part)
-            if not isinstance(value, type) or _class_name(value) != name:
-                raise UnpackableError(f"{name} is not a class")
-            found = self.kinds[name] = value
-        return found
+    def kind(self, place: int) -> type:
+        """The class at ``place`` among the allowed ones."""
+        if type(place) is not int or not 0 <= place < len(self.classes):
+            raise UnpackableError(f"{place!r} is not the place of a class that may be unpacked")
+        return self.classes[place]
 
     def unpack(self, node: Any) -> Any:
         if not isinstance(node, dict):
@@ -381,16 +430,13 @@ class _Unpacker:
             return self.kind(node["c"])(*self.items(node["e"]))
         if tag == "object":
             kind: Any = self.kind(node["c"])
+            if not isinstance(node["a"], dict):
+                raise UnpackableError("an object's state is not an object")
+            if issubclass(kind, Packable):
+                return kind.from_packed(PackedState(self, node["a"]))
             value = kind.__new__(kind)
-            deferred = kind.DEFERRED if issubclass(kind, DeferredState) else ()
-            pending = {name: getattr(value, method) for name, method in kind.DERIVED.items()} if deferred else {}
             for name, item in node["a"].items():
-                if name in deferred:
-                    pending[name] = partial(self.unpack, item)
-                else:
-                    object.__setattr__(value, name, self.unpack(item))
-            if pending:
-                object.__setattr__(value, _PENDING, pending)
+                object.__setattr__(value, name, self.unpack(item))
             return value
         raise UnpackableError(f"unknown description {tag!r}")
 
@@ -399,8 +445,9 @@ _CONTAINERS: dict[str, Callable[[list[Any]], Any]] = {"list": list, "tuple": tup
                                                        "frozenset": frozenset}
 
 
-def unpack(description: Any, sections: Sequence[bytes | memoryview], classes: Collection[str]) -> Any:
-    """The value ``pack`` described; ``UnpackableError`` for a description or sections that do not fit."""
+def unpack(description: Any, sections: Sequence[bytes | memoryview], classes: Sequence[type]) -> Any:
+    """The value ``pack`` described, given the same ``classes``; ``UnpackableError`` for a description or sections
+    that do not fit."""
     try:
         return _Unpacker(sections, classes).unpack(description)
     except UnpackableError:

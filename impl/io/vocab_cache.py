@@ -14,10 +14,11 @@ cache format (``FORMAT``), whether the C extension runs, Python's version, the b
 read).  Changing one byte of the file finds another entry.
 
 Entry.  One file ``<key>.bpv``: the magic ``MAGIC``, the length of a JSON header (8 bytes, little-endian), the
-header (the key, the sections' places, the description of the value: ``bpeproof.impl.io.packed_state``), the
-sections, and the CRC-32 of everything before it (which catches a damaged or truncated entry, several times
-faster than a SHA-256 over tens of megabytes; the key, which must not collide, is a SHA-256).  Nothing in it is
-code: unpacking makes only the classes the caller names.
+header (the key, the kind of record, the sections' places, the description of the value:
+``bpeproof.impl.io.packed_state``), the sections, and the CRC-32 of everything before it (which catches a damaged
+or truncated entry, several times faster than a SHA-256 over tens of megabytes; the key, which must not collide,
+is a SHA-256).  Nothing in it is code, nor the name of any: unpacking makes only the classes the caller gives
+for the entry's kind of record (as class objects, imported by the caller's code).
 
 Safety.  An entry is written to a temporary file in the same directory and renamed over its name
 (``os.replace``), so that readers see a whole entry or none, and two processes writing the same entry at once
@@ -35,7 +36,7 @@ import json
 import os
 import sys
 import zlib
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,10 +53,11 @@ __all__ = [
     "file_digest",
 ]
 
-#: The cache format: changed whenever the layout of an entry or of its descriptions changes.
-FORMAT = 3
+#: The cache format: changed whenever the layout of an entry or of its descriptions changes (4: classes named by
+#: their place among the record's kind's, objects stored by their ``packed()``).
+FORMAT = 4
 #: The first bytes of every entry.
-MAGIC = b"BPEPVOC\x03"
+MAGIC = b"BPEPVOC\x04"
 #: The environment variables: the cache's directory, and any value but "" or "0" to turn it off.
 DIRECTORY_VARIABLE = "BPEPROOF_CACHE_DIR"
 OFF_VARIABLE = "BPEPROOF_NO_CACHE"
@@ -127,19 +129,21 @@ class CacheEntry:
         self.key = hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
         self.path = directory / f"{self.key[:40]}.bpv"
 
-    def read(self, classes: Collection[str]) -> Any:
-        """The value stored under this key, or None when there is none that holds together (removed then)."""
+    def read(self, classes_of: Callable[[str], Sequence[type]]) -> Any:
+        """The value stored under this key, or None when there is none that holds together (removed then);
+        ``classes_of``: the classes an entry of a kind may hold (as ``write`` was given them), by the kind the
+        entry names (``KeyError`` for a kind there is not)."""
         try:
             data = self.path.read_bytes()
         except OSError:
             return None
         try:
-            return self._parse(memoryview(data), classes)
+            return self._parse(memoryview(data), classes_of)
         except (UnpackableError, ValueError, KeyError, TypeError, IndexError):
             self.remove()
             return None
 
-    def _parse(self, data: memoryview, classes: Collection[str]) -> Any:
+    def _parse(self, data: memoryview, classes_of: Callable[[str], Sequence[type]]) -> Any:
         head = len(MAGIC) + 8
         if len(data) < head + _CHECK or data[: len(MAGIC)] != MAGIC:
             raise ValueError("not an entry of this format")
@@ -156,13 +160,17 @@ class CacheEntry:
             if offset < 0 or length < 0 or body + offset + length > end:
                 raise ValueError("a section outside the entry")
             sections.append(data[body + offset : body + offset + length])
-        return unpack(header["value"], sections, classes)
+        kind = header["kind"]
+        if not isinstance(kind, str):
+            raise ValueError("an entry of no kind")
+        return unpack(header["value"], sections, classes_of(kind))
 
-    def write(self, value: Any, classes: Collection[str]) -> bool:
-        """Store ``value`` under this key; False (and nothing stored) when it cannot be packed or written."""
+    def write(self, value: Any, kind: str, classes: Sequence[type]) -> bool:
+        """Store ``value`` under this key, as a record of ``kind`` whose objects are of ``classes`` (``read`` is
+        given them again by that kind); False (and nothing stored) when it cannot be packed or written."""
         try:
             description, sections = pack(value, classes)
-            header = json.dumps({"key": self.key, "sections": _places(sections), "value": description},
+            header = json.dumps({"key": self.key, "kind": kind, "sections": _places(sections), "value": description},
                                 separators=(",", ":")).encode()
         except (UnpackableError, ValueError):
             return False

@@ -5,9 +5,10 @@ string's id as result, on the bytes of a byte-level vocabulary (``HuggingFaceMod
 from __future__ import annotations
 
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+from functools import cached_property
 from itertools import chain, compress, repeat
 from operator import add, floordiv, mod, mul
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from bpeproof.impl import encoder as _encoder_module
 
@@ -16,7 +17,7 @@ try:
 except ImportError:  # the C extension is optional: the Python loops give the same ids
     _fastenc = None
 from bpeproof.impl.io.c_readers import c_readers
-from bpeproof.impl.io.packed_state import DeferredState
+from bpeproof.impl.io.packed_state import PackedState, packed_attributes, restored, unpacked_later
 from bpeproof.impl.merge_loop import merge
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTextError, is_int
 
@@ -85,7 +86,7 @@ def _table_of_columns(columns: tuple[list[int], list[int], list[int]], stride: i
     return dict(zip(keys, map(add, map(mul, range(len(a_ids)), repeat(stride)), c_ids), strict=True))
 
 
-class HuggingFaceModel(DeferredState):
+class HuggingFaceModel:
     """The BPE model of Hugging Face ``tokenizers`` on a byte-level vocabulary, with the file's own ids.
 
     ``tokens``: id → the bytes its string stands for (GPT-2's byte-to-character table); ``merges``: (a, b, c)
@@ -98,8 +99,8 @@ class HuggingFaceModel(DeferredState):
     semantics = "hf-bpe"
     #: What the compiled-vocabulary cache unpacks only when read (the C loop has its own tables), and what it does
     #: not store: the index of the tokens' bytes and the Python loop's pair table, made again when first read.
-    DEFERRED = ("_bytes", "_columns")
-    DERIVED: ClassVar[dict[str, str]] = {"_by_bytes": "_bytes_index", "_merges": "_pair_table_again"}
+    _LATER = ("_bytes", "_columns")
+    _DERIVED = ("_by_bytes", "_merges")
 
     def __init__(
         self,
@@ -126,8 +127,7 @@ class HuggingFaceModel(DeferredState):
             byte = self._bytes[token][0]
             if units[byte] is None:
                 units[byte] = token
-        self._units = units
-        self.defer("_by_bytes", self._bytes_index)  # (made when first read: the C loop does without it)
+        self._units = units  # (``_by_bytes`` is made when first read: the C loop does without it)
         if unk is not None and unk not in self._bytes:
             raise BPEValueError(f"the unknown token {unk} is not in the vocabulary")
         self._unk = unk
@@ -142,14 +142,36 @@ class HuggingFaceModel(DeferredState):
             self._merges = _pair_table(merges, self._bytes, stride, self._repeated)  # (checks each merge)
             a_ids, b_ids, c_ids = (list(column) for column in zip(*merges, strict=True)) if merges else ([], [], [])
             columns = (a_ids, b_ids, c_ids)
-        else:
-            self.defer("_merges", self._pair_table_again)  # made when first read: the C loop does without it
+        # (else ``_merges`` is made when first read: the C loop does without it)
         self._columns = columns  # (a, b, c) of every merge
         self._rules: dict[tuple[int, int], list[tuple[int, int]]] | None = None
         self._fast: Any = None
         self._use_c = _encoder_module.USE_C_LOOP and _fastenc is not None  # decided when the model is made
 
-    def _bytes_index(self) -> dict[bytes, int]:
+    def packed(self) -> dict[str, Any]:
+        """What the compiled-vocabulary cache stores (``bpeproof.impl.io.packed_state.Packable``): all but the index
+        of the tokens' bytes and the Python loop's pair table, made again from the others."""
+        return packed_attributes(self, derived=self._DERIVED, later=self._LATER)
+
+    @classmethod
+    def from_packed(cls, state: PackedState) -> HuggingFaceModel:
+        return restored(cls, state, later=cls._LATER)
+
+    @cached_property
+    def _bytes(self) -> dict[int, bytes]:
+        """id → bytes of every token (``__init__``'s; a model the cache made unpacks it when first read)."""
+        found: dict[int, bytes] = unpacked_later(self, "_bytes")
+        return found
+
+    @cached_property
+    def _columns(self) -> tuple[list[int], list[int], list[int]]:
+        """The (a, b, c) columns of every merge (``__init__``'s; a model the cache made unpacks them when first
+        read)."""
+        found: tuple[list[int], list[int], list[int]] = unpacked_later(self, "_columns")
+        return found
+
+    @cached_property
+    def _by_bytes(self) -> dict[bytes, int]:
         """bytes → id of every token (the smallest id of the same bytes)."""
         ordered = sorted(self._bytes)
         by_bytes = dict(zip(map(self._bytes.__getitem__, ordered), ordered, strict=True))
@@ -159,8 +181,10 @@ class HuggingFaceModel(DeferredState):
                 by_bytes.setdefault(self._bytes[token], token)
         return by_bytes
 
-    def _pair_table_again(self) -> dict[int, int]:
-        """The Python loop's pair table, made from the merges' columns."""
+    @cached_property
+    def _merges(self) -> dict[int, int]:
+        """The Python loop's pair table, made from the merges' columns when first read (``__init__`` makes it of a
+        list that is not plain, checking each merge)."""
         if self._plain:
             return _table_of_columns(self._columns, self._stride)
         return _pair_table(list(zip(*self._columns, strict=True)), self._bytes, self._stride, [])

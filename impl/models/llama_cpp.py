@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Iterable, Mapping, Sequence
+from functools import cached_property
 from itertools import repeat
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from bpeproof.impl import encoder as _encoder_module
 
@@ -16,7 +17,7 @@ try:
     from bpeproof.impl._c import _fastenc  # type: ignore[attr-defined]
 except ImportError:  # the C extension is optional: the Python loop gives the same ids
     _fastenc = None
-from bpeproof.impl.io.packed_state import DeferredState
+from bpeproof.impl.io.packed_state import PackedState, packed_attributes, restored, unpacked_later
 from bpeproof.impl.merge_loop import merge
 from bpeproof.impl.models.llama_cpp_spm import utf8_symbols
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError
@@ -43,7 +44,7 @@ def _merge_label(line: int) -> tuple[str, str]:
     return f"merge {line + 1}", str(line + 1)
 
 
-class LlamaCppModel(DeferredState):
+class LlamaCppModel:
     """llama.cpp's BPE (``llm_tokenizer_bpe_session``) on the tokens of a GGUF file, over the one merge loop
     (``impl.merge_loop.merge``, or its C version) like the other models of ``impl.models``; ``semantics`` "llama.cpp".
 
@@ -66,8 +67,8 @@ class LlamaCppModel(DeferredState):
     semantics = "llama.cpp"
     #: What the compiled-vocabulary cache unpacks only when read (the C loop has its own tables), and what it does
     #: not store: the pair table of the Python loop, made again from the triples.
-    DEFERRED = ("_lookup", "_ranks", "_triples", "_unit_of")
-    DERIVED: ClassVar[dict[str, str]] = {"_pairs": "_pair_table"}
+    _LATER = ("_lookup", "_ranks", "_triples", "_unit_of")
+    _DERIVED = ("_pairs",)
 
     #: The id the C loop reports for a byte without a token; the tokenizer drops it.
     BARRIER = -1
@@ -98,9 +99,8 @@ class LlamaCppModel(DeferredState):
         self._table = table
         self._ignore_merges = ignore_merges
         self._units: list[int | None] = [self._lookup.get(bytes([byte])) for byte in range(ALPHABET_SIZE)]
-        self._ranks: dict[tuple[bytes, bytes], int] = {}
-        self._pairs: dict[int, int] | None = None
-        self._triples: tuple[list[int], list[int], list[int]] | None = None
+        self._ranks = {}
+        self._triples = None  # (and ``_pairs`` is made from them when first read)
         self._fast: Any = None
         self._use_c = _encoder_module.USE_C_LOOP and _fastenc is not None
         self._rules: dict[tuple[int, int], list[tuple[int, int]]] | None = None  # for article_steps
@@ -122,6 +122,47 @@ class LlamaCppModel(DeferredState):
                      ignore_merges)
         model._setup_pairs(a_ids, b_ids, c_ids, checked=checked)
         return model
+
+    def packed(self) -> dict[str, Any]:
+        """What the compiled-vocabulary cache stores (``bpeproof.impl.io.packed_state.Packable``): all but the pair
+        table of the Python loop, made again from the triples."""
+        return packed_attributes(self, derived=self._DERIVED, later=self._LATER)
+
+    @classmethod
+    def from_packed(cls, state: PackedState) -> LlamaCppModel:
+        return restored(cls, state, later=cls._LATER)
+
+    @cached_property
+    def _lookup(self) -> dict[bytes, int]:
+        """bytes → id of every token merging can form (a model the cache made unpacks it when first read)."""
+        found: dict[bytes, int] = unpacked_later(self, "_lookup")
+        return found
+
+    @cached_property
+    def _ranks(self) -> dict[tuple[bytes, bytes], int]:
+        """The rank of each (left, right) pair of bytes, for the general semantics (a model the cache made
+        unpacks it when first read)."""
+        found: dict[tuple[bytes, bytes], int] = unpacked_later(self, "_ranks")
+        return found
+
+    @cached_property
+    def _triples(self) -> tuple[list[int], list[int], list[int]] | None:
+        """The (a, b, c) columns of the id triples, None for the general semantics (a model the cache made
+        unpacks them when first read)."""
+        found: tuple[list[int], list[int], list[int]] | None = unpacked_later(self, "_triples")
+        return found
+
+    @cached_property
+    def _unit_of(self) -> list[int]:
+        """Each byte's unit: its token, or the barrier (a model the cache made unpacks them when first read)."""
+        found: list[int] = unpacked_later(self, "_unit_of")
+        return found
+
+    @cached_property
+    def _pairs(self) -> dict[int, int] | None:
+        """The Python loop's pair table: ``a * stride + b`` → ``line * stride + c`` of each triple (made when
+        first read of checked triples, and by a model the cache made)."""
+        return self._pair_table()
 
     def _pair_table(self) -> dict[int, int] | None:
         """The Python loop's pair table: ``a * stride + b`` → ``line * stride + c`` of each triple."""
@@ -149,9 +190,7 @@ class LlamaCppModel(DeferredState):
         self._unit_of = [self._barrier if unit is None else unit for unit in self._units]
         self._triples = (a_ids, b_ids, c_ids)
         if checked:
-            del self._pairs  # (None from _start): made when first read
-            self.defer("_pairs", self._pair_table)
-            return
+            return  # (``_pairs`` is made when first read)
         self._pairs = self._pair_table()
         if len(self._pairs or ()) != len(a_ids):
             raise BPEValueError("merge triples must be distinct pairs (one line per pair, the first one)")
@@ -287,7 +326,7 @@ class LlamaCppModel(DeferredState):
         return self._by_id
 
 
-class LlamaCppTextModel(DeferredState):
+class LlamaCppTextModel:
     """llama.cpp's BPE session on tokens spelt as text (``byte_encode`` false: ``gemma4``, ``sarvam-moe``), over
     the one merge loop; ``semantics`` "llama.cpp".
 
@@ -304,7 +343,7 @@ class LlamaCppTextModel(DeferredState):
     semantics = "llama.cpp"
     #: What the compiled-vocabulary cache unpacks only when read: the table of ids' bytes (decoding's); encoding
     #: reads the texts' look-up and the merges' ranks.
-    DEFERRED = ("_table",)
+    _LATER = ("_table",)
 
     def __init__(self, lookup: Mapping[bytes, int], merges: Sequence[tuple[bytes, bytes]],
                  table: Mapping[int, bytes], *, newline_runs: bool = False, ignore_merges: bool = False) -> None:
@@ -319,6 +358,21 @@ class LlamaCppTextModel(DeferredState):
         self._ignore_merges = ignore_merges
         self._rules: dict[tuple[int, int], list[tuple[int, int]]] | None = None  # for article_steps
         self._by_id: dict[int, bytes] | None = None  # for article_steps
+
+    def packed(self) -> dict[str, Any]:
+        """What the compiled-vocabulary cache stores (``bpeproof.impl.io.packed_state.Packable``): every table."""
+        return packed_attributes(self, later=self._LATER)
+
+    @classmethod
+    def from_packed(cls, state: PackedState) -> LlamaCppTextModel:
+        return restored(cls, state, later=cls._LATER)
+
+    @cached_property
+    def _table(self) -> dict[int, bytes]:
+        """id → bytes of the ids the model reports as its own (a model the cache made unpacks it when first
+        read)."""
+        found: dict[int, bytes] = unpacked_later(self, "_table")
+        return found
 
     @property
     def vocabulary_size(self) -> int:

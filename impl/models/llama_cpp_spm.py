@@ -27,11 +27,12 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Iterator, Mapping, Sequence
+from functools import cached_property
 from itertools import compress, repeat
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from bpeproof.impl.formats.derive import last_split
-from bpeproof.impl.io.packed_state import DeferredState
+from bpeproof.impl.io.packed_state import PackedState, packed_attributes, restored, unpacked_later
 from bpeproof.impl.merge_loop import merge
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTextError
 
@@ -69,7 +70,7 @@ def utf8_symbols(data: bytes) -> list[bytes]:
 SEGMENTED_FROM = 256
 
 
-class LlamaCppSpmModel(DeferredState):
+class LlamaCppSpmModel:
     """llama.cpp's SPM session on the tokens of a GGUF file; ``semantics`` "llama.cpp-spm".
 
     ``texts``: every token's text, index = id; ``scores``: their float32 scores; ``table``: id → the bytes of
@@ -82,8 +83,8 @@ class LlamaCppSpmModel(DeferredState):
     semantics = "llama.cpp-spm"
     #: What the compiled-vocabulary cache unpacks only when read (the token table, for decoding), and what it does
     #: not store: the pairs of adjacent characters, made again when a long text is first encoded.
-    DEFERRED = ("_table",)
-    DERIVED: ClassVar[dict[str, str]] = {"_adjacent": "_adjacent_pairs"}
+    _LATER = ("_table",)
+    _DERIVED = ("_adjacent",)
 
     def __init__(self, texts: Sequence[str], scores: Sequence[float], table: Mapping[int, bytes], *,
                  cache_size: int = 1 << 16) -> None:
@@ -105,7 +106,7 @@ class LlamaCppSpmModel(DeferredState):
         self._ranked_scores = sorted(set(keys.values()), reverse=True)
         ranked = dict(zip(self._ranked_scores, range(len(self._ranked_scores)), strict=True))
         self._codes = dict(zip(keys, map(ranked.__getitem__, keys.values()), strict=True))
-        self.defer("_adjacent", self._adjacent_pairs)  # made when a long text is first encoded
+        # (``_adjacent`` is made when a long text is first encoded)
         self._text_codes: dict[str, int] | None = None  # for article_steps
         self._longest = 1  # for article_steps: the most characters of a token two symbols can spell
         self._texts: dict[int, bytes] | None = None  # for article_steps: id → text
@@ -117,6 +118,22 @@ class LlamaCppSpmModel(DeferredState):
             self._byte_tokens.append(found)
         self._cache: dict[bytes, tuple[int, ...]] = {}
         self._cache_size = cache_size
+
+    def packed(self) -> dict[str, Any]:
+        """What the compiled-vocabulary cache stores (``bpeproof.impl.io.packed_state.Packable``): all but the pairs
+        of adjacent characters, made again when a long text is first encoded."""
+        return packed_attributes(self, derived=self._DERIVED, later=self._LATER)
+
+    @classmethod
+    def from_packed(cls, state: PackedState) -> LlamaCppSpmModel:
+        return restored(cls, state, later=cls._LATER)
+
+    @cached_property
+    def _table(self) -> dict[int, bytes]:
+        """id → bytes of the ids the model reports as its own (a model the cache made unpacks it when first
+        read)."""
+        found: dict[int, bytes] = unpacked_later(self, "_table")
+        return found
 
     @property
     def vocabulary_size(self) -> int:
@@ -148,7 +165,8 @@ class LlamaCppSpmModel(DeferredState):
             out += ids
         return tuple(out)
 
-    def _adjacent_pairs(self) -> set[bytes]:
+    @cached_property
+    def _adjacent(self) -> set[bytes]:
         """The pairs of adjacent characters (UTF-8) in the tokens two symbols can spell (``_parts``)."""
         texts = [data.decode("utf-8") for data in self._codes]
         return {text[i : i + 2].encode("utf-8") for text in texts for i in range(len(text) - 1)}

@@ -7,14 +7,15 @@ from __future__ import annotations
 import re
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
+from functools import cached_property
 from itertools import accumulate, compress, repeat
 from operator import eq, is_not, itemgetter
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from bpeproof.impl import encoder as _encoder_module
 from bpeproof.impl.formats.derive import last_split
 from bpeproof.impl.io.c_readers import cut_at
-from bpeproof.impl.io.packed_state import DeferredState
+from bpeproof.impl.io.packed_state import PackedState, packed_attributes, restored, unpacked_later
 from bpeproof.impl.merge_loop import merge
 from bpeproof.impl.models.sentencepiece_c import CharMerger, char_merger
 from bpeproof.impl.normalizers.sentencepiece import SPACE_SYMBOL, SentencePieceNormalizer, longest_prefix
@@ -186,7 +187,7 @@ def _by_id(size: int, tokens: list[int], values: list[Any], missing: Any) -> lis
     return found
 
 
-class SentencePieceModel(DeferredState):
+class SentencePieceModel:
     """sentencepiece's BPE model on the whole normalized text, with the model's own ids (its pieces' positions).
 
     ``pieces``: ``(text, score, type)`` in id order, or ``columns``: their texts, scores and types as three
@@ -218,9 +219,8 @@ class SentencePieceModel(DeferredState):
     #: decoding) and the scores by id (the labels of merge_steps); encoding needs neither.  And what it does not
     #: store: the pairs of adjacent characters, made again from the pieces when a long text is first encoded, and
     #: the codes and scores by text, made from the ids' dict (its texts, already hashed) and the lists by id.
-    DEFERRED = ("_texts", "_score_of")
-    DERIVED: ClassVar[dict[str, str]] = {"_bigrams": "_pair_set", "_codes": "_codes_by_text",
-                                         "_scores": "_scores_by_text"}
+    _LATER = ("_texts", "_score_of")
+    _DERIVED = ("_bigrams", "_codes", "_scores")
 
     def __init__(
         self,
@@ -259,10 +259,10 @@ class SentencePieceModel(DeferredState):
         self._scores = dict(zip(mergeable, mergeable_scores, strict=True))  # for merge_steps' labels
         tokens = list(map(ids.__getitem__, mergeable))
         self._code_of: list[int | None] = _by_id(len(texts), tokens, codes, None)  # (what the cache stores)
-        self._score_of: list[float] = _by_id(len(texts), tokens, mergeable_scores, 0.0)
+        self._score_of = _by_id(len(texts), tokens, mergeable_scores, 0.0)
         self._longest: int | None = None  # the longest piece, for article_steps (found on first use)
         self._has_unused = PIECE_UNUSED in map(types.__getitem__, ids.values())
-        self.defer("_bigrams", self._pair_set)  # made when a long text is first encoded
+        # (``_bigrams`` is made when a long text is first encoded)
         user_defined = list(compress(ids, map(eq, map(types.__getitem__, ids.values()), repeat(PIECE_USER_DEFINED))))
         self.normalizer = SentencePieceNormalizer(
             units=charsmap_units,
@@ -282,6 +282,27 @@ class SentencePieceModel(DeferredState):
         #: Each segment's parts, or its ids with byte_fallback (``_fallback_ids``).
         self._cache: dict[str, tuple[Any, ...]] = {}
         self._cache_size = cache_size
+
+    def packed(self) -> dict[str, Any]:
+        """What the compiled-vocabulary cache stores (``bpeproof.impl.io.packed_state.Packable``): all but the pairs
+        of adjacent characters and the codes and scores by text, made again from the others when first read."""
+        return packed_attributes(self, derived=self._DERIVED, later=self._LATER)
+
+    @classmethod
+    def from_packed(cls, state: PackedState) -> SentencePieceModel:
+        return restored(cls, state, later=cls._LATER)
+
+    @cached_property
+    def _texts(self) -> list[str]:
+        """Every piece's text, by id (``__init__``'s; a model the cache made unpacks them when first read)."""
+        found: list[str] = unpacked_later(self, "_texts")
+        return found
+
+    @cached_property
+    def _score_of(self) -> list[float]:
+        """Every piece's score, by id (``__init__``'s; a model the cache made unpacks them when first read)."""
+        found: list[float] = unpacked_later(self, "_score_of")
+        return found
 
     @property
     def vocabulary_size(self) -> int:
@@ -363,13 +384,19 @@ class SentencePieceModel(DeferredState):
         kept = list(map(is_not, map(self._code_of.__getitem__, self._ids.values()), repeat(None)))
         return dict(zip(compress(texts, kept), compress(found, kept), strict=True))
 
-    def _codes_by_text(self) -> dict[str, int]:
+    @cached_property
+    def _codes(self) -> dict[str, int]:
+        """The code of each mergeable piece by its text (``__init__``'s; made again for a model the cache made)."""
         return self._mergeable_by_text(self._code_of)
 
-    def _scores_by_text(self) -> dict[str, float]:
+    @cached_property
+    def _scores(self) -> dict[str, float]:
+        """The score of each mergeable piece by its text, for merge_steps' labels (``__init__``'s; made again for
+        a model the cache made)."""
         return self._mergeable_by_text(self._score_of)
 
-    def _pair_set(self) -> set[str]:
+    @cached_property
+    def _bigrams(self) -> set[str]:
         """The pairs of adjacent characters in the normal, user-defined and unused pieces (``_segments``)."""
         return {text[i : i + 2] for text in self._codes for i in range(len(text) - 1)}
 

@@ -4,7 +4,8 @@ joined bytes have the lowest rank joined first, leftmost first (``bpeproof.spec.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 from bpeproof.impl import encoder as _encoder_module
 
@@ -13,7 +14,7 @@ try:
 except ImportError:  # the C extension is optional: the Python loops give the same ids
     _fastenc = None
 from bpeproof.impl.formats.derive import last_split
-from bpeproof.impl.io.packed_state import DeferredState
+from bpeproof.impl.io.packed_state import PackedState, packed_attributes, restored
 from bpeproof.impl.merge_loop import merge
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTextError, is_int
 
@@ -26,7 +27,7 @@ __all__ = ["TIKTOKEN_RANK_LIMIT", "TiktokenModel"]
 TIKTOKEN_RANK_LIMIT = 2**32 - 1
 
 
-class TiktokenModel(DeferredState):
+class TiktokenModel:
     """tiktoken's encoder on a rank file ``token bytes → rank`` (the rank is the id), proper or not.
 
     The empty token (a rank file line ``= 50256``) is an id that decodes to nothing and that no non-empty
@@ -35,10 +36,6 @@ class TiktokenModel(DeferredState):
     """
 
     semantics = "tiktoken"
-    #: What the compiled-vocabulary cache unpacks only when read (the C loop has its own tables), and what it
-    #: does not store: the rank table is the decoder's inverse.
-    DEFERRED = ("_ranks",)
-    DERIVED: ClassVar[dict[str, str]] = {"_ranks": "_inverse_decoder"}
 
     def __init__(self, ranks: Mapping[bytes, int]) -> None:
         if not isinstance(ranks, Mapping):
@@ -46,14 +43,25 @@ class TiktokenModel(DeferredState):
         decoder = _checked_decoder(ranks)
         if decoder is None:  # a table that is not plainly valid: checked token by token, the first problem named
             decoder = _decoder(ranks)
-        self._ranks: dict[bytes, int] = dict(ranks)
+        self._ranks = dict(ranks)
         self._decoder = decoder
         self._fast: Any = None
         self._longest: int | None = None  # the longest token, for article_steps (made on first use)
         self._use_c = _encoder_module.USE_C_LOOP and _fastenc is not None  # decided when the model is made
 
-    def _inverse_decoder(self) -> dict[bytes, int]:
-        """token → rank, in the decoder's order (the table ``__init__`` keeps, made again from the decoder)."""
+    def packed(self) -> dict[str, Any]:
+        """What the compiled-vocabulary cache stores (``bpeproof.impl.io.packed_state.Packable``): all but the rank
+        table, the decoder's inverse."""
+        return packed_attributes(self, derived=("_ranks",))
+
+    @classmethod
+    def from_packed(cls, state: PackedState) -> TiktokenModel:
+        return restored(cls, state)
+
+    @cached_property
+    def _ranks(self) -> dict[bytes, int]:
+        """token → rank, in the decoder's order: the table ``__init__`` keeps, made again from the decoder by a model
+        the cache made when first read (the C loop has its own tables)."""
         return dict(zip(self._decoder.values(), self._decoder, strict=True))
 
     @property

@@ -14,8 +14,10 @@ few parts around it; an entry keeps them as records, packed as typed arrays (``b
 A record of GPT-2's pair of files keeps the name and digest of the other file (``vocab.bpe`` beside
 ``encoder.json``); when that file has changed the entry is not used.
 
-Only the classes of ``CLASSES`` are stored and made again.  A GGUF file larger than ``GGUF_WHOLE_LIMIT`` (a model
-with its tensors) is keyed by its header and key-value pairs, where the tokenizer is, rather than read whole.
+An entry holds objects of the classes its reader gives (``bpeproof.impl.pipelines.registry.Reader.classes``: its
+models and what they hold, with ``PARTS_CLASSES`` for a ``parts`` record), as class objects, never by name.  A GGUF
+file larger than ``GGUF_WHOLE_LIMIT`` (a model with its tensors) is keyed by its header and key-value pairs, where
+the tokenizer is, rather than read whole.
 """
 
 from __future__ import annotations
@@ -27,11 +29,18 @@ from typing import Any
 
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.io.vocab_cache import CacheEntry, cache_directory, file_digest
-from bpeproof.impl.pipelines.text_pipeline import PatternPipeline, SplitStepsPipeline, TokenizerParts, pipeline_of
+from bpeproof.impl.pipelines.text_pipeline import (
+    PatternPipeline,
+    SplitStepsPipeline,
+    TokenizerParts,
+    WholeText,
+    pipeline_of,
+)
+from bpeproof.impl.pre_tokenizers.hf_splits import PreTokenizer, SplitStep
 
 __all__ = [
-    "CLASSES",
     "GGUF_WHOLE_LIMIT",
+    "PARTS_CLASSES",
     "cache_entry",
     "companion",
     "companion_changed",
@@ -41,29 +50,8 @@ __all__ = [
     "text_record",
 ]
 
-#: The classes whose objects an entry may hold (``module:qualname``): the models and what they hold, CLIP's text
-#: pipeline, split steps, a GGUF file's tokenizer and a tokenizer.json's pipeline recipe.
-CLASSES = frozenset({
-    "bpeproof.impl.models.tiktoken:TiktokenModel",
-    "bpeproof.impl.models.hugging_face:HuggingFaceModel",
-    "bpeproof.impl.models.hugging_face:HuggingFaceTextModel",
-    "bpeproof.impl.models.sentencepiece:SentencePieceModel",
-    "bpeproof.impl.normalizers.sentencepiece:SentencePieceNormalizer",
-    "bpeproof.impl.models.llama_cpp:LlamaCppModel",
-    "bpeproof.impl.models.llama_cpp:LlamaCppTextModel",
-    "bpeproof.impl.models.llama_cpp_spm:LlamaCppSpmModel",
-    "bpeproof.impl.models.sequential:SequentialModel",
-    "bpeproof.impl.encoder:Encoder",
-    "bpeproof.spec.types:Rule",
-    "bpeproof.impl.pre_tokenizers.hf_splits:PreTokenizer",
-    "bpeproof.impl.pre_tokenizers.hf_splits:SplitStep",
-    "bpeproof.impl.pipelines.clip:ClipPipeline",
-    "bpeproof.impl.pipelines.text_pipeline:WholeText",
-    "bpeproof.impl.formats.gguf_tokenizer:GGUFTokenizer",
-    "bpeproof.impl.formats.vocab:AddedToken",
-    "bpeproof.impl.formats.vocab:PreTokenizerStep",
-    "bpeproof.impl.pipelines.tokenizer_json:TextPipelineRecipe",
-})
+#: The classes a ``parts`` record holds besides its model's: split steps, and the pipeline of a whole text.
+PARTS_CLASSES: tuple[type, ...] = (PreTokenizer, SplitStep, WholeText)
 
 #: GGUF files up to this size are keyed by their whole content, larger ones by their header and key-value pairs.
 GGUF_WHOLE_LIMIT = 1 << 28

@@ -1,8 +1,9 @@
 """``read_parts``: the parts of a tokenizer (text pipeline, merge model, special tokens) that encodes any supported
 file exactly as the file's own library does, read once and built by the table ``READERS``.
 
-Each kind the loader tells by the file's content (``bpeproof.impl.formats.loader.sniff``) has one reader here,
-which takes the bytes already read and gives the parts and the record the compiled-vocabulary cache keeps of them:
+Each kind the loader tells by the file's content (``bpeproof.impl.formats.loader.sniff``) has one reader here
+(``Reader``), which takes the bytes already read and gives the parts and the record the compiled-vocabulary cache
+keeps of them, and knows the classes of the objects that record holds:
 
 - ``bpeproof``, the project's file: the article's sequential semantics (its rules) behind its pattern or steps;
 - ``tiktoken``, a rank file: tiktoken's semantics on the ranks as they are
@@ -58,7 +59,7 @@ from bpeproof.impl.pre_tokenizers import patterns
 from bpeproof.impl.pre_tokenizers.patterns import PATTERNS, compile_pattern, resolve_pattern
 from bpeproof.spec.types import BPETypeError, BPEValueError
 
-__all__ = ["READERS", "Source", "guess_pattern", "read_parts"]
+__all__ = ["READERS", "Reader", "Source", "guess_pattern", "read_parts", "record_classes"]
 
 #: What a reader gives: the parts, and the record the cache keeps of them (None: not to be cached).
 Read = tuple[TokenizerParts, dict[str, Any] | None]
@@ -111,17 +112,23 @@ def read_parts(path: str, pattern: str | None = None, *, decode_only: bool = Fal
             return cached
     kind, data = formats.sniff(file, raw) if file.is_file() else ("directory", b"")
     try:
-        parts, record = READERS[kind](Source(path, data, pattern, decode_only))
+        parts, record = READERS[kind].read(Source(path, data, pattern, decode_only))
     except (BPEValueError, BPETypeError) as error:
         raise FormatError(path, None, str(error)) from None
     if entry is not None and record is not None:
-        entry.write(record, compiled_vocab.CLASSES)
+        entry.write(record, kind, record_classes(kind))
     return parts
+
+
+def record_classes(kind: str) -> tuple[type, ...]:
+    """The classes whose objects the cache's record of a file of ``kind`` may hold (its reader's, imported now);
+    ``KeyError`` for a kind that has no reader."""
+    return READERS[kind].classes()
 
 
 def _from_cache(entry: CacheEntry, path: str) -> TokenizerParts | None:
     """The parts of the cache's entry, or None (and the entry removed) when it has none that holds together."""
-    record = entry.read(compiled_vocab.CLASSES)
+    record = entry.read(record_classes)
     if record is None:
         return None
     try:
@@ -287,15 +294,72 @@ def _merges_parts(source: Source, vocab: formats.Vocab) -> TokenizerParts:
     return TokenizerParts(pipeline_of(resolve_pattern(chosen or "words"), pretokenizer, specials), model, specials)
 
 
+def _gguf_classes() -> tuple[type, ...]:
+    from bpeproof.impl.formats.gguf_tokenizer import GGUFTokenizer
+    from bpeproof.impl.models.llama_cpp import LlamaCppModel, LlamaCppTextModel
+    from bpeproof.impl.models.llama_cpp_spm import LlamaCppSpmModel
+
+    return GGUFTokenizer, LlamaCppModel, LlamaCppTextModel, LlamaCppSpmModel
+
+
+def _project_classes() -> tuple[type, ...]:
+    from bpeproof.impl.encoder import Encoder
+    from bpeproof.impl.models.sequential import SequentialModel
+    from bpeproof.spec.types import Rule
+
+    return SequentialModel, Encoder, Rule, *compiled_vocab.PARTS_CLASSES
+
+
+def _rank_file_classes() -> tuple[type, ...]:
+    from bpeproof.impl.models.tiktoken import TiktokenModel
+
+    return TiktokenModel, *compiled_vocab.PARTS_CLASSES
+
+
+def _sentencepiece_classes() -> tuple[type, ...]:
+    from bpeproof.impl.models.sentencepiece import SentencePieceModel
+    from bpeproof.impl.normalizers.sentencepiece import SentencePieceNormalizer
+
+    return SentencePieceModel, SentencePieceNormalizer, *compiled_vocab.PARTS_CLASSES
+
+
+def _tokenizer_json_classes() -> tuple[type, ...]:
+    """A ``tokenizer.json``'s, with its text pipeline (a ``text`` record) or without (GPT-2's files: ``parts``)."""
+    from bpeproof.impl.formats.vocab import AddedToken, PreTokenizerStep
+    from bpeproof.impl.models.hugging_face import HuggingFaceModel, HuggingFaceTextModel
+    from bpeproof.impl.pipelines.tokenizer_json import TextPipelineRecipe
+
+    return (HuggingFaceModel, HuggingFaceTextModel, TextPipelineRecipe, AddedToken, PreTokenizerStep,
+            *compiled_vocab.PARTS_CLASSES)
+
+
+def _other_vocab_classes() -> tuple[type, ...]:
+    """GPT-2's files, CLIP's merges, or a directory's ``tokenizer.json`` or ``encoder.json``."""
+    from bpeproof.impl.pipelines.clip import ClipPipeline
+
+    return *_tokenizer_json_classes(), ClipPipeline
+
+
+@dataclass(frozen=True)
+class Reader:
+    """How one kind of file is read: ``read`` gives its parts and the record the cache keeps of them; ``classes``
+    the classes whose objects that record may hold, given to the cache as class objects (imported when called, so
+    that a load imports only the modules of its own kind; a renamed class fails there and in type checking, never
+    silently in an entry)."""
+
+    read: Callable[[Source], Read]
+    classes: Callable[[], tuple[type, ...]]
+
+
 #: Each kind of file (as ``formats.sniff`` tells it by its content) → the reader of its parts.
-READERS: dict[str, Callable[[Source], Read]] = {
-    "gguf": _gguf,
-    "bpeproof": _project,
-    "tiktoken": _rank_file,
-    "tekken": _tekken,
-    "sentencepiece-bpe": _sentencepiece,
-    "hf-bpe": _tokenizer_json,
-    "gpt2": _other_vocab,
-    "clip": _other_vocab,
-    "directory": _other_vocab,
+READERS: dict[str, Reader] = {
+    "gguf": Reader(_gguf, _gguf_classes),
+    "bpeproof": Reader(_project, _project_classes),
+    "tiktoken": Reader(_rank_file, _rank_file_classes),
+    "tekken": Reader(_tekken, _rank_file_classes),
+    "sentencepiece-bpe": Reader(_sentencepiece, _sentencepiece_classes),
+    "hf-bpe": Reader(_tokenizer_json, _tokenizer_json_classes),
+    "gpt2": Reader(_other_vocab, _other_vocab_classes),
+    "clip": Reader(_other_vocab, _other_vocab_classes),
+    "directory": Reader(_other_vocab, _other_vocab_classes),
 }

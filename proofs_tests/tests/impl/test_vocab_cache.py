@@ -17,16 +17,19 @@ import sys
 import zlib
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import regex
 
 from bpeproof.cli import main
 from bpeproof.impl._c import _fastenc  # type: ignore[attr-defined]
+from bpeproof.impl.encoder import HAVE_C_LOOP
 from bpeproof.impl.io.packed_state import UnpackableError, pack, unpack
 from bpeproof.impl.io.vocab_cache import DIRECTORY_VARIABLE, MAGIC, OFF_VARIABLE, CacheEntry
 from bpeproof.impl.parallel.jobs import tokenizer_parts
 from bpeproof.impl.pipelines import compiled_vocab
+from bpeproof.impl.pipelines.registry import READERS, record_classes
 from bpeproof.impl.tokenizer import Tokenizer, load_tokenizer
 from bpeproof.proofs_tests.fixtures.vocab_files import FORMATS, write_vocab
 from bpeproof.spec.types import Rule
@@ -72,7 +75,7 @@ def test_the_cache_gives_the_tokenizer_of_the_file_on_every_format(tmp_path: Pat
         assert not _entries(cache), path
         assert _behaviour(load_tokenizer(str(path))) == expected, path
         entry = compiled_vocab.cache_entry(str(path), None, False)
-        assert entry is not None and entry.read(compiled_vocab.CLASSES) is not None, path
+        assert entry is not None and entry.read(record_classes) is not None, path
         assert _behaviour(load_tokenizer(str(path))) == expected, path
         for stale in _entries(cache):
             stale.unlink()
@@ -86,7 +89,7 @@ def test_a_load_reads_the_entry(tmp_path: Path, cache: Path) -> None:
     entry = compiled_vocab.cache_entry(str(small), None, False)
     assert entry is not None
     record = compiled_vocab.parts_record(load_tokenizer(str(other), cache=False).parts)
-    assert entry.write(record, compiled_vocab.CLASSES)
+    assert entry.write(record, "gpt2", record_classes("gpt2"))
     assert load_tokenizer(str(small)).encode(TEXTS[0]) == load_tokenizer(str(other), cache=False).encode(TEXTS[0])
 
 
@@ -117,7 +120,7 @@ def test_a_large_gguf_file_is_keyed_by_its_key_value_pairs(tmp_path: Path, cache
     expected = _behaviour(load_tokenizer(str(path), cache=False))
     assert _behaviour(load_tokenizer(str(path))) == expected
     key = compiled_vocab.cache_entry(str(path), None, False)
-    assert key is not None and key.read(compiled_vocab.CLASSES) is not None
+    assert key is not None and key.read(record_classes) is not None
     path.write_bytes(path.read_bytes() + b"\0" * 64)  # as the tensors after the pairs
     assert compiled_vocab.cache_entry(str(path), None, False).key == key.key  # type: ignore[union-attr]
     assert _behaviour(load_tokenizer(str(path))) == expected
@@ -168,10 +171,11 @@ def _damaged(data: bytes, how: str) -> bytes:
     raise ValueError(how)
 
 
-@pytest.mark.parametrize("how", ["truncated", "empty", "flipped", "garbage", "foreign", "unpackable"])
+@pytest.mark.parametrize("how", ["truncated", "empty", "flipped", "garbage", "foreign", "unpackable", "no reader"])
 def test_a_bad_entry_is_ignored_removed_and_rebuilt(how: str, tmp_path: Path, cache: Path) -> None:
     """A truncated, empty, damaged or foreign entry (another key's), or one whose description names a class that
-    may not be made, gives the file's own tokenizer and is replaced by a good entry, never an error."""
+    may not be made or whose kind has no reader, gives the file's own tokenizer and is replaced by a good entry,
+    never an error."""
     path = write_vocab("tokenizer.json", tmp_path / "v")
     expected = _behaviour(load_tokenizer(str(path), cache=False))
     load_tokenizer(str(path))
@@ -185,16 +189,21 @@ def test_a_bad_entry_is_ignored_removed_and_rebuilt(how: str, tmp_path: Path, ca
         entry.path.write_bytes(foreign.path.read_bytes())
     elif how == "unpackable":
         # A well-formed entry (its CRC right) asking for a class outside the allowed ones: nothing is made.
-        assert entry.write({"kind": "parts", "model": Rule(1, 2, 3)}, compiled_vocab.CLASSES)
-        _rewrite_header(entry.path, lambda header: header.replace("bpeproof.spec.types:Rule", "subprocess:Popen"))
+        classes = record_classes("bpeproof")
+        assert entry.write({"kind": "parts", "model": Rule(1, 2, 3)}, "bpeproof", classes)
+        rule = f'"t":"tuple-of","c":{classes.index(Rule)}'
+        _rewrite_header(entry.path, lambda header: header.replace(rule, f'"t":"tuple-of","c":{len(classes)}'))
+    elif how == "no reader":
+        assert entry.write({"kind": "parts", "model": Rule(1, 2, 3)}, "bpeproof", record_classes("bpeproof"))
+        _rewrite_header(entry.path, lambda header: header.replace('"kind":"bpeproof"', '"kind":"subprocess"'))
     else:
         entry.path.write_bytes(_damaged(entry.path.read_bytes(), how))
-    assert entry.read(compiled_vocab.CLASSES) is None  # refused, and removed
+    assert entry.read(record_classes) is None  # refused, and removed
     assert not entry.path.exists()
     if how != "foreign":
         entry.path.write_bytes(_damaged(b"x" * 100, "garbage"))
     assert _behaviour(load_tokenizer(str(path))) == expected
-    assert entry.read(compiled_vocab.CLASSES) is not None  # rebuilt
+    assert entry.read(record_classes) is not None  # rebuilt
     assert _behaviour(load_tokenizer(str(path))) == expected
 
 
@@ -203,9 +212,9 @@ def test_an_entry_that_makes_no_tokenizer_is_rebuilt(tmp_path: Path, cache: Path
     read again."""
     path = write_vocab("tiktoken", tmp_path)
     entry = compiled_vocab.cache_entry(str(path), None, False)
-    assert entry is not None and entry.write({"kind": "nonsense"}, compiled_vocab.CLASSES)
+    assert entry is not None and entry.write({"kind": "nonsense"}, "tiktoken", record_classes("tiktoken"))
     assert load_tokenizer(str(path)).encode(TEXTS[0]) == load_tokenizer(str(path), cache=False).encode(TEXTS[0])
-    assert entry.read(compiled_vocab.CLASSES)["kind"] == "parts"
+    assert entry.read(record_classes)["kind"] == "parts"
 
 
 WRITER = """
@@ -234,7 +243,7 @@ def test_two_processes_writing_one_entry_leave_a_valid_one(tmp_path: Path, cache
         outputs = [writer.communicate(timeout=120)[0].strip() for writer in writers]
         assert outputs == [expected, expected]
         entry = compiled_vocab.cache_entry(str(path), None, False)
-        assert entry is not None and entry.read(compiled_vocab.CLASSES) is not None
+        assert entry is not None and entry.read(record_classes) is not None
         assert sorted(file.name for file in cache.iterdir()) == [entry.path.name]  # no temporary file left
     assert str(load_tokenizer(str(path)).encode("the lower newest widest slowest")) == expected
 
@@ -300,7 +309,7 @@ def test_the_tests_keep_the_users_cache_untouched() -> None:
 
 # -- packing ---------------------------------------------------------------------------------------------------
 
-CLASSES = frozenset({"bpeproof.spec.types:Rule"})
+CLASSES = (Rule,)
 
 
 def test_values_come_back_equal() -> None:
@@ -343,13 +352,14 @@ def test_only_the_allowed_classes_are_packed_or_made() -> None:
     with pytest.raises(UnpackableError):
         pack([object()], CLASSES)
     with pytest.raises(UnpackableError):
-        pack(Rule(1, 2, 3), frozenset())
+        pack(Rule(1, 2, 3), ())
     description, sections = pack(Rule(1, 2, 3), CLASSES)
     with pytest.raises(UnpackableError):
-        unpack(description, sections, frozenset())
-    forged = {"t": "object", "c": "subprocess:Popen", "a": {}}
-    with pytest.raises(UnpackableError):
-        unpack(forged, [], CLASSES)
+        unpack(description, sections, ())
+    for forged in ({"t": "object", "c": "subprocess:Popen", "a": {}}, {"t": "object", "c": 1, "a": {}},
+                   {"t": "object", "c": -1, "a": {}}, {"t": "tuple-of", "c": True, "e": {"k": "count", "n": 3}}):
+        with pytest.raises(UnpackableError):
+            unpack(forged, [], CLASSES)
     for damaged in ({"t": "list", "e": {"k": "int", "s": 5}}, {"t": "nonsense"}, [1, 2],
                     {"t": "list", "e": {"k": "bytes", "s": 0, "o": 1}}):
         with pytest.raises(UnpackableError):
@@ -374,23 +384,43 @@ def test_the_c_tables_come_back_and_are_checked() -> None:
 
 def test_an_entry_written_is_read_back(tmp_path: Path) -> None:
     entry = CacheEntry(tmp_path / "entries", "content", {"pattern": None})
-    assert entry.read(CLASSES) is None
+    kinds = {"rules": CLASSES}
+    assert entry.read(kinds.__getitem__) is None
     value = {"rules": [Rule(1, 2, 256)], "text": "x"}
-    assert entry.write(value, CLASSES)
-    assert entry.read(CLASSES) == value
-    assert not entry.write([object()], CLASSES)  # cannot be packed: nothing written, the old entry kept
-    assert entry.read(CLASSES) == value
+    assert entry.write(value, "rules", CLASSES)
+    assert entry.read(kinds.__getitem__) == value
+    assert not entry.write([object()], "rules", CLASSES)  # cannot be packed: nothing written, the old entry kept
+    assert entry.read(kinds.__getitem__) == value
 
 
-def test_every_class_an_entry_may_hold_is_named_as_it_is() -> None:
-    """The cache names the classes it may make (``compiled_vocab.CLASSES``, ``module:qualname``, so that reading an
-    entry imports only the modules it needs): each name must still be its class's, or a renamed class would make
-    every entry holding it unreadable, and every load of its files a slow one, without an error."""
-    import importlib
+def test_every_reader_gives_the_classes_of_its_records() -> None:
+    """Each reader gives the classes its entries may hold as class objects (imported when asked for, so that a load
+    imports only its own kind's modules): a renamed or moved class fails here, and in type checking, rather than
+    making every entry holding it unreadable and every load of its files a slow one, without an error."""
+    for kind, reader in READERS.items():
+        classes = reader.classes()
+        assert classes == record_classes(kind), kind
+        assert classes and all(isinstance(found, type) for found in classes), kind
+        assert len(set(classes)) == len(classes), kind  # (a class is named by its one place among them)
 
-    for name in sorted(compiled_vocab.CLASSES):
-        module, _, qualname = name.partition(":")
-        found = importlib.import_module(module)
-        for part in qualname.split("."):
-            found = getattr(found, part)
-        assert isinstance(found, type) and f"{found.__module__}:{found.__qualname__}" == name, name
+
+def test_a_cached_load_leaves_what_encoding_in_c_does_not_need_packed(tmp_path: Path, cache: Path) -> None:
+    """A model made from an entry unpacks (or makes again) the tables only its Python loop, its steps or decoding
+    read when they are first read (``Packable.from_packed``, cached properties): a load that encodes in C does not
+    pay for them, and they are then the file's own."""
+    if not HAVE_C_LOOP:
+        pytest.skip("the C extension is not built")
+    later = {"sentencepiece": ("_texts", "_score_of", "_bigrams", "_scores"), "gguf": ("_ranks", "_pairs"),
+             "tokenizer.json": ("_by_bytes", "_merges"), "gpt2": ("_by_bytes", "_merges")}
+    words = [b"the", b"lowest", b"\xe3\x83\x86st", b"newer"]
+    for kind, names in later.items():
+        path = write_vocab(kind, tmp_path / kind)
+        fresh: Any = load_tokenizer(str(path), cache=False).model
+        load_tokenizer(str(path))
+        cached = load_tokenizer(str(path))
+        cached.encode(TEXTS[0])
+        model: Any = cached.model
+        assert not set(names) & set(vars(model)), kind
+        assert [model.encode_word(word) for word in words] == [fresh.encode_word(word) for word in words]
+        assert [model.merge_steps(word) for word in words] == [fresh.merge_steps(word) for word in words]
+        assert model.token_table() == fresh.token_table(), kind
