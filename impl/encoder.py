@@ -32,9 +32,9 @@ When the optional C extension ``impl/_c/_fastenc.c`` is built, words are merged
 there instead, by the same rank-order method over *dense* ids (byte b is b,
 the token of rule k is 256 + k; a table maps them back to the rule ids, which
 may be of any size).  The pure-Python loops above stay the reference and the
-fallback: set ``USE_C_LOOP = False`` before building an ``Encoder`` (or a
-``Tokenizer``) to use them; they are also used without the extension and for
-rule lists too long for 32-bit dense ids.
+fallback: an ``Encoder`` built with ``c_loop=False`` (or a model built so, see
+``bpeproof.impl.models``) uses them; they are also used without the extension and
+for rule lists too long for 32-bit dense ids.
 
 Only ``bpeproof.spec.types`` is imported from the specification: the tests check this
 module against ``spec.enc`` and ``spec.dec``, which would be void if it called them.
@@ -62,13 +62,10 @@ try:
 except ImportError:  # the C extension is optional: the pure-Python loops give the same ids
     _fastenc = None
 
-__all__ = ["HAVE_C_LOOP", "SHORT_WORD", "USE_C_LOOP", "Encoder", "check_rules", "dec", "enc"]
+__all__ = ["HAVE_C_LOOP", "SHORT_WORD", "Encoder", "check_rules", "dec", "enc"]
 
 #: Whether the C merge loop (``impl/_c/_fastenc.c``) is built.
 HAVE_C_LOOP: bool = _fastenc is not None
-
-#: Whether encoders built from now on use the C merge loop when it is built (False: always pure Python).
-USE_C_LOOP: bool = True
 
 #: The C loop numbers tokens densely with 32-bit ints: at most this many rules, words below this many bytes.
 C_RULE_LIMIT = 2**31 - 512
@@ -136,8 +133,9 @@ class Encoder:
         "_use_c",
     )
 
-    def __init__(self, rules: Sequence[RuleTriple], *, cache_size: int = 1 << 16) -> None:
-        """Check and compile ``rules``; ``cache_size`` bounds the number of cached words (0 disables the cache)."""
+    def __init__(self, rules: Sequence[RuleTriple], *, cache_size: int = 1 << 16, c_loop: bool = True) -> None:
+        """Check and compile ``rules``; ``cache_size`` bounds the number of cached words (0 disables the cache);
+        ``c_loop``: merge in the C loop when it is built (False: always in the pure-Python loops)."""
         if not is_int(cache_size) or cache_size < 0:
             raise BPETypeError(f"cache_size must be a non-negative int, not {cache_size!r}")
         checked = check_rules(rules)
@@ -167,7 +165,7 @@ class Encoder:
         self._reachable: dict[int, bool] = {}
         self._cache: dict[bytes, tuple[int, ...]] = {}
         self._cache_size = cache_size
-        self._use_c = USE_C_LOOP and _fastenc is not None and len(checked) <= C_RULE_LIMIT
+        self._use_c = c_loop and _fastenc is not None and len(checked) <= C_RULE_LIMIT
         self._fast: Any = None  # the C merger, built on first use
 
     def c_merger(self, byte_ids: Sequence[int] | None = None) -> Any:
@@ -430,14 +428,14 @@ class Encoder:
         return True
 
 
-def enc(rules: Sequence[RuleTriple], data: bytes | bytearray) -> list[int]:
+def enc(rules: Sequence[RuleTriple], data: bytes | bytearray, *, c_loop: bool = True) -> list[int]:
     """enc_R(s) (def-bpe): the rules applied in list order to ``data`` as one sequence; equal to ``spec.enc``.
 
-    Unlike the specification it has no length limit and runs in O(n log n).
+    Unlike the specification it has no length limit and runs in O(n log n); ``c_loop``: as ``Encoder``'s.
     Errors: ``BPETypeError`` / ``InvalidRuleError`` for the rules (as
     ``check_rules``), ``BPETypeError`` when ``data`` is not bytes.
     """
-    encoder = Encoder(rules, cache_size=0)
+    encoder = Encoder(rules, cache_size=0, c_loop=c_loop)
     return encoder.encode(data)
 
 

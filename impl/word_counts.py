@@ -34,12 +34,12 @@ class WordCounts:
     ``trainer.count_words(texts, pretokenize=pattern_splitter(pattern))``, added up over the calls of ``add``.  For
     the patterns of the hand-written scanners with the C extension built, the pieces are counted in C as the
     scanner finds them (``_fastenc.WordCounter``: a str and a count for each distinct word, no object for each
-    piece)."""
+    piece), unless ``c_loop`` is False (then as any other pattern: ``count_words`` and the ``regex`` module)."""
 
-    def __init__(self, pattern: str) -> None:
+    def __init__(self, pattern: str, *, c_loop: bool = True) -> None:
         self._source = resolve_pattern(pattern)
-        self._split = splitter.pattern_splitter(self._source)
-        which = splitter.c_scanner(self._source)
+        self._split = splitter.pattern_splitter(self._source, c_loop=c_loop)
+        which = splitter.c_scanner(self._source, c_loop)
         self._c: Any = None
         if which >= 0:
             from bpeproof.impl._c import _fastenc  # type: ignore[attr-defined]

@@ -10,8 +10,6 @@ from itertools import chain, compress, repeat
 from operator import add, floordiv, mod, mul
 from typing import TYPE_CHECKING, Any
 
-from bpeproof.impl import encoder as _encoder_module
-
 try:
     from bpeproof.impl._c import _fastenc  # type: ignore[attr-defined]
 except ImportError:  # the C extension is optional: the Python loops give the same ids
@@ -93,7 +91,8 @@ class HuggingFaceModel:
     ids in the file's order, c the id of the joined string (the library's table: a pair listed twice keeps its
     last line).  A word starts as the ids of its bytes' one-character tokens; a byte without one is left out,
     or becomes ``unk`` (consecutive ones fused into one with ``fuse_unk``), as the library does.
-    ``ignore_merges``: a word that is itself a token is that token.
+    ``ignore_merges``: a word that is itself a token is that token.  ``c_loop``: merge in the C loop when it is
+    built (False: always in the Python loop).
     """
 
     semantics = "hf-bpe"
@@ -110,6 +109,7 @@ class HuggingFaceModel:
         ignore_merges: bool = False,
         unk: int | None = None,
         fuse_unk: bool = False,
+        c_loop: bool = True,
     ) -> None:
         if not isinstance(tokens, Mapping):
             raise BPETypeError(f"tokens must be a mapping of int to bytes, not {type(tokens).__name__}")
@@ -146,7 +146,7 @@ class HuggingFaceModel:
         self._columns = columns  # (a, b, c) of every merge
         self._rules: dict[tuple[int, int], list[tuple[int, int]]] | None = None
         self._fast: Any = None
-        self._use_c = _encoder_module.USE_C_LOOP and _fastenc is not None  # decided when the model is made
+        self._use_c = c_loop and _fastenc is not None
 
     def packed(self) -> dict[str, Any]:
         """What the compiled-vocabulary cache stores (``bpeproof.impl.io.packed_state.Packable``): all but the index

@@ -11,8 +11,6 @@ from functools import cached_property
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
-from bpeproof.impl import encoder as _encoder_module
-
 try:
     from bpeproof.impl._c import _fastenc  # type: ignore[attr-defined]
 except ImportError:  # the C extension is optional: the Python loop gives the same ids
@@ -61,7 +59,8 @@ class LlamaCppModel:
       nothing and gives no id, as in llama.cpp.
 
     ``table``: id → bytes of the ids the model reports as its own (a tokenizer's special tokens are left out
-    and decode by their text).  ``ignore_merges``: a word that is itself a token is that token.
+    and decode by their text).  ``ignore_merges``: a word that is itself a token is that token.  ``c_loop``: merge
+    the id triples in the C loop when it is built (False: always in the Python loop).
     """
 
     semantics = "llama.cpp"
@@ -80,10 +79,11 @@ class LlamaCppModel:
         table: Mapping[int, bytes],
         *,
         ignore_merges: bool = False,
+        c_loop: bool = True,
     ) -> None:
         if not isinstance(lookup, Mapping) or not isinstance(table, Mapping):
             raise BPETypeError("lookup and table must be mappings")
-        self._start(dict(lookup), dict(table), ignore_merges)
+        self._start(dict(lookup), dict(table), ignore_merges, c_loop)
         if merges and len(merges[0]) == 3:
             a_ids, b_ids, c_ids = (list(column) for column in zip(*merges, strict=True))
             self._setup_pairs(a_ids, b_ids, c_ids, checked=False)
@@ -93,7 +93,7 @@ class LlamaCppModel:
                     raise BPETypeError(f"merge {rank} must be a (left, right) pair of bytes, not {pair!r}")
                 self._ranks.setdefault(pair, rank)  # type: ignore[arg-type]
 
-    def _start(self, lookup: dict[bytes, int], table: dict[int, bytes], ignore_merges: bool) -> None:
+    def _start(self, lookup: dict[bytes, int], table: dict[int, bytes], ignore_merges: bool, c_loop: bool) -> None:
         """The tables every model has, ``lookup`` and ``table`` kept as they are (the model's own)."""
         self._lookup = lookup
         self._table = table
@@ -102,24 +102,25 @@ class LlamaCppModel:
         self._ranks = {}
         self._triples = None  # (and ``_pairs`` is made from them when first read)
         self._fast: Any = None
-        self._use_c = _encoder_module.USE_C_LOOP and _fastenc is not None
+        self._use_c = c_loop and _fastenc is not None
         self._rules: dict[tuple[int, int], list[tuple[int, int]]] | None = None  # for article_steps
         self._by_id: dict[int, bytes] | None = None  # for article_steps
 
     @classmethod
     def from_columns(cls, lookup: Mapping[bytes, int], a_ids: list[int], b_ids: list[int], c_ids: list[int],
                      table: Mapping[int, bytes], *, ignore_merges: bool = False, checked: bool = False,
-                     owned: bool = False) -> LlamaCppModel:
+                     owned: bool = False, c_loop: bool = True) -> LlamaCppModel:
         """The model of the id triples ``zip(a_ids, b_ids, c_ids)``; ``checked``: the caller has made sure that
         they are distinct pairs of tokens whose bytes join into the result's (``byte_level_tables`` does), and
         the pair table of the Python loop is then made when first used; ``owned``: ``lookup`` and ``table`` are
-        dicts the model may keep (the caller's own, not changed after), not copies."""
+        dicts the model may keep (the caller's own, not changed after), not copies; ``c_loop``: as the
+        constructor's."""
         if not isinstance(lookup, Mapping) or not isinstance(table, Mapping):
             raise BPETypeError("lookup and table must be mappings")
         model = cls.__new__(cls)
         keep = owned and type(lookup) is dict and type(table) is dict
         model._start(lookup if keep else dict(lookup), table if keep else dict(table),  # type: ignore[arg-type]
-                     ignore_merges)
+                     ignore_merges, c_loop)
         model._setup_pairs(a_ids, b_ids, c_ids, checked=checked)
         return model
 

@@ -26,10 +26,12 @@ class SequentialModel:
         self._pairs: dict[tuple[int, int], list[tuple[int, int]]] | None = None  # for merge_steps, made on first use
 
     @classmethod
-    def checked(cls, rules: Sequence[RuleTriple], byte_ids: Sequence[int] | None = None) -> SequentialModel:
+    def checked(cls, rules: Sequence[RuleTriple], byte_ids: Sequence[int] | None = None, *, c_loop: bool = True
+                ) -> SequentialModel:
         """The model of a rule list and byte ids given by a user: the rules checked valid (def-merge) and the byte
-        ids 256 distinct non-negative ints, none of them a rule's new id (``BPEValueError`` / ``BPETypeError``)."""
-        encoder = Encoder(rules, cache_size=0)
+        ids 256 distinct non-negative ints, none of them a rule's new id (``BPEValueError`` / ``BPETypeError``);
+        ``c_loop``: merge in the C loop when it is built (``Encoder``'s)."""
+        encoder = Encoder(rules, cache_size=0, c_loop=c_loop)
         return cls(encoder, check_byte_ids(byte_ids, frozenset(rule.c for rule in encoder.rules)))
 
     @property

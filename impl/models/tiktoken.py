@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from bpeproof.impl import encoder as _encoder_module
+from bpeproof.impl.encoder import C_RULE_LIMIT
 
 try:
     from bpeproof.impl._c import _fastenc  # type: ignore[attr-defined]
@@ -32,12 +32,13 @@ class TiktokenModel:
 
     The empty token (a rank file line ``= 50256``) is an id that decodes to nothing and that no non-empty
     pre-token produces.  A single byte with no rank is allowed in the file, as tiktoken allows it, but a text
-    whose encoding needs it raises ``InvalidTextError`` (tiktoken fails on such a text too).
+    whose encoding needs it raises ``InvalidTextError`` (tiktoken fails on such a text too).  ``c_loop``: merge in
+    the C loop when it is built (False: always in the Python loop).
     """
 
     semantics = "tiktoken"
 
-    def __init__(self, ranks: Mapping[bytes, int]) -> None:
+    def __init__(self, ranks: Mapping[bytes, int], *, c_loop: bool = True) -> None:
         if not isinstance(ranks, Mapping):
             raise BPETypeError(f"ranks must be a mapping of bytes to int, not {type(ranks).__name__}")
         decoder = _checked_decoder(ranks)
@@ -47,7 +48,7 @@ class TiktokenModel:
         self._decoder = decoder
         self._fast: Any = None
         self._longest: int | None = None  # the longest token, for article_steps (made on first use)
-        self._use_c = _encoder_module.USE_C_LOOP and _fastenc is not None  # decided when the model is made
+        self._use_c = c_loop and _fastenc is not None
 
     def packed(self) -> dict[str, Any]:
         """What the compiled-vocabulary cache stores (``bpeproof.impl.io.packed_state.Packable``): all but the rank
@@ -98,7 +99,7 @@ class TiktokenModel:
             ordered = sorted(decoder)  # the ranks in order (a rank file's usually are: sorted in one pass)
             multi = [rank for rank, token in zip(ordered, map(decoder.__getitem__, ordered), strict=True)
                      if len(token) > 1]
-            if len(multi) < _encoder_module.C_RULE_LIMIT:
+            if len(multi) < C_RULE_LIMIT:
                 outputs: list[int | None] = [self._ranks.get(bytes([byte])) for byte in range(ALPHABET_SIZE)]
                 outputs += multi
                 self._fast = _fastenc.Merger.from_ranks(list(map(decoder.__getitem__, multi)), outputs)

@@ -88,7 +88,7 @@ def cache_entry(path: str | os.PathLike[str], pattern: str | None, decode_only: 
         return None
     # The path as given: names choose a rank file's pattern (``cl100k`` in the name) and GPT-2's other file.
     options = {"path": os.fspath(path), "pattern": pattern, "decode_only": decode_only,
-               "c_loop": [encoder.HAVE_C_LOOP, encoder.USE_C_LOOP, encoder.C_RULE_LIMIT]}
+               "c_loop": [encoder.HAVE_C_LOOP, encoder.C_RULE_LIMIT]}
     return CacheEntry(directory, content, options)
 
 

@@ -20,12 +20,13 @@ from bpeproof.impl.pipelines.text_pipeline import TokenizerParts
 __all__ = ["gguf_parts"]
 
 
-def gguf_parts(tokenizer: GGUFTokenizer, *, model: Any = None) -> TokenizerParts:
+def gguf_parts(tokenizer: GGUFTokenizer, *, model: Any = None, c_loop: bool = True) -> TokenizerParts:
     """The parts of a GGUF file's tokenizer (read by ``read_gguf_tokenizer``), as llama.cpp encodes with it;
-    ``model``: the model already built for it (the compiled-vocabulary cache's).  Every feature not reproduced
-    raises ``FormatError`` naming it."""
+    ``model``: the model already built for it (the compiled-vocabulary cache's); ``c_loop``: a model built here
+    merges in the C loop when it is built (byte-level BPE; the other models have none).  Every feature not
+    reproduced raises ``FormatError`` naming it."""
     if tokenizer.model == "llama":
         return spm_parts(tokenizer, model=model)
     if tokenizer.escape_whitespaces:
         return text_bpe_parts(tokenizer, model=model)
-    return byte_level_parts(tokenizer, model=model)
+    return byte_level_parts(tokenizer, model=model, c_loop=c_loop)

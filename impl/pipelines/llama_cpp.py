@@ -128,12 +128,12 @@ class LlamaCppPipeline(TextPipeline):
         return out
 
 
-def byte_level_parts(tokenizer: GGUFTokenizer, *, cache_size: int = 1 << 18, model: LlamaCppModel | None = None
-                     ) -> TokenizerParts:
+def byte_level_parts(tokenizer: GGUFTokenizer, *, cache_size: int = 1 << 18, model: LlamaCppModel | None = None,
+                     c_loop: bool = True) -> TokenizerParts:
     """The parts of llama.cpp's byte-level BPE tokenizer on a GGUF file read by
     ``bpeproof.impl.formats.gguf_tokenizer.read_gguf_tokenizer``; ``FormatError`` for a pre-tokenizer not
     reproduced.  ``model``: the model already built for this file (the compiled-vocabulary cache's), else built
-    here."""
+    here, merging in the C loop when it is built and ``c_loop``."""
     kind = tokenizer.pre_type
     if kind is None or tokenizer.model != "gpt2" or tokenizer.escape_whitespaces:
         raise FormatError(tokenizer.path, "key 'tokenizer.ggml.model'", "not a byte-level BPE tokenizer")
@@ -145,10 +145,11 @@ def byte_level_parts(tokenizer: GGUFTokenizer, *, cache_size: int = 1 << 18, mod
         tables = byte_level_tables(tokenizer)
         if tables.merge_ids is not None:
             model = LlamaCppModel.from_columns(tables.lookup, *tables.merge_ids, tables.decoded,
-                                               ignore_merges=tokenizer.ignore_merges, checked=True, owned=True)
+                                               ignore_merges=tokenizer.ignore_merges, checked=True, owned=True,
+                                               c_loop=c_loop)
         else:
             model = LlamaCppModel(tables.lookup, merge_bytes(tokenizer), tables.decoded,
-                                  ignore_merges=tokenizer.ignore_merges)
+                                  ignore_merges=tokenizer.ignore_merges, c_loop=c_loop)
     return TokenizerParts(LlamaCppPipeline(tokenizer, pretokenizer), model, tokenizer.special_tokens, cache_size)
 
 

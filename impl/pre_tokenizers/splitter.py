@@ -63,20 +63,21 @@ def unpinned_pieces(compiled: Any, text: str) -> list[str]:
         ) from None
 
 
-def _runs_here(which: int) -> int:
-    return which if which >= 0 and encoder.HAVE_C_LOOP and encoder.USE_C_LOOP else -1
+def _runs_here(which: int, c_loop: bool = True) -> int:
+    return which if which >= 0 and encoder.HAVE_C_LOOP and c_loop else -1
 
 
-def c_scanner(source: str) -> int:
-    """The number of ``source`` in ``impl/_c/_fastenc_scan.h`` when its C scanner runs here, else -1."""
-    return _runs_here(HAND_WRITTEN.get(spelt_out(source), -1))
+def c_scanner(source: str, c_loop: bool = True) -> int:
+    """The number of ``source``'s hand-written C scanner in ``impl/_c/_fastenc_scan.h`` when the extension is
+    built and ``c_loop``, else -1 (a tokenizer cuts with it only beside a model that merges in C)."""
+    return _runs_here(HAND_WRITTEN.get(spelt_out(source), -1), c_loop)
 
 
 def steps_scanner(steps: PreTokenizer) -> int:
-    """The number of the hand-written C scanner that cuts a text as ``steps`` do, when it runs here, else -1: steps
-    that keep their matches apart (``isolated``, not inverted), one of an expression a scanner runs (every such
-    scanner's matches cover a text, so the step's pieces are those matches) or a sequence written out by hand
-    (``char_table.HAND_WRITTEN_STEPS``)."""
+    """The number of the hand-written C scanner that cuts a text as ``steps`` do, when the extension is built, else
+    -1: steps that keep their matches apart (``isolated``, not inverted), one of an expression a scanner runs
+    (every such scanner's matches cover a text, so the step's pieces are those matches) or a sequence written out
+    by hand (``char_table.HAND_WRITTEN_STEPS``).  A tokenizer cuts with it only beside a model that merges in C."""
     if not steps.steps or any(step.behavior != "isolated" or step.invert for step in steps.steps):
         return -1
     if len(steps.steps) == 1:
@@ -84,14 +85,14 @@ def steps_scanner(steps: PreTokenizer) -> int:
     return _runs_here(HAND_WRITTEN_STEPS.get(tuple(spelt_out(step.source) for step in steps.steps), -1))
 
 
-def pattern_splitter(pattern: str) -> Callable[[str], list[str]]:
+def pattern_splitter(pattern: str, *, c_loop: bool = True) -> Callable[[str], list[str]]:
     """The words a pattern (a name of ``PATTERNS`` or an expression) cuts a text into, as a tokenizer with that
     pattern finds them: the patterns of the hand-written C scanners by those when the extension is built, any
     pattern otherwise by ``regex_pieces``.  Training counts its words with this, so that a trained tokenizer
-    encodes a text with the words it was trained on."""
+    encodes a text with the words it was trained on.  ``c_loop``: False cuts with ``regex_pieces`` always."""
     source = resolve_pattern(pattern)
     compiled = compile_pattern(source)
-    which = c_scanner(source)
+    which = c_scanner(source, c_loop)
     if which >= 0:
         from bpeproof.impl._c import _fastenc  # type: ignore[attr-defined]
 

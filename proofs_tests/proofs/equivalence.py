@@ -64,12 +64,7 @@ def _rules(a1: int, b1: int, a2: int, b2: int) -> list[Rule]:
 
 def python_encoder(rules: list[Rule]) -> bpeproof.impl.encoder.Encoder:
     """An encoder on the pure-Python paths: CrossHair's symbolic values cannot enter the compiled loop."""
-    saved = bpeproof.impl.encoder.USE_C_LOOP
-    bpeproof.impl.encoder.USE_C_LOOP = False
-    try:
-        return bpeproof.impl.encoder.Encoder(rules, cache_size=0)
-    finally:
-        bpeproof.impl.encoder.USE_C_LOOP = saved
+    return bpeproof.impl.encoder.Encoder(rules, cache_size=0, c_loop=False)
 
 
 def impl_encode_word(rules: list[Rule], data: bytes) -> list[int]:

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +20,13 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-import bpeproof.impl.encoder
 from bpeproof import spec
 from bpeproof.commands._vocab import load_tokenizer
 from bpeproof.impl.formats.project_file import FORMAT_VERSION, PRETOKENIZER_FORMAT_VERSION
 from bpeproof.impl.formats.vocab import PreTokenizerStep, token_string_to_bytes
 from bpeproof.impl.io.errors import FormatError
 from bpeproof.impl.io.errors import FormatError as FileFormatError
+from bpeproof.impl.models.sequential import SequentialModel
 from bpeproof.impl.pre_tokenizers.hf_splits import (
     BEHAVIORS,
     GPT2_SPLIT,
@@ -332,24 +330,15 @@ def placed_bytes(draw: st.DrawFn) -> tuple[list[Rule], list[int]]:
     return rules, byte_ids
 
 
-@contextmanager
-def c_loop(enabled: bool) -> Iterator[None]:
-    """Build tokenizers with (or without) the C merge loop inside the block."""
-    saved = bpeproof.impl.encoder.USE_C_LOOP
-    bpeproof.impl.encoder.USE_C_LOOP = enabled
-    try:
-        yield
-    finally:
-        bpeproof.impl.encoder.USE_C_LOOP = saved
-
-
 @given(placed_bytes(), texts(40), st.booleans())
 @settings(max_examples=150)
 def test_byte_ids_anywhere_match_the_spec(placed: tuple[list[Rule], list[int]], text: str, fast: bool) -> None:
     """encode = spec.enc per word with byte b renamed byte_ids[b]; decode, files and token bytes agree."""
     rules, byte_ids = placed
-    with c_loop(fast):
+    if fast:  # with the C merge loop (when built), else with the Python loops
         tokenizer = Tokenizer(rules, "words", byte_ids=byte_ids)
+    else:
+        tokenizer = Tokenizer.from_model(SequentialModel.checked(rules, byte_ids, c_loop=False), "words")
     expected = [
         byte_ids[t] if t < ALPHABET_SIZE else t
         for word in tokenizer.pre_tokenize(text)

@@ -9,8 +9,8 @@ M_r rule after rule (itself checked against the specification first), so that
 both merge methods of the implementation (short words, long words) and the
 word cache are exercised past their boundaries.
 
-Every test runs twice: with the C merge loop of ``impl/_c/_fastenc.c`` (when it
-is built) and with the pure-Python loops (``bpeproof.impl.encoder.USE_C_LOOP = False``).
+Every test of an encoder runs twice: with the C merge loop of ``impl/_c/_fastenc.c``
+(when it is built) and with the pure-Python loops (``Encoder(rules, c_loop=False)``).
 The last part checks the C code against the Python code and the specification
 directly: huge and scattered ids, the fallbacks, the word loop of the
 tokenizer, the hand-written cl100k pre-tokenizer, and bad input.
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ from bpeproof import spec
 from bpeproof.impl import encoder as impl_encoder
 from bpeproof.impl.encoder import SHORT_WORD, Encoder, check_rules, dec, enc
 from bpeproof.impl.io.packed_counts import unpack_counts
+from bpeproof.impl.models.sequential import SequentialModel
 from bpeproof.impl.pre_tokenizers import splitter
 from bpeproof.impl.pre_tokenizers.char_table import HAND_WRITTEN as SPELLING_NUMBERS
 from bpeproof.impl.pre_tokenizers.char_table import SCANNERS, STEP_SCANNERS, char_table
@@ -62,15 +64,13 @@ from bpeproof.spec.types import (
 ROOT = Path(__file__).resolve().parents[3]
 
 
-@pytest.fixture(scope="module", autouse=True, params=["c", "python"])
-def engine(request: pytest.FixtureRequest) -> Iterator[str]:
-    """Run the module with the C merge loop, then with the pure-Python loops."""
+@pytest.fixture(scope="module", params=["c", "python"])
+def c_loop(request: pytest.FixtureRequest) -> bool:
+    """Whether the test's encoders merge in the C loop: a test that takes it runs with the C merge loop, then with
+    the pure-Python loops."""
     if request.param == "c" and not impl_encoder.HAVE_C_LOOP:
         pytest.skip("the C extension bpeproof.impl._c._fastenc is not built (pip install -e . builds it)")
-    saved = impl_encoder.USE_C_LOOP
-    impl_encoder.USE_C_LOOP = request.param == "c"
-    yield request.param
-    impl_encoder.USE_C_LOOP = saved
+    return bool(request.param == "c")
 
 
 def sequential(rules: list[Rule], data: bytes) -> list[int]:
@@ -96,16 +96,16 @@ def sequential(rules: list[Rule], data: bytes) -> list[int]:
 
 
 @given(rules_and_data())
-def test_enc_equals_spec(case: tuple[list[Rule], bytes]) -> None:
+def test_enc_equals_spec(c_loop: bool, case: tuple[list[Rule], bytes]) -> None:
     rules, data = case
-    assert enc(rules, data) == spec.enc(rules, data)
+    assert enc(rules, data, c_loop=c_loop) == spec.enc(rules, data)
 
 
 @given(rules_and_data(max_rules=12, max_size=120))
-def test_both_merge_methods_equal_spec(case: tuple[list[Rule], bytes]) -> None:
+def test_both_merge_methods_equal_spec(c_loop: bool, case: tuple[list[Rule], bytes]) -> None:
     rules, data = case
     expected = spec.enc(rules, data)
-    encoder = Encoder(rules)
+    encoder = Encoder(rules, c_loop=c_loop)
     assert encoder._merge_short(list(data)) == expected
     assert encoder._merge_long(list(data)) == expected
     assert list(encoder.encode_word(data)) == expected
@@ -113,9 +113,9 @@ def test_both_merge_methods_equal_spec(case: tuple[list[Rule], bytes]) -> None:
 
 
 @given(corpora(), st.integers(0, 12), data_bytes(max_size=60))
-def test_learned_rules(corpus: list[bytes], merges: int, extra: bytes) -> None:
+def test_learned_rules(c_loop: bool, corpus: list[bytes], merges: int, extra: bytes) -> None:
     rules = spec.train(corpus, merges)
-    encoder = Encoder(rules)
+    encoder = Encoder(rules, c_loop=c_loop)
     for word in [*corpus, b"".join(corpus)[: spec.MAX_SPEC_LENGTH], extra]:
         assert encoder.encode(word) == spec.enc(rules, word)
 
@@ -129,24 +129,24 @@ def test_sequential_reference_equals_spec(rules: list[Rule], data: st.DataObject
 
 @settings(max_examples=40)
 @given(rule_lists(max_rules=10), st.data())
-def test_long_inputs_beyond_the_spec(rules: list[Rule], data: st.DataObject) -> None:
+def test_long_inputs_beyond_the_spec(c_loop: bool, rules: list[Rule], data: st.DataObject) -> None:
     """Past MAX_SPEC_LENGTH, past SHORT_WORD, with the cache on and off."""
     alphabet = sorted({part for rule in rules for part in (rule.a, rule.b) if part < ALPHABET_SIZE}) or [97]
     piece = data.draw(runs_over(alphabet, max_size=60, min_size=1))
     repeat = data.draw(st.integers(1, 3000 // len(piece) + 1))
     word = piece * repeat + data.draw(runs_over(alphabet, max_size=30))
     expected = sequential(rules, word)
-    encoder = Encoder(rules, cache_size=2)
-    assert enc(rules, word) == expected
+    encoder = Encoder(rules, cache_size=2, c_loop=c_loop)
+    assert enc(rules, word, c_loop=c_loop) == expected
     assert encoder._merge_short(list(word)) == expected
     assert encoder._merge_long(list(word)) == expected
     assert list(encoder.encode_word(word)) == expected
 
 
 @given(rules_and_data(max_rules=8, max_size=40), st.integers(1, 4))
-def test_cache_bound_never_changes_results(case: tuple[list[Rule], bytes], size: int) -> None:
+def test_cache_bound_never_changes_results(c_loop: bool, case: tuple[list[Rule], bytes], size: int) -> None:
     rules, data = case
-    encoder = Encoder(rules, cache_size=size)
+    encoder = Encoder(rules, cache_size=size, c_loop=c_loop)
     pieces = [data[i:j] for i in range(0, len(data), 5) for j in (i + 3, i + 7, len(data))]
     for _ in range(2):
         for piece in pieces:
@@ -154,12 +154,12 @@ def test_cache_bound_never_changes_results(case: tuple[list[Rule], bytes], size:
     assert len(encoder._cache) <= size
 
 
-def test_spec_length_limit_does_not_apply() -> None:
+def test_spec_length_limit_does_not_apply(c_loop: bool) -> None:
     rules = [Rule(97, 98, 300)]
     data = b"ab" * spec.MAX_SPEC_LENGTH
     with pytest.raises(InputTooLongError):
         spec.enc(rules, data)
-    assert enc(rules, data) == [300] * spec.MAX_SPEC_LENGTH
+    assert enc(rules, data, c_loop=c_loop) == [300] * spec.MAX_SPEC_LENGTH
     assert dec(rules, [300] * spec.MAX_SPEC_LENGTH) == data
 
 
@@ -172,7 +172,7 @@ def doubling_rules(levels: int, first_id: int = 1000) -> list[Rule]:
     return rules
 
 
-def test_long_run_of_one_byte() -> None:
+def test_long_run_of_one_byte(c_loop: bool) -> None:
     """a^n with doubling rules: the result spells n in binary, highest level first (exr-run-length).
 
     Run here for correctness only; how fast it is belongs to ``bench/bench_encode.py``.
@@ -182,11 +182,11 @@ def test_long_run_of_one_byte() -> None:
     rules = doubling_rules(levels)
     ids = [97] + [rule.c for rule in rules]
     expected = [ids[level] for level in range(levels, -1, -1) if n >> level & 1]
-    result = enc(rules, b"a" * n)
+    result = enc(rules, b"a" * n, c_loop=c_loop)
     assert result == expected
     assert dec(rules, result) == b"a" * n
     # An odd run under one a = b rule: (c c … c a), as M_r's left-to-right recursion gives.
-    assert enc([Rule(97, 97, 256)], b"a" * 100_001) == [256] * 50_000 + [97]
+    assert enc([Rule(97, 97, 256)], b"a" * 100_001, c_loop=c_loop) == [256] * 50_000 + [97]
 
 
 # ---------------------------------------------------------------------------
@@ -195,8 +195,8 @@ def test_long_run_of_one_byte() -> None:
 
 
 @given(rule_lists(max_rules=10))
-def test_reachable_is_own_encoding(rules: list[Rule]) -> None:
-    encoder = Encoder(rules)
+def test_reachable_is_own_encoding(c_loop: bool, rules: list[Rule]) -> None:
+    encoder = Encoder(rules, c_loop=c_loop)
     for rule in rules:
         own = spec.enc(rules, spec.dec(rules, [rule.c])) == [rule.c]
         assert encoder.is_reachable(rule.c) == own, rule
@@ -216,28 +216,28 @@ def test_every_pair_of_rules_up_to_renaming(check: str) -> None:
 
 
 @given(corpora(), st.integers(0, 15))
-def test_reachable_learned(corpus: list[bytes], merges: int) -> None:
+def test_reachable_learned(c_loop: bool, corpus: list[bytes], merges: int) -> None:
     rules = spec.train(corpus, merges)
-    encoder = Encoder(rules)
+    encoder = Encoder(rules, c_loop=c_loop)
     for rule in rules:
         assert encoder.is_reachable(rule.c) == (spec.enc(rules, spec.dec(rules, [rule.c])) == [rule.c])
 
 
-def test_same_string_tokens() -> None:
+def test_same_string_tokens(c_loop: bool) -> None:
     """ex-same-string: ids 6 and 7 both stand for "abc"; enc_R("abc") = (6), so only 6 is reachable."""
     a, b, c = 97, 98, 99
     rules = [Rule(a, b, 304), Rule(b, c, 305), Rule(304, c, 306), Rule(a, 305, 307)]
-    encoder = Encoder(rules)
+    encoder = Encoder(rules, c_loop=c_loop)
     assert encoder.token_bytes(306) == encoder.token_bytes(307) == b"abc"
     assert encoder.is_reachable(306) and not encoder.is_reachable(307)
     assert encoder.whole_token(b"abc") == 306
     assert encoder.encode(b"abc") == spec.enc(rules, b"abc") == [306]
 
 
-def test_repeated_pair_never_fires() -> None:
+def test_repeated_pair_never_fires(c_loop: bool) -> None:
     """A second rule for the same pair is dead: after the first no (a, b) adjacency can form again."""
     rules = [Rule(97, 97, 500), Rule(500, 97, 400), Rule(97, 97, 300)]
-    encoder = Encoder(rules)
+    encoder = Encoder(rules, c_loop=c_loop)
     assert not encoder.is_reachable(300)
     for n in range(1, 12):
         assert encoder.encode(b"a" * n) == spec.enc(rules, b"a" * n)
@@ -250,24 +250,24 @@ def test_repeated_pair_never_fires() -> None:
 
 
 @given(rules_and_tokens())
-def test_dec_equals_spec(case: tuple[list[Rule], list[int]]) -> None:
+def test_dec_equals_spec(c_loop: bool, case: tuple[list[Rule], list[int]]) -> None:
     rules, tokens = case
     assert dec(rules, tokens) == spec.dec(rules, tokens)
-    encoder = Encoder(rules)
+    encoder = Encoder(rules, c_loop=c_loop)
     assert encoder.decode(tokens) == spec.dec(rules, tokens)
     assert encoder.decode(iter(tokens)) == spec.dec(rules, tokens)
 
 
 @given(rules_and_data(max_rules=8, max_size=60))
-def test_roundtrip(case: tuple[list[Rule], bytes]) -> None:
+def test_roundtrip(c_loop: bool, case: tuple[list[Rule], bytes]) -> None:
     """thm-bpe-roundtrip on the implementation: dec(enc_R s) = s for any rule list."""
     rules, data = case
-    assert dec(rules, enc(rules, data)) == data
+    assert dec(rules, enc(rules, data, c_loop=c_loop)) == data
 
 
 @given(rule_lists())
-def test_token_bytes_and_size(rules: list[Rule]) -> None:
-    encoder = Encoder(rules)
+def test_token_bytes_and_size(c_loop: bool, rules: list[Rule]) -> None:
+    encoder = Encoder(rules, c_loop=c_loop)
     assert encoder.vocabulary_size == len(spec.vocabulary(rules)) == ALPHABET_SIZE + len(rules)
     for token in spec.vocabulary(rules):
         assert encoder.token_bytes(token) == spec.symbols(rules, token)
@@ -316,27 +316,27 @@ def broken_rule_lists(draw: st.DrawFn) -> list[object]:
 
 
 @given(broken_rule_lists(), data_bytes(max_size=10))
-def test_rule_errors_match_spec(rules: list[object], data: bytes) -> None:
-    assert outcome(enc, rules, data) == outcome(spec.enc, rules, data)
+def test_rule_errors_match_spec(c_loop: bool, rules: list[object], data: bytes) -> None:
+    assert outcome(partial(enc, c_loop=c_loop), rules, data) == outcome(spec.enc, rules, data)
     assert outcome(dec, rules, [97]) == outcome(spec.dec, rules, [97])
     assert outcome(check_rules, rules) == outcome(spec.validate_rules, rules)
 
 
-def test_rule_error_names_the_index() -> None:
+def test_rule_error_names_the_index(c_loop: bool) -> None:
     with pytest.raises(InvalidRuleError, match="rule 1"):
-        enc([Rule(97, 98, 256), Rule(97, 999, 257)], b"ab")
+        enc([Rule(97, 98, 256), Rule(97, 999, 257)], b"ab", c_loop=c_loop)
     with pytest.raises(InvalidRuleError, match="rule 1"):
-        Encoder([Rule(97, 98, 256), Rule(97, 98, 256)])
+        Encoder([Rule(97, 98, 256), Rule(97, 98, 256)], c_loop=c_loop)
 
 
 @pytest.mark.parametrize("rules", [None, "ab", b"ab", 5, {(97, 98, 256)}])
-def test_rules_of_the_wrong_type(rules: object) -> None:
-    assert outcome(enc, rules, b"ab") == outcome(spec.enc, rules, b"ab") == BPETypeError
+def test_rules_of_the_wrong_type(c_loop: bool, rules: object) -> None:
+    assert outcome(partial(enc, c_loop=c_loop), rules, b"ab") == outcome(spec.enc, rules, b"ab") == BPETypeError
 
 
 @pytest.mark.parametrize("data", ["ab", [97, 98], None, 3, memoryview(b"ab")])
-def test_data_of_the_wrong_type(data: object) -> None:
-    assert outcome(enc, [], data) == outcome(spec.enc, [], data) == BPETypeError
+def test_data_of_the_wrong_type(c_loop: bool, data: object) -> None:
+    assert outcome(partial(enc, c_loop=c_loop), [], data) == outcome(spec.enc, [], data) == BPETypeError
 
 
 @pytest.mark.parametrize(
@@ -348,10 +348,10 @@ def test_token_errors_match_spec(tokens: object) -> None:
     assert outcome(dec, rules, tokens) == outcome(spec.dec, rules, tokens)
 
 
-def test_bytearray_data() -> None:
+def test_bytearray_data(c_loop: bool) -> None:
     rules = [Rule(97, 98, 256)]
-    assert enc(rules, bytearray(b"abab")) == spec.enc(rules, b"abab") == [256, 256]
-    assert Encoder(rules).encode_word(bytearray(b"abab")) == (256, 256)
+    assert enc(rules, bytearray(b"abab"), c_loop=c_loop) == spec.enc(rules, b"abab") == [256, 256]
+    assert Encoder(rules, c_loop=c_loop).encode_word(bytearray(b"abab")) == (256, 256)
 
 
 def test_short_word_threshold_is_exercised() -> None:
@@ -359,8 +359,8 @@ def test_short_word_threshold_is_exercised() -> None:
     assert impl_encoder.SHORT_WORD == SHORT_WORD
 
 
-def test_engine_is_the_one_asked_for(engine: str) -> None:
-    assert Encoder([Rule(97, 98, 256)])._use_c == (engine == "c")
+def test_engine_is_the_one_asked_for(c_loop: bool) -> None:
+    assert Encoder([Rule(97, 98, 256)], c_loop=c_loop)._use_c == c_loop
 
 
 # ---------------------------------------------------------------------------
@@ -369,34 +369,24 @@ def test_engine_is_the_one_asked_for(engine: str) -> None:
 
 
 def python_encoder(rules: list[Rule], cache_size: int = 0) -> Encoder:
-    """An encoder that merges with the pure-Python loops, whatever the module flag says."""
-    saved = impl_encoder.USE_C_LOOP
-    impl_encoder.USE_C_LOOP = False
-    try:
-        return Encoder(rules, cache_size=cache_size)
-    finally:
-        impl_encoder.USE_C_LOOP = saved
+    """An encoder that merges with the pure-Python loops."""
+    return Encoder(rules, cache_size=cache_size, c_loop=False)
 
 
 def c_merger(rules: list[Rule]) -> Any:
     """The C merger of ``rules`` (the test is skipped when the extension is not built)."""
     if not impl_encoder.HAVE_C_LOOP:
         pytest.skip("the C extension bpeproof.impl._c._fastenc is not built")
-    saved = impl_encoder.USE_C_LOOP
-    impl_encoder.USE_C_LOOP = True
-    try:
-        return Encoder(rules).c_merger()
-    finally:
-        impl_encoder.USE_C_LOOP = saved
+    return Encoder(rules, c_loop=True).c_merger()
 
 
 @given(rules_and_data(max_rules=10, max_size=120))
-def test_c_and_python_equal_spec(case: tuple[list[Rule], bytes]) -> None:
+def test_c_and_python_equal_spec(c_loop: bool, case: tuple[list[Rule], bytes]) -> None:
     rules, data = case
     expected = spec.enc(rules, data)
     assert list(c_merger(rules).encode(data)) == expected
     assert list(python_encoder(rules).encode_word_uncached(data)) == expected
-    assert Encoder(rules).encode(data) == expected
+    assert Encoder(rules, c_loop=c_loop).encode(data) == expected
 
 
 @settings(max_examples=40)
@@ -457,41 +447,39 @@ def test_every_rule_list_of_three_over_one_byte() -> None:
 
 
 @pytest.mark.parametrize("base", [2**31, 2**32, 2**40, 2**63, 2**64 + 5, 2**100])
-def test_ids_beyond_32_and_64_bits(base: int) -> None:
+def test_ids_beyond_32_and_64_bits(c_loop: bool, base: int) -> None:
     """Rule ids of any size: the C loop numbers tokens densely and reports the original int objects."""
     rules = [Rule(97, 97, base + 9), Rule(base + 9, 98, base), Rule(base, base + 9, base + 3), Rule(97, 97, base + 1)]
     for n in range(12):
         for data in (b"a" * n, b"aab" * n, b"aabaa" * n + b"a"):
             expected = sequential(rules, data)
             assert list(c_merger(rules).encode(data)) == expected
-            assert Encoder(rules).encode(data) == expected
+            assert Encoder(rules, c_loop=c_loop).encode(data) == expected
             assert list(python_encoder(rules).encode_word_uncached(data)) == expected
-    assert Encoder(rules).encode(b"aabaa") == spec.enc(rules, b"aabaa") == [base + 3]
+    assert Encoder(rules, c_loop=c_loop).encode(b"aabaa") == spec.enc(rules, b"aabaa") == [base + 3]
 
 
 @given(rules_and_data(max_rules=8, max_size=60))
-def test_fallbacks_when_the_c_loop_cannot_run(case: tuple[list[Rule], bytes]) -> None:
+def test_fallbacks_when_the_c_loop_cannot_run(c_loop: bool, case: tuple[list[Rule], bytes]) -> None:
     """Too many rules or too long a word for 32-bit dense ids: the Python loops take over, same ids."""
     rules, data = case
     expected = spec.enc(rules, data)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(impl_encoder, "C_RULE_LIMIT", len(rules) - 1)
-        encoder = Encoder(rules)
+        encoder = Encoder(rules, c_loop=c_loop)
         assert not encoder._use_c
         assert encoder.encode(data) == expected
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(impl_encoder, "C_WORD_LIMIT", 5)
-        assert Encoder(rules).encode(data) == expected
+        assert Encoder(rules, c_loop=c_loop).encode(data) == expected
 
 
-def test_fast_path_flag_is_read_at_construction() -> None:
+def test_the_c_loop_is_chosen_at_construction() -> None:
     rules = [Rule(97, 98, 256)]
     assert not python_encoder(rules)._use_c
     assert python_encoder(rules).c_merger() is None
     if impl_encoder.HAVE_C_LOOP:
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(impl_encoder, "USE_C_LOOP", True)
-            encoder = Encoder(rules)
+        encoder = Encoder(rules)  # (the C loop unless told otherwise)
         assert encoder._use_c and encoder.encode(b"abab") == [256, 256]
 
 
@@ -502,9 +490,11 @@ def tokenizers(rules: list[Rule], pattern: str, cache_size: int, byte_ids: list[
     """The tokenizer with the C loops (when built) and with the pure-Python loops."""
     built: list[Tokenizer] = []
     for use_c in ([True] if impl_encoder.HAVE_C_LOOP else []) + [False]:
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(impl_encoder, "USE_C_LOOP", use_c)
+        if use_c:
             built.append(Tokenizer(rules, pattern, cache_size=cache_size, byte_ids=byte_ids))
+        else:
+            model = SequentialModel.checked(rules, byte_ids, c_loop=False)
+            built.append(Tokenizer.from_model(model, pattern, cache_size=cache_size))
         assert (built[-1]._fast is not None) == use_c
     return built
 
@@ -667,43 +657,43 @@ TRICKY_TEXT = [char for char in TRICKY if not 0xD800 <= ord(char) < 0xE000]
 @settings(max_examples=150)
 @given(st.lists(st.text(st.sampled_from(TRICKY_TEXT), max_size=30) | st.text(max_size=30), max_size=8),
        st.integers(0, 8))
-def test_word_counts_are_count_words(texts: list[str], cut: int) -> None:
+def test_word_counts_are_count_words(c_loop: bool, texts: list[str], cut: int) -> None:
     """``WordCounts`` (the C counter for tiktoken's patterns) adds up, over its calls, what ``count_words`` counts
     with the regex module on the pinned classes."""
     for name in [*HAND_WRITTEN, "words"]:
-        counts = WordCounts(name)
+        counts = WordCounts(name, c_loop=c_loop)
         counts.add(texts[:cut])
         counts.add(iter(texts[cut:]))
         assert counts.counts() == count_words(texts, pretokenize=compile_pinned(name).findall), name
         assert unpack_counts([counts.packed()]) == counts.counts(), name  # the trainer's packed table
 
 
-def test_word_counts_examples() -> None:
+def test_word_counts_examples(c_loop: bool) -> None:
     """The same word from texts of every str kind (1, 2 and 4 bytes a code point) is one word; many distinct
     words (the table grows); texts past the scanner's limit; a lone surrogate is a named error."""
-    counts = WordCounts("cl100k")
+    counts = WordCounts("cl100k", c_loop=c_loop)
     counts.add(["ab cd", "ab 日", "ab 😀 ab"])
     assert counts.counts() == Counter({b"ab": 3, b" cd": 1, " 日".encode(): 1, " 😀".encode(): 1, b" ab": 1})
     many = [f"w{index} x{index % 7}" for index in range(30_000)]
-    counts = WordCounts("r50k")
+    counts = WordCounts("r50k", c_loop=c_loop)
     counts.add(many)
     assert counts.counts() == count_words(many, pretokenize=compile_pinned("r50k").findall)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(splitter, "C_TEXT_LIMIT", 10)
-        counts = WordCounts("o200k")
+        counts = WordCounts("o200k", c_loop=c_loop)
         counts.add(["short one", "a text longer than ten", "short one"])
         assert counts.counts() == count_words(["short one", "a text longer than ten", "short one"],
                                               pretokenize=compile_pinned("o200k").findall)
-    counts = WordCounts("cl100k")
+    counts = WordCounts("cl100k", c_loop=c_loop)
     with pytest.raises(InvalidTextError, match="cannot be encoded as UTF-8"):  # when it is counted, or at the end
         counts.add(["ok \udc80x"])
         counts.counts()
-    counts = WordCounts("cl100k")
+    counts = WordCounts("cl100k", c_loop=c_loop)
     with pytest.raises(InvalidTextError, match="cannot be encoded as UTF-8"):  # packed for the trainer: the same
         counts.add(["ok \udc80x"])
         counts.packed()
     with pytest.raises(BPETypeError, match="must be str"):
-        WordCounts("cl100k").add([b"bytes"])  # type: ignore[list-item]
+        WordCounts("cl100k", c_loop=c_loop).add([b"bytes"])  # type: ignore[list-item]
 
 
 def test_tokenizer_uses_the_hand_written_patterns() -> None:

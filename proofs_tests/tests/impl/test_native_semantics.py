@@ -17,8 +17,6 @@ import base64
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -39,14 +37,9 @@ from bpeproof.spec.variants import enc_pair_rank, enc_tiktoken
 ALPHABET = b"abc "
 
 
-@contextmanager
-def python_loops() -> Iterator[None]:
-    saved = bpeproof.impl.encoder.USE_C_LOOP
-    bpeproof.impl.encoder.USE_C_LOOP = False
-    try:
-        yield
-    finally:
-        bpeproof.impl.encoder.USE_C_LOOP = saved
+def python_tiktoken(ranks: dict[bytes, int], pattern: str) -> Tokenizer:
+    """``Tokenizer.from_tiktoken_ranks`` on the Python loop."""
+    return Tokenizer.from_model(TiktokenModel(ranks, c_loop=False), pattern)
 
 
 @st.composite
@@ -68,8 +61,7 @@ words = st.binary(max_size=24).map(lambda b: bytes(ALPHABET[x % 4] for x in b))
 @given(rank_files(), st.lists(words, min_size=1, max_size=6))
 def test_tiktoken_model_is_its_definition(ranks: dict[bytes, int], texts: list[bytes]) -> None:
     fast = TiktokenModel(ranks)
-    with python_loops():
-        slow = TiktokenModel(ranks)
+    slow = TiktokenModel(ranks, c_loop=False)
     assert fast.c_merger() is not None or not bpeproof.impl.encoder.HAVE_C_LOOP
     assert slow.c_merger() is None
     for word in texts:
@@ -88,8 +80,7 @@ def test_tiktoken_model_equals_tiktoken(ranks: dict[bytes, int], texts: list[byt
     ours = Tokenizer.from_tiktoken_ranks(ranks, "r50k")
     text = " ".join(word.decode("ascii") for word in texts)
     assert ours.encode(text) == library.encode_ordinary(text)
-    with python_loops():
-        assert Tokenizer.from_tiktoken_ranks(ranks, "r50k").encode(text) == library.encode_ordinary(text)
+    assert python_tiktoken(ranks, "r50k").encode(text) == library.encode_ordinary(text)
 
 
 def test_improper_rank_file_of_the_report() -> None:
@@ -107,8 +98,8 @@ def test_empty_token_and_missing_byte() -> None:
     assert tokenizer.model.encode_word(b"\x00a") == (257,)  # the missing byte 0 is covered by a token
     with pytest.raises(InvalidTextError, match="0x00"):
         tokenizer.encode("\x00")
-    with python_loops(), pytest.raises(InvalidTextError, match="0x00"):
-        Tokenizer.from_tiktoken_ranks(ranks, "r50k").encode("\x00")
+    with pytest.raises(InvalidTextError, match="0x00"):
+        python_tiktoken(ranks, "r50k").encode("\x00")
 
 
 @st.composite
@@ -134,8 +125,7 @@ def test_hugging_face_model_is_its_definition(
 ) -> None:
     tokens, merges = table
     fast = HuggingFaceModel(tokens, merges, ignore_merges=ignore_merges)
-    with python_loops():
-        slow = HuggingFaceModel(tokens, merges, ignore_merges=ignore_merges)
+    slow = HuggingFaceModel(tokens, merges, ignore_merges=ignore_merges, c_loop=False)
     pairs = {(a, b): (rank, c) for rank, (a, b, c) in enumerate(merges)}  # a pair listed twice keeps its last
     by_bytes = {data: token for token, data in sorted(tokens.items(), reverse=True)}
     for word in texts:
