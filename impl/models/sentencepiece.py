@@ -5,11 +5,10 @@ merges in C where the extension is built (``bpeproof.impl.models.sentencepiece_c
 from __future__ import annotations
 
 import re
-from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from functools import cached_property
 from itertools import accumulate, compress, repeat
-from operator import eq, is_not, itemgetter
+from operator import eq, is_not
 from typing import TYPE_CHECKING, Any
 
 from bpeproof.impl import encoder as _encoder_module
@@ -18,8 +17,21 @@ from bpeproof.impl.io.c_readers import cut_at
 from bpeproof.impl.io.packed_state import PackedState, packed_attributes, restored, unpacked_later
 from bpeproof.impl.merge_loop import merge
 from bpeproof.impl.models.sentencepiece_c import CharMerger, char_merger
+from bpeproof.impl.models.sentencepiece_pieces import (
+    MERGEABLE,
+    PIECE_CONTROL,
+    PIECE_UNKNOWN,
+    PIECE_UNUSED,
+    PIECE_USER_DEFINED,
+    by_id,
+    checked_tables,
+    plain_columns,
+    plain_tables,
+    score_codes,
+    score_key,
+)
 from bpeproof.impl.normalizers.sentencepiece import SPACE_SYMBOL, SentencePieceNormalizer, longest_prefix
-from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError
+from bpeproof.spec.types import ALPHABET_SIZE, BPEValueError
 
 if TYPE_CHECKING:
     from bpeproof.impl.models.steps import Part, PieceSteps
@@ -27,16 +39,8 @@ if TYPE_CHECKING:
 __all__ = ["SentencePieceModel", "score_key"]
 
 
-#: sentencepiece's piece types (``ModelProto.SentencePiece.Type``).
-PIECE_NORMAL, PIECE_UNKNOWN, PIECE_CONTROL, PIECE_USER_DEFINED, PIECE_UNUSED, PIECE_BYTE = 1, 2, 3, 4, 5, 6
-_PIECE_TYPES = frozenset({PIECE_NORMAL, PIECE_UNKNOWN, PIECE_CONTROL, PIECE_USER_DEFINED, PIECE_UNUSED, PIECE_BYTE})
-_MERGEABLE = frozenset({PIECE_NORMAL, PIECE_USER_DEFINED, PIECE_UNUSED})
-#: (``float("inf")``, without importing ``math`` for it.)
-_INFINITY = float("inf")
 #: The pieces whose bytes are not their text's (``token_table``).
 _SPECIAL_TYPES = frozenset({PIECE_CONTROL, PIECE_UNKNOWN})
-#: The library refuses pieces of this many bytes or more.
-PIECE_LIMIT = 8000
 #: How deep the library splits unused pieces again before it keeps one as it is.
 RESEGMENT_DEPTH = 100
 #: Texts of this many characters or more are cut where no piece holds two adjacent characters, and the parts
@@ -46,145 +50,6 @@ SEGMENTED_FROM = 256
 
 def _join_text(x: str, y: str, code: int) -> str:
     return x + y
-
-
-def score_key(score: float) -> int:
-    """The order in which sentencepiece ranks a piece's float32 score: its bits as a signed int, negative
-    floats reversed, so that -0.0 ranks below +0.0 (the library's ``SymbolPairComparator``)."""
-    import struct  # (here: only a model read piece by piece ranks one score at a time)
-
-    bits = int(struct.unpack("<i", struct.pack("<f", score))[0])
-    return bits if bits >= 0 else -(bits & 0x7FFFFFFF) - 1
-
-
-#: A model's tables as its constructor reads them from the pieces: the texts and types in id order, text → id,
-#: the normal, user-defined and unused pieces (text, then score, in id order), the unknown piece, each byte's piece.
-_Tables = tuple[list[str], list[int], dict[str, int], list[str], list[float], int | None, list[int | None]]
-
-def _checked_tables(pieces: Sequence[tuple[str, float, int]], byte_fallback: bool) -> _Tables:
-    """The tables, each piece checked in turn: the first that the library refuses raises ``BPEValueError``."""
-    texts: list[str] = []
-    types: list[int] = []
-    ids: dict[str, int] = {}
-    mergeable: list[str] = []
-    scores: list[float] = []
-    unk: int | None = None
-    byte_ids: list[int | None] = [None] * ALPHABET_SIZE
-    for token, piece in enumerate(pieces):
-        if not (isinstance(piece, tuple) and len(piece) == 3):
-            raise BPETypeError(f"piece {token} must be a (text, score, type) triple, not {piece!r}")
-        text, score, kind = piece
-        if not isinstance(text, str) or not text:
-            raise BPEValueError(f"piece {token}: the text must be a non-empty str, not {text!r}")
-        if not isinstance(score, (int, float)) or score != score:
-            raise BPEValueError(f"piece {token} {text!r}: the score {score!r} is not a number")
-        if kind not in _PIECE_TYPES:
-            raise BPEValueError(f"piece {token} {text!r}: unknown piece type {kind!r}")
-        if text == "\0" and byte_fallback:
-            kind = PIECE_UNUSED  # the library's workaround for converted models that list the NUL byte twice
-        texts.append(text)
-        types.append(kind)
-        if len(text.encode("utf-8")) >= PIECE_LIMIT:
-            raise BPEValueError(f"piece {token} is {len(text.encode('utf-8'))} bytes long (the limit is 8000)")
-        if text == "\0" and kind == PIECE_UNUSED:
-            continue  # left out, as the library leaves it out
-        if "\0" in text:
-            raise BPEValueError(f"piece {token} {text!r} holds a NUL character")
-        if text in ids:
-            raise BPEValueError(f"piece {token} {text!r} is already defined as piece {ids[text]}")
-        ids[text] = token
-        if kind in _MERGEABLE:
-            score_key(float(score))  # (a score beyond float32's range is refused here)
-            mergeable.append(text)
-            scores.append(float(score))
-        if kind == PIECE_UNKNOWN:
-            if unk is not None:
-                raise BPEValueError(f"piece {token} {text!r}: the unknown piece is already piece {unk}")
-            unk = token
-        if kind == PIECE_BYTE:
-            if not byte_fallback:
-                raise BPEValueError(f"piece {token} is the byte piece {text!r} although byte_fallback is false")
-            value = _byte_piece_value(text)
-            if value is None:
-                raise BPEValueError(f"piece {token}: {text!r} is not a byte piece <0x00>..<0xFF>")
-            byte_ids[value] = token
-    return texts, types, ids, mergeable, scores, unk, byte_ids
-
-
-def _plain_tables(pieces: Sequence[tuple[str, float, int]], byte_fallback: bool) -> _Tables | None:
-    """``_checked_tables`` of the usual model, in whole-list passes (no Python step per piece): every piece a
-    triple (``_plain_columns`` on their three columns); None for any other model."""
-    if not pieces or set(map(type, pieces)) != {tuple} or set(map(len, pieces)) != {3}:
-        return None
-    texts, raw_scores, types = (list(map(itemgetter(column), pieces)) for column in range(3))
-    return _plain_columns(texts, raw_scores, types, byte_fallback)
-
-
-def _plain_columns(texts: Sequence[str], raw_scores: Sequence[float], types: Sequence[int],
-                   byte_fallback: bool) -> _Tables | None:
-    """``_checked_tables`` of the usual model given as three columns, in whole-list passes: every piece a
-    distinct non-empty text of fewer than 2000 characters without NUL, a float or int score that a float32 holds,
-    a known type (an int), at most one unknown piece, byte pieces only with ``byte_fallback``; None for any other
-    model, which ``_checked_tables`` then reads piece by piece."""
-    texts, types = list(texts), list(types)
-    if not texts or not len(texts) == len(raw_scores) == len(types):
-        return None
-    if set(map(type, texts)) != {str} or "" in texts or max(map(len, texts)) * 4 >= PIECE_LIMIT:
-        return None
-    if not set(map(type, raw_scores)) <= {float, int} or set(map(type, types)) != {int}:
-        return None
-    scores = list(map(float, raw_scores))
-    total = sum(scores)  # (NaN when a score is: NaN or, refused below too, infinities of both signs)
-    if total != total or not set(types) <= _PIECE_TYPES or "\0" in "".join(texts):
-        return None
-    single = array("f", scores)  # (a score that float32 cannot hold, which score_key refuses, becomes infinite)
-    if _INFINITY in single or -_INFINITY in single:
-        return None
-    ids = dict(zip(texts, range(len(texts)), strict=True))
-    unknown = types.count(PIECE_UNKNOWN)
-    if len(ids) != len(texts) or unknown > 1:
-        return None
-    byte_ids: list[int | None] = [None] * ALPHABET_SIZE
-    for token in compress(range(len(types)), map(PIECE_BYTE.__eq__, types)):
-        value = _byte_piece_value(texts[token])
-        if not byte_fallback or value is None:
-            return None
-        byte_ids[value] = token
-    flags = list(map(_MERGEABLE.__contains__, types))
-    unk = types.index(PIECE_UNKNOWN) if unknown else None
-    return texts, types, ids, list(compress(texts, flags)), list(compress(scores, flags)), unk, byte_ids
-
-
-def _bits_order(bits: int) -> int:
-    """``score_key`` of the float32 whose bits (as a signed int) these are."""
-    return bits if bits >= 0 else -(bits & 0x7FFFFFFF) - 1
-
-
-def _score_codes(scores: list[float]) -> list[int]:
-    """Each score's rank among the distinct float32 scores, highest first, as ``score_key`` orders them: the
-    scores as float32 in one pass, ranked as floats (``score_key``'s order but for -0.0, which ranks below +0.0:
-    with both among the scores, by their bits, one step per distinct score)."""
-    single = array("f", scores)
-    bits = array("i")
-    bits.frombytes(single.tobytes())
-    keys: list[Any]
-    order: list[Any]
-    if 0 in bits and -(2**31) in bits:  # +0.0 and -0.0: told apart by their bits
-        keys = bits.tolist()
-        order = sorted(set(keys), key=_bits_order, reverse=True)
-    else:
-        keys = single.tolist()
-        order = sorted(set(keys), reverse=True)
-    ranked: dict[Any, int] = dict(zip(order, range(len(order)), strict=True))
-    return list(map(ranked.__getitem__, keys))
-
-
-def _by_id(size: int, tokens: list[int], values: list[Any], missing: Any) -> list[Any]:
-    """A list of ``size`` items: ``values[i]`` at ``tokens[i]``, ``missing`` elsewhere."""
-    found = [missing] * size
-    for token, value in zip(tokens, values, strict=True):
-        found[token] = value
-    return found
 
 
 class SentencePieceModel:
@@ -238,10 +103,10 @@ class SentencePieceModel:
         cache_size: int = 1 << 16,
     ) -> None:
         if columns is not None:  # (the pieces' texts, scores and types as three lists, as a parser gives them)
-            tables = _plain_columns(*columns, byte_fallback) or _checked_tables(list(zip(*columns, strict=True)),
+            tables = plain_columns(*columns, byte_fallback) or checked_tables(list(zip(*columns, strict=True)),
                                                                                  byte_fallback)
         else:
-            tables = _plain_tables(pieces, byte_fallback) or _checked_tables(pieces, byte_fallback)
+            tables = plain_tables(pieces, byte_fallback) or checked_tables(pieces, byte_fallback)
         texts, types, ids, mergeable, mergeable_scores, unk, byte_ids = tables
         if unk is None and not byte_fallback:
             raise BPEValueError("the model has no unknown piece and no byte_fallback (sentencepiece requires one)")
@@ -254,12 +119,12 @@ class SentencePieceModel:
         self._byte_fallback = byte_fallback
         self._byte_ids = [token for token in byte_ids if token is not None]
         self._byte_pieces = [f"<0x{byte:02X}>" for byte in range(ALPHABET_SIZE)]
-        codes = _score_codes(mergeable_scores)
+        codes = score_codes(mergeable_scores)
         self._codes = dict(zip(mergeable, codes, strict=True))
         self._scores = dict(zip(mergeable, mergeable_scores, strict=True))  # for merge_steps' labels
         tokens = list(map(ids.__getitem__, mergeable))
-        self._code_of: list[int | None] = _by_id(len(texts), tokens, codes, None)  # (what the cache stores)
-        self._score_of = _by_id(len(texts), tokens, mergeable_scores, 0.0)
+        self._code_of: list[int | None] = by_id(len(texts), tokens, codes, None)  # (what the cache stores)
+        self._score_of = by_id(len(texts), tokens, mergeable_scores, 0.0)
         self._longest: int | None = None  # the longest piece, for article_steps (found on first use)
         self._has_unused = PIECE_UNUSED in map(types.__getitem__, ids.values())
         # (``_bigrams`` is made when a long text is first encoded)
@@ -351,7 +216,7 @@ class SentencePieceModel:
     def _piece_id(self, text: str) -> int:
         """The id of a merged part: its piece's when that is normal, user-defined or unused, else ``unk``."""
         token = self._ids.get(text)
-        return token if token is not None and self._types[token] in _MERGEABLE else self._unk
+        return token if token is not None and self._types[token] in MERGEABLE else self._unk
 
     def _chunks(self, text: str) -> Iterator[tuple[str, bool]]:
         """``text`` cut at the user-defined symbols, the longest first: (chunk, is a symbol)."""
@@ -561,7 +426,7 @@ class SentencePieceModel:
             token = ids.get(part, self._unk)
             if depth > RESEGMENT_DEPTH:
                 out.append((part, token))
-            elif token == self._unk or types[token] not in _MERGEABLE:
+            elif token == self._unk or types[token] not in MERGEABLE:
                 out.append((part, self._unk))
             elif types[token] != PIECE_UNUSED:
                 out.append((part, token))
@@ -591,7 +456,7 @@ class SentencePieceModel:
         from bpeproof.impl.models.steps import Part
 
         token = self._ids.get(text)
-        return Part(token if token is not None and self._types[token] in _MERGEABLE else None, text)
+        return Part(token if token is not None and self._types[token] in MERGEABLE else None, text)
 
     def merge_steps(self, word: bytes) -> PieceSteps:
         """sentencepiece on a whole text (``impl.models.steps``): the normalized text's characters (user-defined
@@ -673,11 +538,3 @@ class SentencePieceModel:
                 out.append(token)
             previous_unknown = unknown
         return tuple(out)
-
-
-def _byte_piece_value(text: str) -> int | None:
-    """The byte of a byte piece ``<0xAB>`` (two upper-case hex digits, as the library writes them)."""
-    digits = text[3:5]
-    if len(text) == 6 and text[:3] == "<0x" and text[5] == ">" and all(c in "0123456789ABCDEF" for c in digits):
-        return int(digits, 16)
-    return None
