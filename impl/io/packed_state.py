@@ -35,7 +35,7 @@ from array import array
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from functools import partial
 from itertools import accumulate, compress, pairwise, repeat
-from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
+from typing import Any, Generic, Protocol, Self, TypeVar, runtime_checkable
 
 from bpeproof.impl.io.c_readers import c_readers
 
@@ -111,7 +111,7 @@ class Packable(Protocol):
     def packed(self) -> dict[str, Any]: ...
 
     @classmethod
-    def from_packed(cls, state: PackedState) -> Any: ...
+    def from_packed(cls, state: PackedState) -> Self: ...
 
 
 #: The attribute that holds the attributes ``restored`` left packed (name → ``Lazy``).
