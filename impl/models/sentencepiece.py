@@ -11,7 +11,6 @@ from itertools import accumulate, compress, repeat
 from operator import eq, is_not
 from typing import TYPE_CHECKING, Any
 
-from bpeproof.impl import encoder as _encoder_module
 from bpeproof.impl.formats.derive import last_split
 from bpeproof.impl.io.c_readers import cut_at
 from bpeproof.impl.io.packed_state import PackedState, packed_attributes, restored, unpacked_later
@@ -56,8 +55,9 @@ class SentencePieceModel:
     """sentencepiece's BPE model on the whole normalized text, with the model's own ids (its pieces' positions).
 
     ``pieces``: ``(text, score, type)`` in id order, or ``columns``: their texts, scores and types as three
-    lists (what the parser gives, without a tuple per piece); the other keyword arguments are the model's
-    ``normalizer_spec`` and ``trainer_spec`` (the charsmap as
+    lists (what the parser gives, without a tuple per piece); ``cache_size`` bounds the cache of segments;
+    ``c_loop``: the merges run in C where the extension is built (``sentencepiece_c``; False: always in Python);
+    the other keyword arguments are the model's ``normalizer_spec`` and ``trainer_spec`` (the charsmap as
     ``bpeproof.impl.formats.sentencepiece_model.parse_charsmap`` decodes it).
     ``encode_word`` takes a whole text, as ``SentencePieceProcessor.encode`` does (sentencepiece 0.2.3), and:
 
@@ -85,7 +85,7 @@ class SentencePieceModel:
     #: store: the pairs of adjacent characters, made again from the pieces when a long text is first encoded, and
     #: the codes and scores by text, made from the ids' dict (its texts, already hashed) and the lists by id.
     _LATER = ("_texts", "_score_of")
-    _DERIVED = ("_bigrams", "_codes", "_scores")
+    _DERIVED = ("_bigrams", "_codes", "_scores", "_char_merger")
 
     def __init__(
         self,
@@ -101,6 +101,7 @@ class SentencePieceModel:
         charsmap_replacements: Mapping[int, str] | None = None,
         unk_surface: str = " \u2047 ",
         cache_size: int = 1 << 16,
+        c_loop: bool = True,
     ) -> None:
         if columns is not None:  # (the pieces' texts, scores and types as three lists, as a parser gives them)
             tables = plain_columns(*columns, byte_fallback) or checked_tables(list(zip(*columns, strict=True)),
@@ -147,6 +148,7 @@ class SentencePieceModel:
         #: Each segment's parts, or its ids with byte_fallback (``_fallback_ids``).
         self._cache: dict[str, tuple[Any, ...]] = {}
         self._cache_size = cache_size
+        self._use_c = c_loop  # (the C loop is made on the first merge: ``_char_merger``)
 
     def packed(self) -> dict[str, Any]:
         """What the compiled-vocabulary cache stores (``bpeproof.impl.io.packed_state.Packable``): all but the pairs
@@ -300,21 +302,20 @@ class SentencePieceModel:
         return found
 
     def _merge_segment(self, segment: str) -> tuple[tuple[str, int], ...]:
-        merger = self._char_merger()
+        merger = self._char_merger
         parts = merger.merge(segment) if merger is not None and len(segment) > 1 else None
         if parts is None:
             get = self._codes.get
             parts = merge(list(segment), lambda x, y: get(x + y), _join_text)
         return tuple((part, self._piece_id(part)) for part in parts)
 
+    @cached_property
     def _char_merger(self) -> CharMerger | None:
-        """The C loop over the pieces (``sentencepiece_c``), made on the first merge when the C loops run."""
-        found = self.__dict__.get("_c_char_merger", False)
-        if found is False:
-            found = (char_merger(self._codes, self._ids, self._byte_ids if self._byte_fallback else ())
-                     if _encoder_module.USE_C_LOOP else None)
-            self.__dict__["_c_char_merger"] = found
-        return found  # type: ignore[no-any-return]
+        """The C loop over the pieces (``sentencepiece_c``), made on the first merge when the model merges in C
+        (None without the extension, or when built with ``c_loop=False``); not stored by the cache."""
+        if not self._use_c:
+            return None
+        return char_merger(self._codes, self._ids, self._byte_ids if self._byte_fallback else ())
 
     def _parts(self, text: str) -> list[tuple[str, int]]:
         """The merged parts of ``text`` and their ids (a model without unused pieces)."""
@@ -337,7 +338,7 @@ class SentencePieceModel:
         segment's ids are cached, not its parts; merged and cached in C where the extension is built."""
         out: list[int] = []
         cache = self._cache
-        merger = self._char_merger()
+        merger = self._char_merger
         for chunk, symbol in self._chunks(text):
             if symbol:
                 out += self._ids_of([(chunk, self._piece_id(chunk))])

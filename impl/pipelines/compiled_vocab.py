@@ -71,11 +71,12 @@ def _content_digest(file: Path) -> str:
         return "gguf-head:" + hashlib.sha256(handle.read(end)).hexdigest()
 
 
-def cache_entry(path: str | os.PathLike[str], pattern: str | None, decode_only: bool, raw: bytes | None = None
-                ) -> CacheEntry | None:
+def cache_entry(path: str | os.PathLike[str], pattern: str | None, decode_only: bool, raw: bytes | None = None,
+                c_loop: bool = True) -> CacheEntry | None:
     """The entry of the file at ``path`` loaded with these options; None when there is no cache directory or the
     file is not a regular file that can be read (then the loader says what is wrong).  ``raw``: the file's bytes,
-    when the caller has read them (the digest is theirs; the file is not read again)."""
+    when the caller has read them (the digest is theirs; the file is not read again); ``c_loop``: whether the
+    models merge in the C loop (``registry.read_parts``'s)."""
     from bpeproof.impl import encoder
 
     file = Path(path)
@@ -88,7 +89,7 @@ def cache_entry(path: str | os.PathLike[str], pattern: str | None, decode_only: 
         return None
     # The path as given: names choose a rank file's pattern (``cl100k`` in the name) and GPT-2's other file.
     options = {"path": os.fspath(path), "pattern": pattern, "decode_only": decode_only,
-               "c_loop": [encoder.HAVE_C_LOOP, encoder.C_RULE_LIMIT]}
+               "c_loop": [encoder.HAVE_C_LOOP, c_loop, encoder.C_RULE_LIMIT]}
     return CacheEntry(directory, content, options)
 
 

@@ -52,14 +52,15 @@ def _decoded_bytes(text_model: TextModel, token: int, data: bytes) -> bytes:
     return (core if core is not None else string.encode("utf-8")) + (b" " if space else b"")
 
 
-def text_model_parts(path: str, vocab: formats.Vocab, text_model: TextModel,
-                     pattern: str | None) -> tuple[TokenizerParts, dict[str, Any] | None]:
+def text_model_parts(path: str, vocab: formats.Vocab, text_model: TextModel, pattern: str | None, *,
+                     c_loop: bool = True) -> tuple[TokenizerParts, dict[str, Any] | None]:
     """A Hugging Face ``tokenizer.json`` as the library runs it: its added tokens, normalizer and pre-tokenizer
     (``bpeproof.impl.pipelines.tokenizer_json``), then its BPE model on the words; and its record for the cache.
 
     The words go to ``HuggingFaceModel`` (with the C loop) when the model only needs their bytes: a byte-level
     vocabulary whose last pre-tokenizer step is its only ``ByteLevel`` one, no word prefix, suffix or byte
-    fallback, an unknown token that is in the vocabulary; to ``HuggingFaceTextModel`` otherwise."""
+    fallback, an unknown token that is in the vocabulary; to ``HuggingFaceTextModel`` otherwise.  ``c_loop``: the
+    first merges in C where the extension is built (False: in its Python loop)."""
     from bpeproof.impl.formats.vocab import token_string_to_bytes
     from bpeproof.impl.models.hugging_face import HuggingFaceModel, HuggingFaceTextModel
     from bpeproof.impl.normalizers.hf import Normalizer
@@ -98,7 +99,8 @@ def text_model_parts(path: str, vocab: formats.Vocab, text_model: TextModel,
     pipeline = _text_pipeline(path, recipe, normalizer)
     if byte_model:
         model: HuggingFaceModel | HuggingFaceTextModel = HuggingFaceModel(
-            tokens, vocab.merges, ignore_merges=vocab.ignore_merges, unk=vocab.unk, fuse_unk=vocab.fuse_unk)
+            tokens, vocab.merges, ignore_merges=vocab.ignore_merges, unk=vocab.unk, fuse_unk=vocab.fuse_unk,
+            c_loop=c_loop)
     else:
         model = HuggingFaceTextModel(
             text_model.strings, vocab.merges,

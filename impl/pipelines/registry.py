@@ -37,6 +37,9 @@ keyed by the file's content, its path as given and these options), and the next 
 from there (``bpeproof.impl.pipelines.compiled_vocab``); False, or ``BPEPROOF_NO_CACHE=1`` in the environment, reads
 the file.  The ids are the same either way.
 
+``c_loop``: the models merge in the C loop where the extension is built (False: in their Python loops, the
+reference the tests hold the C loop to; part of the cache's key).  The ids are the same either way.
+
 Ids are the file's own.  Whatever the engine cannot execute exactly as the library does (a Hugging Face
 normalizer or pre-tokenizer it does not have, BPE dropout, a unigram model, …) is refused with ``FormatError``
 naming it: the engine never gives other ids than the library would.
@@ -74,6 +77,7 @@ class Source:
     data: bytes
     pattern: str | None
     decode_only: bool
+    c_loop: bool = True
 
     @property
     def file(self) -> Path:
@@ -94,8 +98,8 @@ def guess_pattern(vocab: formats.Vocab) -> str | None:
     return patterns.guess_pattern(vocab.source, len(vocab.tokens))
 
 
-def read_parts(path: str, pattern: str | None = None, *, decode_only: bool = False, cache: bool = True
-               ) -> TokenizerParts:
+def read_parts(path: str, pattern: str | None = None, *, decode_only: bool = False, cache: bool = True,
+               c_loop: bool = True) -> TokenizerParts:
     """The parts of a tokenizer that encodes the file at ``path`` exactly as its own library does (see the module
     docstring): from the compiled-vocabulary cache when it has them, else read by the file's reader in
     ``READERS``.  Malformed content raises ``FormatError`` naming the file and the key."""
@@ -105,14 +109,14 @@ def read_parts(path: str, pattern: str | None = None, *, decode_only: bool = Fal
     # One read of a vocabulary file: its bytes give the cache's key and, on a miss, its kind and content.  A file
     # too large to be one (a GGUF model with its tensors) is read in part by the cache's key and its reader.
     raw = read_raw(file) if file.is_file() and file.stat().st_size <= compiled_vocab.GGUF_WHOLE_LIMIT else None
-    entry = compiled_vocab.cache_entry(path, pattern, decode_only, raw) if caching_enabled(cache) else None
+    entry = compiled_vocab.cache_entry(path, pattern, decode_only, raw, c_loop) if caching_enabled(cache) else None
     if entry is not None:
         cached = _from_cache(entry, path)
         if cached is not None:
             return cached
     kind, data = formats.sniff(file, raw) if file.is_file() else ("directory", b"")
     try:
-        parts, record = READERS[kind].read(Source(path, data, pattern, decode_only))
+        parts, record = READERS[kind].read(Source(path, data, pattern, decode_only, c_loop))
     except (BPEValueError, BPETypeError) as error:
         raise FormatError(path, None, str(error)) from None
     if entry is not None and record is not None:
@@ -153,7 +157,7 @@ def _gguf(source: Source) -> Read:
         raise FormatError(source.path, None, "a GGUF file names its own pre-tokenizer (tokenizer.ggml.pre);"
                           " --pattern does not apply to it")
     gguf = read_gguf_tokenizer(source.path)
-    parts = gguf_parts(gguf)
+    parts = gguf_parts(gguf, c_loop=source.c_loop)
     return parts, compiled_vocab.gguf_record(gguf, parts.model)
 
 
@@ -166,7 +170,7 @@ def _project(source: Source) -> Read:
 
     document = parse_document(source.file, source.data)
     try:
-        model = SequentialModel.checked(document.rules, document.byte_ids)
+        model = SequentialModel.checked(document.rules, document.byte_ids, c_loop=source.c_loop)
         specials = check_special_tokens(document.special_tokens, model.token_table())
     except (BPEValueError, BPETypeError) as error:
         raise FormatError(source.path, "(file)", str(error)) from None
@@ -188,7 +192,8 @@ def _rank_file(source: Source) -> Read:
     if source.pattern is None and guessed is None:
         raise FormatError(source.path, None, f"a rank file states no pre-tokenization pattern; pass --pattern"
                           f" ({', '.join(PATTERNS)} or a regex)")
-    parts = TokenizerParts(pipeline_of(resolve_pattern(source.pattern_or(guessed)), None, {}), TiktokenModel(ranks))
+    model = TiktokenModel(ranks, c_loop=source.c_loop)
+    parts = TokenizerParts(pipeline_of(resolve_pattern(source.pattern_or(guessed)), None, {}), model)
     return parts, compiled_vocab.parts_record(parts)
 
 
@@ -204,7 +209,8 @@ def _tekken(source: Source) -> Read:
     except ValueError as error:
         raise FormatError(source.path, None if source.pattern else "config.pattern", str(error)) from None
     specials = dict(tekken.specials)
-    parts = TokenizerParts(pipeline_of(chosen, None, specials), TiktokenModel(tekken.ranks), specials)
+    parts = TokenizerParts(pipeline_of(chosen, None, specials), TiktokenModel(tekken.ranks, c_loop=source.c_loop),
+                           specials)
     return parts, compiled_vocab.parts_record(parts)
 
 
@@ -231,6 +237,7 @@ def _sentencepiece(source: Source) -> Read:
         charsmap_units=charsmap.units if charsmap is not None else (),
         charsmap_replacements=charsmap.replacements if charsmap is not None else None,
         unk_surface=proto.unk_surface,
+        c_loop=source.c_loop,
     )
     parts = TokenizerParts(WholeText(), model, {}, 0)  # the model keeps its own cache of whole texts
     return parts, compiled_vocab.parts_record(parts)
@@ -247,7 +254,7 @@ def _other_vocab(source: Source) -> Read:
     """GPT-2's pair of files, CLIP's merges or a directory: read by ``formats.load``, which finds the other file."""
     vocab = formats.load(source.file, pattern=source.pattern)
     if vocab.kind == "sentencepiece-bpe" and vocab.source != source.path:  # a directory's tokenizer.model
-        return read_parts(vocab.source, source.pattern), None
+        return read_parts(vocab.source, source.pattern, c_loop=source.c_loop), None
     return _vocab_parts(source, vocab)
 
 
@@ -264,7 +271,7 @@ def _vocab_parts(source: Source, vocab: formats.Vocab) -> Read:
             return parts, compiled_vocab.parts_record(parts)
         from bpeproof.impl.pipelines.hf_parts import text_model_parts
 
-        return text_model_parts(source.path, vocab, vocab.text_model, source.pattern)
+        return text_model_parts(source.path, vocab, vocab.text_model, source.pattern, c_loop=source.c_loop)
     parts = _merges_parts(source, vocab)
     return parts, compiled_vocab.parts_record(parts, companion=compiled_vocab.companion(source.file, vocab))
 
@@ -290,7 +297,7 @@ def _merges_parts(source: Source, vocab: formats.Vocab) -> TokenizerParts:
     for token in specials.values():
         tokens.pop(token, None)
     model = HuggingFaceModel(tokens, vocab.merges, ignore_merges=vocab.ignore_merges, unk=vocab.unk,
-                             fuse_unk=vocab.fuse_unk)
+                             fuse_unk=vocab.fuse_unk, c_loop=source.c_loop)
     return TokenizerParts(pipeline_of(resolve_pattern(chosen or "words"), pretokenizer, specials), model, specials)
 
 

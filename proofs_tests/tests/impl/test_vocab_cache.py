@@ -99,6 +99,8 @@ def test_the_key_follows_the_content_the_path_and_the_options(tmp_path: Path, ca
     assert key is not None
     assert compiled_vocab.cache_entry(str(small), "r50k", False).key != key.key  # type: ignore[union-attr]
     assert compiled_vocab.cache_entry(str(small), None, True).key != key.key  # type: ignore[union-attr]
+    python_loops = compiled_vocab.cache_entry(str(small), None, False, c_loop=False)  # models built without C
+    assert python_loops is not None and python_loops.key != key.key
     copy = tmp_path / "copy" / small.name
     copy.parent.mkdir()
     copy.write_bytes(small.read_bytes())
