@@ -159,6 +159,12 @@ class SentencePieceModel:
     def from_packed(cls, state: PackedState) -> SentencePieceModel:
         return restored(cls, state, later=cls._LATER)
 
+    def __getstate__(self) -> dict[str, Any]:
+        # A copy (a worker process's) makes its C loop again on its first merge: the loop is a C object.
+        state = dict(self.__dict__)
+        state.pop("_char_merger", None)
+        return state
+
     @cached_property
     def _texts(self) -> list[str]:
         """Every piece's text, by id (``__init__``'s; a model the cache made unpacks them when first read)."""

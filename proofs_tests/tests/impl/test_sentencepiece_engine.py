@@ -20,6 +20,7 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import io
+import pickle
 import random
 import struct
 import subprocess
@@ -315,7 +316,8 @@ def merged_models(draw: st.DrawFn) -> bytes:
 def test_the_c_merges_are_the_python_merges(workdir: Path, data: bytes, texts: list[str]) -> None:
     """sentencepiece's merges in C (``impl/models/sentencepiece_c.py``: characters put together from their bytes
     first, then pieces by score, the leftmost of equal scores first, unknown characters as byte pieces) give the
-    Python loop's ids, on texts long and short, with and without byte fallback."""
+    Python loop's ids, on texts long and short, with and without byte fallback; a model that has merged in C
+    still pickles (as worker processes get it) and its copy merges alike."""
     if not encoder_module.HAVE_C_LOOP:
         pytest.skip("the C extension bpeproof.impl._c._fastenc is not built")
     c_loops = _load(data, workdir / "c.model")
@@ -325,6 +327,9 @@ def test_the_c_merges_are_the_python_merges(workdir: Path, data: bytes, texts: l
     assert python_loops is not None
     expected = [python_loops.encode(text) for text in texts]
     assert [c_loops.encode(text) for text in texts] == expected
+    copy = pickle.loads(pickle.dumps(c_loops.model))
+    assert [copy.encode_word(text.encode()) for text in texts] == [c_loops.model.encode_word(text.encode())
+                                                                    for text in texts]
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
