@@ -350,7 +350,7 @@ class SentencePieceModel:
                 out += self._ids_of([(chunk, self._piece_id(chunk))])
                 continue
             if merger is not None:
-                found = merger.ids(self._segments(chunk), cache, self._cache_size)
+                found = merger.ids(self._segments(chunk), self._cache_size)
                 if found is not None:
                     out += found
                     continue

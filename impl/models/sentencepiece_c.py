@@ -45,13 +45,15 @@ class CharMerger:
         self._texts = texts
         self._chars = chars
         self._spelt = spelt
+        self._cache: dict[str, tuple[int, ...]] = {}
 
-    def ids(self, segments: list[str], cache: dict[str, tuple[int, ...]], limit: int) -> list[int] | None:
-        """The ids of the segments one after another, each segment's through ``cache`` (of at most ``limit``
-        entries, the older half dropped when full); None when one holds a character that is no Unicode scalar
-        value (the Python loop refuses it by name)."""
+    def ids(self, segments: list[str], limit: int) -> list[int] | None:
+        """The ids of the segments one after another, each segment's through the loop's own cache (of at most
+        ``limit`` entries, the older half dropped when full: its entries hold the marks, so no other loop reads
+        them); None when one holds a character that is no Unicode scalar value (the Python loop refuses it by
+        name)."""
         try:
-            found: list[int] = self._fast.encode_pieces(segments, cache, limit)
+            found: list[int] = self._fast.encode_pieces(segments, self._cache, limit)
         except ValueError:
             return None
         if found and min(found) < 0:  # a mark: the byte pieces of the unit's bytes
