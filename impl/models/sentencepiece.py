@@ -85,7 +85,7 @@ class SentencePieceModel:
     #: store: the pairs of adjacent characters, made again from the pieces when a long text is first encoded, and
     #: the codes and scores by text, made from the ids' dict (its texts, already hashed) and the lists by id.
     _LATER = ("_texts", "_score_of")
-    _DERIVED = ("_bigrams", "_codes", "_scores", "_char_merger")
+    _DERIVED = ("_bigrams", "_codes", "_scores", "_char_merger", "_word_starts")
 
     def __init__(
         self,
@@ -278,7 +278,7 @@ class SentencePieceModel:
         crosses such a place): before each word (``_word_starts``) when no piece holds another character before
         the space symbol, found at once; within a part of ``SEGMENTED_FROM`` characters or more, at every such
         place, found character by character."""
-        finder = self._word_starts()
+        finder = self._word_starts
         words = finder.split(chunk) if finder is not None else [chunk]
         if max(map(len, words)) < SEGMENTED_FROM:  # (the usual case, found at once)
             return words
@@ -295,17 +295,15 @@ class SentencePieceModel:
                 start = i
         yield text[start:]
 
+    @cached_property
     def _word_starts(self) -> Any:
         """The places before a space symbol that follows another character, when no piece holds another character
-        before the symbol (so that no merge crosses them); else None.  Found once, on the first long text."""
-        found = self.__dict__.get("_word_start_finder", False)
-        if found is False:
-            symbol = re.escape(SPACE_SYMBOL)
-            holds = re.compile(f"[^{symbol}]{symbol}")
-            found = None if any(holds.search(text) for text in self._codes) else re.compile(
-                f"(?<=[^{symbol}])(?={symbol})")
-            self.__dict__["_word_start_finder"] = found
-        return found
+        before the symbol (so that no merge crosses them); else None.  Found on the first text cut."""
+        symbol = re.escape(SPACE_SYMBOL)
+        holds = re.compile(f"[^{symbol}]{symbol}")
+        if any(holds.search(text) for text in self._codes):
+            return None
+        return re.compile(f"(?<=[^{symbol}])(?={symbol})")
 
     def _merge_segment(self, segment: str) -> tuple[tuple[str, int], ...]:
         merger = self._char_merger

@@ -41,6 +41,7 @@ from bpeproof.impl.models import sentencepiece as sentencepiece_module
 from bpeproof.impl.models.sentencepiece import SentencePieceModel
 from bpeproof.impl.pipelines.registry import read_parts
 from bpeproof.impl.tokenizer import Tokenizer, load_tokenizer
+from bpeproof.proofs_tests.fixtures.vocab_files import varint
 
 spm: Any = pytest.importorskip("sentencepiece")
 
@@ -203,20 +204,11 @@ def test_gzip_model_loads_the_same(trained: dict[str, tuple[Tokenizer, Any, byte
 # ---------------------------------------------------------------------------
 
 
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        low, value = value & 0x7F, value >> 7
-        out.append(low | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
-
-
 def _field(number: int, wire: int, payload: bytes | int) -> bytes:
-    key = _varint(number << 3 | wire)
+    key = varint(number << 3 | wire)
     if isinstance(payload, int):
-        return key + _varint(payload)
-    return key + (_varint(len(payload)) + payload if wire == 2 else payload)
+        return key + varint(payload)
+    return key + (varint(len(payload)) + payload if wire == 2 else payload)
 
 
 def model_proto(pieces: list[tuple[str, float, int]], *, byte_fallback: bool = False, model_type: int = 2,
