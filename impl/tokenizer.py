@@ -152,8 +152,10 @@ class Tokenizer:
         # The C word loop (impl/_c/_fastenc.c) reports the model's ids itself and fills the same cache.
         self._fast: Any = model.c_merger()
         self._barrier: bool = bool(getattr(model, "has_barrier", False))
-        # A pipeline cut by a hand-written C scanner, with a model merged in C: each stretch in one C call.
-        self._scan_which = getattr(self._pipeline, "c_scanner", -1) if self._fast is not None else -1
+        # A pipeline cut by a hand-written C scanner, with a model merged in C: each stretch in one C call (not for a
+        # model whose loop reports a unit as several ids, which only encode_pieces spells out).
+        scans = self._fast is not None and not getattr(model, "reports_spelt", False)
+        self._scan_which = getattr(self._pipeline, "c_scanner", -1) if scans else -1
         self._scan_table: bytes | None = char_table() if self._scan_which >= 0 else None
 
     def __repr__(self) -> str:

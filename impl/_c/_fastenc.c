@@ -7,7 +7,8 @@
  *   by the rule of rank k (k = 0, 1, ...) is 256 + k.  parts_a[k], parts_b[k] are
  *   the dense ids joined by rule k (each < 256 + k: rule k is over V_{k-1});
  *   outputs[d] is the id reported for dense id d (any int object, so ids of any
- *   size pass through untouched).  A pair keeps the first rule joining it: a
+ *   size pass through untouched; or a tuple of them, reported in its place by
+ *   encode and encode_pieces, which encode_text and encode_texts refuse).  A pair keeps the first rule joining it: a
  *   later rule for the same pair never fires (see impl/encoder.py).
  *
  *   encode(word: bytes-like) -> tuple[int, ...]

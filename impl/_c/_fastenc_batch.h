@@ -276,6 +276,10 @@ Merger_encode_texts(Merger *m, PyObject *args)
     if (!PyArg_ParseTuple(args, "OSinipp:encode_texts", &texts_arg, &table, &which, &limit, &threads, &strict,
                           &as_uint32))
         return NULL;
+    if (m->spelt) {
+        PyErr_SetString(PyExc_TypeError, "encode_texts: this merger reports units as several ids (encode_pieces)");
+        return NULL;
+    }
     PyObject *texts = PySequence_Tuple(texts_arg); /* held, and unchangeable, while the threads read the texts */
     if (texts == NULL)
         return NULL;

@@ -456,6 +456,10 @@ Merger_encode_text(Merger *m, PyObject *args)
     Py_ssize_t limit;
     if (!PyArg_ParseTuple(args, "USin:encode_text", &text, &table, &which, &limit))
         return NULL;
+    if (m->spelt) {
+        PyErr_SetString(PyExc_TypeError, "encode_text: this merger reports units as several ids (encode_pieces)");
+        return NULL;
+    }
     Scan sc;
     if (scan_init(&sc, text, table, which) < 0)
         return NULL;

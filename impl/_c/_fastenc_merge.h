@@ -237,6 +237,32 @@ raise_unreported(int32_t byte)
     PyErr_Format(PyExc_ValueError, "byte 0x%02x has no token in the vocabulary and no token covers it here", byte);
 }
 
+/* The ids of ids[0..len) as a tuple, each output that is a tuple spelt out in its place. */
+static PyObject *
+spelt_tuple(const Merger *m, const int32_t *ids, Py_ssize_t len)
+{
+    Py_ssize_t total = 0;
+    for (Py_ssize_t i = 0; i < len; i++) {
+        PyObject *out = m->outputs[ids[i]];
+        total += PyTuple_Check(out) ? PyTuple_GET_SIZE(out) : 1;
+    }
+    PyObject *tuple = PyTuple_New(total);
+    if (tuple == NULL)
+        return NULL;
+    Py_ssize_t at = 0;
+    for (Py_ssize_t i = 0; i < len; i++) {
+        PyObject *out = m->outputs[ids[i]];
+        Py_ssize_t n = PyTuple_Check(out) ? PyTuple_GET_SIZE(out) : 1;
+        for (Py_ssize_t k = 0; k < n; k++) {
+            PyObject *id = PyTuple_Check(out) ? PyTuple_GET_ITEM(out, k) : out;
+            Py_INCREF(id);
+            PyTuple_SET_ITEM(tuple, at++, id);
+        }
+    }
+    return tuple;
+}
+
+/* The reported ids of a merged word as a tuple (``spelt`` outputs spelt out); NULL with an exception. */
 static PyObject *
 result_tuple(const Merger *m, const Work *w, Py_ssize_t len)
 {
@@ -245,6 +271,8 @@ result_tuple(const Merger *m, const Work *w, Py_ssize_t len)
         raise_unreported(w->tok[bad]);
         return NULL;
     }
+    if (m->spelt)
+        return spelt_tuple(m, w->tok, len);
     PyObject *tuple = PyTuple_New(len);
     if (tuple == NULL)
         return NULL;

@@ -64,7 +64,7 @@ dense_part(PyObject *item, Py_ssize_t limit, int32_t *out)
 }
 
 /* A Merger with room for ``pairs`` pairs over ``n_ids`` dense ids, the bytes starting as 0..255, and the
- * outputs taken from the sequence ``out_seq`` (n_ids ints, or None for a byte without an id). */
+ * outputs taken from the sequence ``out_seq`` (n_ids ints, or None for a byte without an id, or tuples of ints: ``spelt``). */
 static Merger *
 merger_alloc(PyTypeObject *type, Py_ssize_t n_ids, Py_ssize_t pairs, PyObject *out_seq)
 {
@@ -97,11 +97,16 @@ merger_alloc(PyTypeObject *type, Py_ssize_t n_ids, Py_ssize_t pairs, PyObject *o
         m->byte_units[i] = i;
     PyObject **out_items = PySequence_Fast_ITEMS(out_seq);
     for (Py_ssize_t d = 0; d < n_ids; d++) {
-        if (!PyLong_Check(out_items[d]) && !(d < 256 && out_items[d] == Py_None)) {
-            PyErr_SetString(PyExc_TypeError, "outputs must be ints (None only for a byte without an id)");
+        int spelt = PyTuple_Check(out_items[d]);
+        for (Py_ssize_t k = 0; spelt && k < PyTuple_GET_SIZE(out_items[d]); k++)
+            spelt = PyLong_Check(PyTuple_GET_ITEM(out_items[d], k));
+        if (!PyLong_Check(out_items[d]) && !(d < 256 && out_items[d] == Py_None) && !spelt) {
+            PyErr_SetString(PyExc_TypeError,
+                            "outputs must be ints or tuples of ints (None only for a byte without an id)");
             Py_DECREF(m);
             return NULL;
         }
+        m->spelt |= spelt;
         Py_INCREF(out_items[d]);
         m->outputs[d] = out_items[d];
     }

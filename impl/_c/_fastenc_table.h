@@ -124,6 +124,8 @@ typedef struct {
     BitFilter pair_filter; /* the pairs in the table: most pairs that do not merge are told so without reading it */
     Py_ssize_t n_ids; /* 256 + number of rules */
     PyObject **outputs; /* n_ids owned references; None for a byte that has no id (an error when reported) */
+    int spelt; /* some output is a tuple of ids: a unit reported as several (a character without a token, as its
+                  bytes' tokens); then only the calls that make a tuple per word (result_tuple) report them */
     /* The whole-piece table: a word whose bytes are one of these is that dense id, without merging. */
     uint64_t *whole_slots; /* WHOLE_SLOT(hash, record offset) per slot, 0 for a free one; NULL when there is no table */
     unsigned char *whole_records; /* the WholeRecord of each piece in the table, one after the other */

@@ -17,6 +17,7 @@ except ImportError:  # the C extension is optional: the Python loops give the sa
 from bpeproof.impl.io.c_readers import c_readers
 from bpeproof.impl.io.packed_state import PackedState, packed_attributes, restored, unpacked_later
 from bpeproof.impl.merge_loop import merge
+from bpeproof.impl.models.char_merges import CharMerger, TextPair, char_merger
 from bpeproof.spec.types import ALPHABET_SIZE, BPETypeError, BPEValueError, InvalidTextError, is_int
 
 if TYPE_CHECKING:
@@ -322,6 +323,7 @@ class HuggingFaceTextModel:
         fuse_unk: bool = False,
         byte_fallback: bool = False,
         ignore_merges: bool = False,
+        c_loop: bool = True,
     ) -> None:
         if not isinstance(strings, Mapping):
             raise BPETypeError(f"strings must be a mapping of int to str, not {type(strings).__name__}")
@@ -350,6 +352,27 @@ class HuggingFaceTextModel:
         self._ignore_merges = ignore_merges
         self._byte_tokens = [ids.get(f"<0x{byte:02X}>") for byte in range(ALPHABET_SIZE)]
         self._strings: dict[int, str] | None = None  # id → string, for merge_steps (made on first use)
+        self._chars = self._char_merger() if c_loop else None
+
+    def _char_merger(self) -> CharMerger | None:
+        """The C loop over the strings (``char_merges``), for the vocabularies whose words it encodes as the
+        library does: no prefix or suffix, and a character without a token always its bytes' tokens (byte fallback
+        with every byte's token, none of which a merge joins); None otherwise, or without the extension."""
+        byte_tokens = self._byte_tokens
+        if (self._prefix is not None or self._suffix is not None or not self._byte_fallback
+                or None in byte_tokens):
+            return None
+        stride = self._stride
+        strings = {token: text for text, token in self._ids.items()}
+        fallback = set(byte_tokens)
+        joins: list[TextPair] = []
+        for key, code in self._merges.items():
+            a, b, c = key // stride, key % stride, code % stride
+            if a in fallback or b in fallback or c in fallback:
+                return None  # a byte's token joins: the C loop keeps bytes apart
+            joins.append((strings[a], strings[b], strings[c], code // stride))
+        return char_merger(self._ids, joins, [token for token in byte_tokens if token is not None],
+                           whole=self._ignore_merges)
 
     @property
     def vocabulary_size(self) -> int:
@@ -359,7 +382,13 @@ class HuggingFaceTextModel:
         return dict(self._bytes)
 
     def c_merger(self) -> Any:
-        return None
+        return None if self._chars is None else self._chars.fast
+
+    @property
+    def reports_spelt(self) -> bool:
+        """Whether ``c_merger``'s loop reports a unit as several ids (a character without a token as its bytes'
+        tokens, ``char_merges``), which only its ``encode_pieces`` spells out."""
+        return self._chars is not None
 
     def _unk(self) -> int:
         token = self._ids.get(self._unk_token) if self._unk_token is not None else None

@@ -1,6 +1,6 @@
 """sentencepiece's BPE model as a merge model: on a whole text, its normalization, then characters joined by the
 score of the piece they spell, highest first, unknown characters as byte pieces or ``unk``; it runs in Python, its
-merges in C where the extension is built (``bpeproof.impl.models.sentencepiece_c``)."""
+merges in C where the extension is built (``bpeproof.impl.models.char_merges``)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from bpeproof.impl.formats.derive import last_split
 from bpeproof.impl.io.c_readers import cut_at
 from bpeproof.impl.io.packed_state import PackedState, packed_attributes, restored, unpacked_later
 from bpeproof.impl.merge_loop import merge
-from bpeproof.impl.models.sentencepiece_c import CharMerger, char_merger
+from bpeproof.impl.models.char_merges import CharMerger, TextPair, char_merger
 from bpeproof.impl.models.sentencepiece_pieces import (
     MERGEABLE,
     PIECE_CONTROL,
@@ -47,6 +47,16 @@ RESEGMENT_DEPTH = 100
 SEGMENTED_FROM = 256
 
 
+def _joins(codes: Mapping[str, int]) -> Iterator[TextPair]:
+    """sentencepiece's pairs: two texts join when together they spell a piece (every cut of every piece into two
+    pieces or characters), ranked by that piece's score code."""
+    for text, code in codes.items():
+        for cut in range(1, len(text)):
+            left, right = text[:cut], text[cut:]
+            if (len(left) == 1 or left in codes) and (len(right) == 1 or right in codes):
+                yield left, right, text, code
+
+
 def _join_text(x: str, y: str, code: int) -> str:
     return x + y
 
@@ -56,7 +66,7 @@ class SentencePieceModel:
 
     ``pieces``: ``(text, score, type)`` in id order, or ``columns``: their texts, scores and types as three
     lists (what the parser gives, without a tuple per piece); ``cache_size`` bounds the cache of segments;
-    ``c_loop``: the merges run in C where the extension is built (``sentencepiece_c``; False: always in Python);
+    ``c_loop``: the merges run in C where the extension is built (``char_merges``; False: always in Python);
     the other keyword arguments are the model's ``normalizer_spec`` and ``trainer_spec`` (the charsmap as
     ``bpeproof.impl.formats.sentencepiece_model.parse_charsmap`` decodes it).
     ``encode_word`` takes a whole text, as ``SentencePieceProcessor.encode`` does (sentencepiece 0.2.3), and:
@@ -85,7 +95,7 @@ class SentencePieceModel:
     #: store: the pairs of adjacent characters, made again from the pieces when a long text is first encoded, and
     #: the codes and scores by text, made from the ids' dict (its texts, already hashed) and the lists by id.
     _LATER = ("_texts", "_score_of")
-    _DERIVED = ("_bigrams", "_codes", "_scores", "_char_merger", "_word_starts")
+    _DERIVED = ("_bigrams", "_codes", "_scores", "_word_starts")
 
     def __init__(
         self,
@@ -152,18 +162,14 @@ class SentencePieceModel:
 
     def packed(self) -> dict[str, Any]:
         """What the compiled-vocabulary cache stores (``bpeproof.impl.io.packed_state.Packable``): all but the pairs
-        of adjacent characters and the codes and scores by text, made again from the others when first read."""
+        of adjacent characters and the codes and scores by text, made again from the others when first read; the C
+        loop's tables with them."""
+        self._char_merger  # (made now, so that a cached load does without the pass over the pieces)  # noqa: B018
         return packed_attributes(self, derived=self._DERIVED, later=self._LATER)
 
     @classmethod
     def from_packed(cls, state: PackedState) -> SentencePieceModel:
         return restored(cls, state, later=cls._LATER)
-
-    def __getstate__(self) -> dict[str, Any]:
-        # A copy (a worker process's) makes its C loop again on its first merge: the loop is a C object.
-        state = dict(self.__dict__)
-        state.pop("_char_merger", None)
-        return state
 
     @cached_property
     def _texts(self) -> list[str]:
@@ -315,11 +321,13 @@ class SentencePieceModel:
 
     @cached_property
     def _char_merger(self) -> CharMerger | None:
-        """The C loop over the pieces (``sentencepiece_c``), made on the first merge when the model merges in C
-        (None without the extension, or when built with ``c_loop=False``); not stored by the cache."""
+        """The C loop over the pieces (``char_merges``), made on the first merge when the model merges in C (None
+        without the extension, or when built with ``c_loop=False``); the cache stores it."""
         if not self._use_c:
             return None
-        return char_merger(self._codes, self._ids, self._byte_ids if self._byte_fallback else ())
+        codes = self._codes
+        return char_merger({text: self._ids[text] for text in codes}, _joins(codes),
+                           self._byte_ids if self._byte_fallback else ())
 
     def _parts(self, text: str) -> list[tuple[str, int]]:
         """The merged parts of ``text`` and their ids (a model without unused pieces)."""

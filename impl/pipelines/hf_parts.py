@@ -60,7 +60,7 @@ def text_model_parts(path: str, vocab: formats.Vocab, text_model: TextModel, pat
     The words go to ``HuggingFaceModel`` (with the C loop) when the model only needs their bytes: a byte-level
     vocabulary whose last pre-tokenizer step is its only ``ByteLevel`` one, no word prefix, suffix or byte
     fallback, an unknown token that is in the vocabulary; to ``HuggingFaceTextModel`` otherwise.  ``c_loop``: the
-    first merges in C where the extension is built (False: in its Python loop)."""
+    model merges in C where the extension is built and it can (False: in its Python loop)."""
     from bpeproof.impl.formats.vocab import token_string_to_bytes
     from bpeproof.impl.models.hugging_face import HuggingFaceModel, HuggingFaceTextModel
     from bpeproof.impl.normalizers.hf import Normalizer
@@ -106,7 +106,8 @@ def text_model_parts(path: str, vocab: formats.Vocab, text_model: TextModel, pat
             text_model.strings, vocab.merges,
             {token: _decoded_bytes(text_model, token, data) for token, data in tokens.items()},
             prefix=text_model.prefix, suffix=text_model.suffix, unk_token=text_model.unk_token,
-            fuse_unk=vocab.fuse_unk, byte_fallback=vocab.byte_fallback, ignore_merges=vocab.ignore_merges)
+            fuse_unk=vocab.fuse_unk, byte_fallback=vocab.byte_fallback, ignore_merges=vocab.ignore_merges,
+            c_loop=c_loop)
     return TokenizerParts(pipeline, model, specials), compiled_vocab.text_record(model, specials, recipe)
 
 

@@ -324,20 +324,22 @@ def _rank_file_classes() -> tuple[type, ...]:
 
 
 def _sentencepiece_classes() -> tuple[type, ...]:
+    from bpeproof.impl.models.char_merges import CharMerger
     from bpeproof.impl.models.sentencepiece import SentencePieceModel
     from bpeproof.impl.normalizers.sentencepiece import SentencePieceNormalizer
 
-    return SentencePieceModel, SentencePieceNormalizer, *compiled_vocab.PARTS_CLASSES
+    return SentencePieceModel, SentencePieceNormalizer, *compiled_vocab.PARTS_CLASSES, CharMerger
 
 
 def _tokenizer_json_classes() -> tuple[type, ...]:
     """A ``tokenizer.json``'s, with its text pipeline (a ``text`` record) or without (GPT-2's files: ``parts``)."""
     from bpeproof.impl.formats.vocab import AddedToken, PreTokenizerStep
+    from bpeproof.impl.models.char_merges import CharMerger
     from bpeproof.impl.models.hugging_face import HuggingFaceModel, HuggingFaceTextModel
     from bpeproof.impl.pipelines.tokenizer_json import TextPipelineRecipe
 
     return (HuggingFaceModel, HuggingFaceTextModel, TextPipelineRecipe, AddedToken, PreTokenizerStep,
-            *compiled_vocab.PARTS_CLASSES)
+            *compiled_vocab.PARTS_CLASSES, CharMerger)
 
 
 def _other_vocab_classes() -> tuple[type, ...]:

@@ -306,7 +306,7 @@ def merged_models(draw: st.DrawFn) -> bytes:
        st.lists(crafted_texts | st.text(st.sampled_from("ab c▁\u00e9\u65e5x"), max_size=300)
                 | st.text(st.sampled_from("ab\u00e9\u65e5"), max_size=40), min_size=1, max_size=6))
 def test_the_c_merges_are_the_python_merges(workdir: Path, data: bytes, texts: list[str]) -> None:
-    """sentencepiece's merges in C (``impl/models/sentencepiece_c.py``: characters put together from their bytes
+    """sentencepiece's merges in C (``impl/models/char_merges.py``: characters put together from their bytes
     first, then pieces by score, the leftmost of equal scores first, unknown characters as byte pieces) give the
     Python loop's ids, on texts long and short, with and without byte fallback; a model that has merged in C
     still pickles (as worker processes get it) and its copy merges alike."""
@@ -328,7 +328,7 @@ def test_the_c_merges_are_the_python_merges(workdir: Path, data: bytes, texts: l
 @given(crafted_models(), st.lists(crafted_texts, min_size=1, max_size=6))
 def test_a_cached_model_encodes_and_explains_as_the_model_read(workdir: Path, data: bytes, texts: list[str]) -> None:
     """The model made from its cache entry (its codes and scores by text made again from the ids' dict and the
-    lists by id) gives the ids and the merge steps of the model read from the file."""
+    lists by id, its C loop unpacked) gives the ids and the merge steps of the model read from the file."""
     path = workdir / "cached.model"
     path.write_bytes(data)
     try:
@@ -338,6 +338,8 @@ def test_a_cached_model_encodes_and_explains_as_the_model_read(workdir: Path, da
     load_tokenizer(str(path))  # (the entry written)
     cached = load_tokenizer(str(path))
     assert isinstance(cached.model, SentencePieceModel) and isinstance(fresh.model, SentencePieceModel)
+    # The C loop comes with the entry: a cached load does without the pass over the pieces that makes it.
+    assert ("_char_merger" in vars(cached.model)) == encoder_module.HAVE_C_LOOP
     for text in texts:
         assert cached.encode(text) == fresh.encode(text)
         word = text.encode("utf-8")
