@@ -142,9 +142,13 @@ def composition_parts() -> frozenset[str]:
 def plain_for_normalization(text: str) -> bool:
     """Whether ``text`` holds no gap and no part of a composite the library lacks: Python's ``unicodedata``
     normalizes it as the library does."""
-    # Each distinct character once: a text repeats its characters, and a search through the gaps' character class
-    # (some 900,000 code points in ranges) cost more than everything else on a page of Japanese.
+    # Each distinct character once, and only those no earlier text had: a text repeats its characters, texts share
+    # most of theirs, and a search through the gaps' character class (some 900,000 code points in ranges) cost more
+    # than everything else on a page of Japanese.
     chars = set(text)
+    chars -= _PLAIN_SEEN
+    if not chars:
+        return True
     if not composition_parts().isdisjoint(chars):
         return False
     lows, highs = _gap_ranges()
@@ -153,4 +157,9 @@ def plain_for_normalization(text: str) -> bool:
         index = bisect.bisect_right(lows, code) - 1
         if index >= 0 and code <= highs[index]:
             return False
+    _PLAIN_SEEN.update(chars)
     return True
+
+
+#: The characters ``plain_for_normalization`` found to be no gap and no part of a composite the library lacks.
+_PLAIN_SEEN: set[str] = set()

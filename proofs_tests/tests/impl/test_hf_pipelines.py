@@ -491,6 +491,18 @@ def test_character_splits_on_every_sampled_code_point(sample: list[int], step: d
             piece for piece, _ in library.pre_tokenize_str(text)]
 
 
+@pytest.mark.parametrize("form", ["NFC", "NFKC"])
+def test_texts_one_after_another_normalize_as_the_library(sample: list[int], form: str) -> None:
+    """Each sampled code point in texts of its own, one after another, then the parts of a composition the library
+    lacks apart and together: what the check of one text remembers of its characters never changes another's."""
+    library = getattr(normalizers, form)()
+    ours = Normalizer.from_json({"type": form})
+    texts = [text for code in sample for text in (f"a{chr(code)}", f"{chr(code)}\u0301", f"e\u0301{chr(code)}")]
+    texts += ["\U00011935 x", "\U00011930 y", "\U00011935\U00011930"]
+    for text in texts:
+        assert ours.normalize_str(text) == library.normalize_str(text), text
+
+
 def test_composition_the_library_lacks() -> None:
     """U+11938 is Python's composition of U+11935 U+11930, not the library's; the two stay apart."""
     text = "\U00011935\U00011930 e\u0301"
