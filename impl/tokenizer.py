@@ -375,6 +375,12 @@ class Tokenizer:
         not encodable as UTF-8 (lone surrogates) raises ``InvalidTextError``."""
         if not isinstance(text, str):
             raise BPETypeError(f"text must be str, not {type(text).__name__}")
+        if self._scan_table is not None and self._pipeline.whole_when_unnamed and len(text) < splitter.C_TEXT_LIMIT:
+            # The whole text in one C call, which refuses a surrogate itself (before any look-up, so also in a word
+            # that encode_bytes cached as its escaped byte), for the error below; checked here it cost a sixth.
+            ids = self._scan_strict(text, allowed_special)
+            if ids is not None:
+                return ids
         if not text.isascii():
             try:
                 text.encode("utf-8")
@@ -383,6 +389,21 @@ class Tokenizer:
                     f"the text is not encodable as UTF-8 at character {error.start}: {error.reason}"
                 ) from None
         return self._encode_text(text, allowed_special)
+
+    def _scan_strict(self, text: str, allowed_special: AllowedSpecial) -> list[int] | None:
+        """The ids of a text the pipeline reads whole, in one strict C call; None when special tokens are allowed
+        (the pipeline finds them first) or the text holds a surrogate."""
+        if self._allowed_names(allowed_special) is not None:
+            return None
+        try:
+            ids: list[int] = self._fast.encode_text(text, self._scan_table, self._scan_which, self._cache_size, True)
+        except UnicodeError:
+            return None
+        except ValueError as error:
+            if type(error) is not ValueError:
+                raise
+            raise InvalidTextError(str(error)) from None  # a word that needs a byte without an id
+        return ids
 
     def encode_ordinary(self, text: str) -> list[int]:
         """``encode`` with no special tokens."""

@@ -36,11 +36,13 @@
  *       order), as bpeproof.impl.word_cache.WordCache does.  The ids of all pieces are
  *       returned as one list.
  *
- *   encode_text(text: str, table: bytes, which: int, limit: int) -> list[int]
+ *   encode_text(text: str, table: bytes, which: int, limit: int, strict: bool = False) -> list[int]
  *       The ids of the pieces of split_pattern(text, table, which), without making the list of
  *       pieces, through a word cache of the merger's own (at most ``limit`` words, the older half
  *       dropped when full) keyed by code points: a piece seen before costs no str object.
- *       clear_cache() empties it; cached_words() counts its words.
+ *       clear_cache() empties it; cached_words() counts its words.  ``strict``: a text holding a
+ *       surrogate fails (UnicodeError) before any look-up; else the escaped bytes U+DC80..U+DCFF
+ *       are those bytes (the text of bytes that are not UTF-8) and any other surrogate fails.
  *
  * split_pattern(text: str, table: bytes, which: int) -> list[str]
  *

@@ -212,6 +212,24 @@ dense_append(DenseIds *out, const int32_t *ids, Py_ssize_t n)
     return 0;
 }
 
+/* The place of the first surrogate code point of the scanned text, or -1 (a str of one-byte kind holds none). */
+static Py_ssize_t
+first_surrogate(const Scan *sc)
+{
+    if (sc->kind == PyUnicode_2BYTE_KIND) {
+        const Py_UCS2 *p = (const Py_UCS2 *)sc->data;
+        for (Py_ssize_t i = 0; i < sc->n; i++)
+            if ((p[i] & 0xF800) == 0xD800)
+                return i;
+    } else if (sc->kind == PyUnicode_4BYTE_KIND) {
+        const Py_UCS4 *p = (const Py_UCS4 *)sc->data;
+        for (Py_ssize_t i = 0; i < sc->n; i++)
+            if (p[i] >= 0xD800 && p[i] <= 0xDFFF)
+                return i;
+    }
+    return -1;
+}
+
 /* Append to ``out`` the dense ids of the pieces of the scanned text, through w's cache (at most ``limit`` words;
  * none when 0), after looking in ``shared`` (the calling thread's cache, only read here; NULL for none) and in a
  * batch's ``table`` (NULL for none), where the words merged here go while it has room: 0, or a FAIL_ code with
@@ -220,6 +238,15 @@ static int
 encode_run(const Merger *m, Work *w, const Work *shared, SharedTable *table, const Scan *sc, int which,
            Py_ssize_t limit, int strict, DenseIds *out, Failure *failure)
 {
+    if (strict) { /* before any look-up: a cached word may hold an escaped byte that a non-strict call merged */
+        Py_ssize_t at = first_surrogate(sc);
+        if (at >= 0) {
+            failure->code = FAIL_SURROGATE;
+            failure->start = at;
+            failure->end = at + 1;
+            return FAIL_SURROGATE;
+        }
+    }
     /* The pieces are found one ahead, and the slots where the next one will be looked up are fetched while this
      * one is looked up or merged: tables larger than the CPU's cache otherwise cost a wait for memory per word. */
     Py_ssize_t i = 0, j = sc->n > 0 ? piece_end(sc, which, 0) : 0;
@@ -452,9 +479,9 @@ static PyObject *
 Merger_encode_text(Merger *m, PyObject *args)
 {
     PyObject *text, *table;
-    int which;
+    int which, strict = 0;
     Py_ssize_t limit;
-    if (!PyArg_ParseTuple(args, "USin:encode_text", &text, &table, &which, &limit))
+    if (!PyArg_ParseTuple(args, "USin|p:encode_text", &text, &table, &which, &limit, &strict))
         return NULL;
     if (m->spelt) {
         PyErr_SetString(PyExc_TypeError, "encode_text: this merger reports units as several ids (encode_pieces)");
@@ -468,7 +495,7 @@ Merger_encode_text(Merger *m, PyObject *args)
     PyObject *result = NULL;
     if (lock_shared_cache(m) < 0)
         return NULL;
-    int code = encode_run(m, &m->work, NULL, NULL, &sc, which, limit, 0, &out, &failure);
+    int code = encode_run(m, &m->work, NULL, NULL, &sc, which, limit, strict, &out, &failure);
     unlock_shared_cache(m);
     if (code < 0)
         raise_failure(text, &failure);

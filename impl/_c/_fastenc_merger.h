@@ -424,7 +424,8 @@ static PyMethodDef Merger_methods[] = {
     {"encode_pieces", (PyCFunction)Merger_encode_pieces, METH_VARARGS,
      "encode_pieces(pieces, cache, limit): the ids of every piece (str), through the word cache."},
     {"encode_text", (PyCFunction)Merger_encode_text, METH_VARARGS,
-     "encode_text(text, table, which, limit): the ids of split_pattern(text, table, which), through the own cache."},
+     "encode_text(text, table, which, limit, strict=False): the ids of split_pattern(text, table, which), through"
+     " the own cache; ``strict``: a surrogate fails (UnicodeError), else only one that is no escaped byte."},
     {"encode_texts", (PyCFunction)Merger_encode_texts, METH_VARARGS,
      "encode_texts(texts, table, which, limit, threads, strict, as_uint32): encode_text of each text, on up to"
      " ``threads`` threads with the GIL released (as bytes of little-endian uint32 ids when ``as_uint32``)."},

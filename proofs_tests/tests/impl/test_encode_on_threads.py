@@ -253,3 +253,29 @@ def test_an_error_writing_the_ids_stops_the_threads_run(tmp_path: Path, monkeypa
         parallel.encode_files(TOKENIZERS["cl100k", 3], names, tmp_path / "ids.npy", workers=2, range_bytes=500)
     assert len(calls) == 2
     assert sorted(path.name for path in tmp_path.iterdir()) == ["part0.txt"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.lists(st.sampled_from([b"a", b" ", b"\x80", b"\xff", b"\xc3", b"\xa9", b"ab", "é".encode()]),
+                     min_size=1, max_size=8).map(b"".join),
+       pattern=st.sampled_from(PATTERNS), threads=st.integers(1, 3))
+def test_a_surrogate_fails_after_its_escaped_byte_was_cached(data: bytes, pattern: str, threads: int) -> None:
+    """``encode_bytes`` merges a byte that is not UTF-8 as the surrogate escaping it and caches its word; ``encode``,
+    ``encode_on_threads`` and ``encode_batch`` of that surrogate text still fail as ``encode`` does, not from the
+    cache."""
+    text = data.decode("utf-8", "surrogateescape")
+    tokenizer = _tokenizer(pattern, 1 << 18)
+    tokenizer.encode_bytes(data)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        pass
+    else:
+        assert tokenizer.encode(text) == tokenizer.encode_bytes(data)
+        return
+    with pytest.raises(InvalidTextError) as error:
+        tokenizer.encode(text)
+    with pytest.raises(InvalidTextError, match=error.value.args[0]):
+        tokenizer.encode_on_threads(["a", text], threads)
+    with pytest.raises(InvalidTextError, match=error.value.args[0]):
+        tokenizer.encode_batch([text], num_workers=1)
