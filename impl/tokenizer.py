@@ -43,9 +43,9 @@ from bpeproof.impl.models.tiktoken import TiktokenModel
 from bpeproof.impl.pipelines.special_tokens import AllowedSpecial, allowed_names
 from bpeproof.impl.pipelines.text_pipeline import TextPipeline, TokenizerParts, check_texts, pipeline_of
 from bpeproof.impl.pre_tokenizers import splitter
-from bpeproof.impl.pre_tokenizers.char_table import char_table
 from bpeproof.impl.pre_tokenizers.hf_splits import PreTokenizer, SplitStep
 from bpeproof.impl.pre_tokenizers.patterns import pattern_name, resolve_pattern
+from bpeproof.impl.scanned_text import FAILED, ScannedText
 from bpeproof.impl.stream import StreamDecoder
 from bpeproof.impl.word_cache import WordCache
 from bpeproof.spec.types import (
@@ -155,8 +155,8 @@ class Tokenizer:
         # A pipeline cut by a hand-written C scanner, with a model merged in C: each stretch in one C call (not for a
         # model whose loop reports a unit as several ids, which only encode_pieces spells out).
         scans = self._fast is not None and not getattr(model, "reports_spelt", False)
-        self._scan_which = getattr(self._pipeline, "c_scanner", -1) if scans else -1
-        self._scan_table: bytes | None = char_table() if self._scan_which >= 0 else None
+        which = getattr(self._pipeline, "c_scanner", -1) if scans else -1
+        self._scanned = ScannedText(self._fast, which, self._pipeline, cache_size) if which >= 0 else None
 
     def __repr__(self) -> str:
         return (
@@ -310,7 +310,7 @@ class Tokenizer:
 
     def _encode_text(self, text: str, allowed_special: AllowedSpecial) -> list[int]:
         names = self._allowed_names(allowed_special)
-        if self._scan_table is None:
+        if self._scanned is None:
             return self._encode_pieces(self._pipeline.pieces(text, names))
         if names is None and self._pipeline.whole_when_unnamed:
             return self._scan(text)
@@ -324,15 +324,10 @@ class Tokenizer:
 
     def _scan(self, text: str) -> list[int]:
         """One stretch cut by the pipeline's C scanner and merged in C, through the C loop's own word cache."""
+        assert self._scanned is not None
         if len(text) >= splitter.C_TEXT_LIMIT:
             return self._encode_words(self._pipeline.words(text))
-        try:
-            ids: list[int] = self._fast.encode_text(text, self._scan_table, self._scan_which, self._cache_size)
-        except ValueError as error:
-            if type(error) is not ValueError:
-                raise
-            raise InvalidTextError(str(error)) from None  # a word that needs a byte without an id
-        return ids
+        return self._scanned.stretch(text)
 
     def _encode_pieces(self, pieces: list[str | int]) -> list[int]:
         """The pipeline's words encoded through the cache (in C when the model has a C loop), its ids kept."""
@@ -375,10 +370,11 @@ class Tokenizer:
         not encodable as UTF-8 (lone surrogates) raises ``InvalidTextError``."""
         if not isinstance(text, str):
             raise BPETypeError(f"text must be str, not {type(text).__name__}")
-        if self._scan_table is not None and self._pipeline.whole_when_unnamed and len(text) < splitter.C_TEXT_LIMIT:
-            # The whole text in one C call, which refuses a surrogate itself (before any look-up, so also in a word
-            # that encode_bytes cached as its escaped byte), for the error below; checked here it cost a sixth.
-            ids = self._scan_strict(text, allowed_special)
+        if (self._scanned is not None and self._pipeline.whole_when_unnamed
+                and self._allowed_names(allowed_special) is None):
+            # The whole text in one C call, which refuses a surrogate itself, for the error below (checked here first,
+            # it cost a sixth of the time).
+            ids = self._scanned.whole_text(text)
             if ids is not None:
                 return ids
         if not text.isascii():
@@ -389,21 +385,6 @@ class Tokenizer:
                     f"the text is not encodable as UTF-8 at character {error.start}: {error.reason}"
                 ) from None
         return self._encode_text(text, allowed_special)
-
-    def _scan_strict(self, text: str, allowed_special: AllowedSpecial) -> list[int] | None:
-        """The ids of a text the pipeline reads whole, in one strict C call; None when special tokens are allowed
-        (the pipeline finds them first) or the text holds a surrogate."""
-        if self._allowed_names(allowed_special) is not None:
-            return None
-        try:
-            ids: list[int] = self._fast.encode_text(text, self._scan_table, self._scan_which, self._cache_size, True)
-        except UnicodeError:
-            return None
-        except ValueError as error:
-            if type(error) is not ValueError:
-                raise
-            raise InvalidTextError(str(error)) from None  # a word that needs a byte without an id
-        return ids
 
     def encode_ordinary(self, text: str) -> list[int]:
         """``encode`` with no special tokens."""
@@ -421,34 +402,28 @@ class Tokenizer:
 
     def encodes_on_threads(self, allowed_special: AllowedSpecial = None) -> bool:
         """Whether ``encode_on_threads`` takes texts (of under ``splitter.C_TEXT_LIMIT`` characters) with these
-        allowed special tokens: the pipeline has a hand-written C scanner (and the extension is built) and reads an
-        unnamed text whole (``whole_when_unnamed``), and no special token is allowed."""
-        scans = self._scan_table is not None and self._pipeline.whole_when_unnamed
-        return scans and self._allowed_names(allowed_special) is None
+        allowed special tokens: the pipeline has a hand-written C scanner (and the extension is built)."""
+        self._allowed_names(allowed_special)
+        return self._scanned is not None
 
     def _c_batch(self, texts: Sequence[str], threads: int, allowed_special: AllowedSpecial, as_uint32: bool) -> Any:
         check_texts(texts)
-        if not self.encodes_on_threads(allowed_special) or any(len(text) >= splitter.C_TEXT_LIMIT for text in texts):
+        if self._scanned is None:
             return None
-        try:
-            return self._fast.encode_texts(
-                texts, self._scan_table, self._scan_which, self._cache_size, threads, True, as_uint32
-            )
-        except (ValueError, MemoryError, OverflowError):  # UnicodeError is a ValueError
-            return False
+        return self._scanned.batch(texts, threads, self._allowed_names(allowed_special), as_uint32)
 
     def encode_on_threads(
         self, texts: Sequence[str], threads: int, *, allowed_special: AllowedSpecial = None
     ) -> list[list[int]] | None:
         """``[self.encode(text, allowed_special=...) for text in texts]`` on ``threads`` threads of the C loop, which
-        encodes with the GIL released; None when these texts do not all go through that loop (see
-        ``encodes_on_threads``; a text too long for it).
+        encodes with the GIL released (``impl.scanned_text``: whole texts, or the stretches the pipeline leaves
+        between added tokens); None when the pipeline has no C scanner (``encodes_on_threads``).
 
-        A batch the loop cannot encode (a lone surrogate, a byte without an id) is encoded again here, one text
-        after another, so that the error is the one ``encode`` raises for the first such text.
+        A batch the loop cannot encode (a lone surrogate, a byte without an id, a text too long for it) is encoded
+        again here, one text after another, so that the error is the one ``encode`` raises for the first such text.
         """
         ids = self._c_batch(texts, threads, allowed_special, False)
-        if ids is False:
+        if ids is FAILED:
             return [self.encode(text, allowed_special=allowed_special) for text in texts]
         return ids  # type: ignore[no-any-return]
 
@@ -459,7 +434,7 @@ class Tokenizer:
         without an int object per id; None also when the C loop cannot encode the batch (an id of 2**32 or more
         included): then the caller encodes it otherwise, for its error."""
         ids = self._c_batch(texts, threads, allowed_special, True)
-        return None if ids is False else ids
+        return None if ids is FAILED else ids
 
     def encode_bytes(self, data: bytes, *, allowed_special: AllowedSpecial = None) -> list[int]:
         """Encode arbitrary bytes (def-utf8: byte-level BPE is total on Σ*, thm-bpe-roundtrip).

@@ -116,10 +116,41 @@ def test_a_byte_without_an_id_fails_as_encode_does() -> None:
 
 def test_what_does_not_go_through_the_c_loop_is_left_to_the_caller() -> None:
     tokenizer = Tokenizer(train_iter(["ab ab ab ba"], 3), "cl100k", {"<|s|>": 300})
-    assert tokenizer.encode_on_threads(["ab"], 2, allowed_special="all") is None
+    texts = ["ab<|s|>ab", "<|s|>", "ba"]
+    assert tokenizer.encode_on_threads(texts, 2, allowed_special="all") == [
+        tokenizer.encode(text, allowed_special="all") for text in texts]  # the stretches between them on threads
     assert tokenizer.encode_on_threads(["ab"], 2) == [tokenizer.encode("ab")]
     raw = Tokenizer(train_iter(["ab ab ab ba"], 3), r"\S+|\s+")
     assert raw.encode_on_threads(["ab"], 2) is None
+
+
+@pytest.fixture(scope="module", params=["llama3-split-nfc-added-tokens", "deepseek3-splits-added-tokens", "nfc",
+                                        "added-tokens-lowercase"])
+def library_file(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Tokenizer:
+    """A configuration of ``test_hf_pipelines`` whose pre-tokenizer a scanner runs, with added tokens or a
+    normalizer, made by the ``tokenizers`` library and loaded."""
+    pytest.importorskip("tokenizers")
+    from bpeproof.proofs_tests.tests.impl.test_hf_pipelines import CONFIGS
+
+    path = tmp_path_factory.mktemp("threads") / "tokenizer.json"
+    path.write_text(CONFIGS[request.param]().to_str(), encoding="utf-8")
+    return Tokenizer.load(path)
+
+
+@settings(max_examples=30, deadline=None)
+@given(texts=st.lists(st.lists(st.sampled_from([*PIECES, "<s>", "</s>", "hello", "World", " a", "<mask>", "ab"]),
+                               max_size=12).map("".join), max_size=6),
+       threads=st.integers(1, 3), allowed=st.sampled_from([None, "all"]))
+def test_pipelines_with_added_tokens_and_normalizers_on_threads(
+        library_file: Tokenizer, texts: list[str], threads: int, allowed: str | None) -> None:
+    """The stretches the pipeline leaves between its added tokens go to the threads, and each text's ids are
+    ``encode``'s, as lists and as uint32."""
+    tokenizer = library_file
+    assert tokenizer.encodes_on_threads(allowed)
+    expected = [tokenizer.encode(text, allowed_special=allowed) for text in texts]
+    assert tokenizer.encode_on_threads(texts, threads, allowed_special=allowed) == expected
+    as_uint32 = tokenizer.encode_on_threads_uint32(texts, threads, allowed_special=allowed)
+    assert as_uint32 is not None and [list(array("I", ids)) for ids in as_uint32] == expected
 
 
 @pytest.mark.parametrize("threads", [2, 3])

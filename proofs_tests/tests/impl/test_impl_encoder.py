@@ -703,8 +703,8 @@ def test_tokenizer_uses_the_hand_written_patterns() -> None:
     rules = [Rule(97, 98, 256)]
     for name in [*HAND_WRITTEN, "words"]:
         c_loop, python_loops = tokenizers(rules, name, 16, None)
-        assert (c_loop._scan_table is not None) == (name in HAND_WRITTEN)
-        assert python_loops._scan_table is None
+        assert (c_loop._scanned is not None) == (name in HAND_WRITTEN)
+        assert python_loops._scanned is None
 
 
 # -- bad input to the C code: exceptions, never a crash -----------------------------------------------------
