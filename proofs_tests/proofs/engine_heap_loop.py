@@ -50,7 +50,10 @@ by its construction: every position alive, nxt[s] = s + 1 and prv[s] = s − 1, 
 ranked pairs (its comprehension: exactly the live entries), made a heap by ``heapify``.  K gives RR(units) =
 enc_R(units) (``rule_rank``) for every list.  The function is checked to be the quoted one
 (``lemma_heap_loop_is_quoted``: in particular ``pop`` is ``heapq.heappop`` and ``push`` is ``heapq.heappush``), and
-the steps run its loop's test and body as they are (``while_parts``).
+the steps run its loop's test and body as they are (``while_parts``), with ``on_join`` None, as the encoders call
+it (``merge_traced`` passes a recorder of the joins, which the steps do not cover).  The loop carries nothing from
+one iteration to the next but its state: the body's other names are assigned before they are read, which running
+it as a function of the state's names checks (a name read first would be unbound), and it rebinds none of those.
 
 What is assumed: heapq's guarantees, taken as axioms (they are heapq's documented invariant, and the module is C):
 ``heapify`` makes a list a heap, ``heappop`` on a heap returns its least item (Python's order on tuples: least code,
@@ -247,8 +250,9 @@ def state(units: Sparse, alive: Sparse, nxt: Sparse, prv: Sparse, heap: Entries,
 
 
 def unchanged(got: dict[str, object], given: dict[str, object]) -> bool:
-    """The body kept its arrays and heap (it writes into them, never rebinds them)."""
-    return all(got[name] is given[name] for name in ("units", "alive", "nxt", "prv", "heap"))
+    """The body rebound none of the names of the state (it writes into the arrays and the heap, and keeps n, the
+    table and the heap's operations): the next iteration starts from what it left."""
+    return all(got[name] is given[name] for name in NAMES)
 
 
 # ---------------------------------------------------------------------------
