@@ -33,10 +33,11 @@ from bpeproof.proofs_tests.proofs import crosshair_runs as runs
 from bpeproof.proofs_tests.proofs import engine_heap_loop, engine_merge_loop, engine_merge_step, engine_rule_rank
 from bpeproof.proofs_tests.proofs.engine_merge_loop import NONE, Window, engine_rank, rank_with
 from bpeproof.proofs_tests.proofs.engine_merge_step import Loop
+from bpeproof.proofs_tests.proofs.rule_rank import first_rule_of_pair
 from bpeproof.spec.bpe import enc_tokens
 from bpeproof.spec.merge import merge
 from bpeproof.spec.types import Rule
-from bpeproof.spec.variants import _first_rule_of_pair, merge_by_rule_rank
+from bpeproof.spec.variants import merge_by_rule_rank
 
 TIMEOUT = runs.RUN_TIMEOUT + 60
 
@@ -186,7 +187,7 @@ def run_heap_loop(rules: list[Rule], tokens: list[int], loop: Loop = engine_heap
             if alive[a] and nxt[a] < n and code(units[a], units[nxt[a]]) == r:
                 q = [s for s in range(n) if alive[s]].index(a)
                 ranks = [(rank, t) for t, pair in enumerate(pairwise(x))
-                         if (rank := _first_rule_of_pair(rules, *pair)) is not None]
+                         if (rank := first_rule_of_pair(rules, *pair)) is not None]
                 assert (r, q) == min(ranks)
                 expected = x[:q] + [rules[r].c] + x[q + 2:]
             else:
