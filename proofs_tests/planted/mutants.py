@@ -241,6 +241,12 @@ MUTANTS: tuple[Mutant, ...] = (
            " lists of more than 8 units", "impl", _one(
                "impl/merge_loop.py", "        if i > 0:\n            found[i - 1] = rank(units[i - 1], units[i])\n",
                "        if i > 0 and len(units) <= 8:\n            found[i - 1] = rank(units[i - 1], units[i])\n")),
+    # The heap loop's counterpart, past the 7 units its bounded contracts reach: refuted by the join step of its proof
+    # for every length (``engine_heap_loop``), where the pair left of a join is ranked and its entry never pushed.
+    Mutant("impl-long-left-push-past-8", "the heap loop pushes no entry for the pair left of a join in lists of more"
+           " than 8 units", "impl", _one(
+               "impl/merge_loop.py", "        p = prv[i]\n        if p >= 0:\n",
+               "        p = prv[i]\n        if p >= 0 and n <= 8:\n")),
 )
 
 #: The gates, by kind of mutant: name → pytest arguments (run in the mutated copy).

@@ -45,6 +45,8 @@ TOKEN_LISTS = "bpeproof.proofs_tests.proofs.token_lists"
 TRAINING = "bpeproof.proofs_tests.proofs.training"
 TRAINING_COST = "bpeproof.proofs_tests.proofs.training_cost"
 PLANTED_STEPS = "bpeproof.proofs_tests.planted.false_steps"
+#: The planted false steps of the heap loop's induction (ENGINE_HEAP_LOOP).
+PLANTED_HEAP_STEPS = "bpeproof.proofs_tests.planted.false_heap_steps"
 #: The direction of M_r, def-bpe step 2's counts and steps 3–5, for every size.
 MERGE_DIRECTION = "bpeproof.proofs_tests.proofs.merge_direction"
 PAIR_COUNTS = "bpeproof.proofs_tests.proofs.pair_counts"
@@ -58,6 +60,8 @@ ENGINE_MERGE_STEP = "bpeproof.proofs_tests.proofs.engine_merge_step"
 ENGINE_MERGE_LOOP = "bpeproof.proofs_tests.proofs.engine_merge_loop"
 #: The flat-list loop with the pair table of a whole rule list equal to enc_R for every size.
 ENGINE_RULE_RANK = "bpeproof.proofs_tests.proofs.engine_rule_rank"
+#: The heap loop with the pair table of a whole rule list equal to enc_R for every size.
+ENGINE_HEAP_LOOP = "bpeproof.proofs_tests.proofs.engine_heap_loop"
 
 
 @dataclass(frozen=True)
@@ -108,10 +112,11 @@ RUNS: dict[str, Run] = {
     # the earliest rule first equal to enc_R (rule_rank: about 1 more).
     "induction": _check(PROOF_BUDGET, INDUCTION, RULE_LISTS, TOKEN_LISTS, TRAINING, TRAINING_COST, MERGE_DIRECTION,
                         PAIR_COUNTS, SELECTION, RULE_RANK),
-    "induction.planted": _check(PROOF_BUDGET, PLANTED_STEPS),
+    "induction.planted": _check(PROOF_BUDGET, PLANTED_STEPS, PLANTED_HEAP_STEPS),
     # The engine's merge step (merge_list) and flat-list loop with one rule equal M_r for every length (about 4 CPU s),
-    # and the flat-list loop with a whole rule list equal to enc_R (engine_rule_rank: about 1 more).
-    "induction.engine": _check(PROOF_BUDGET, ENGINE_MERGE_STEP, ENGINE_MERGE_LOOP, ENGINE_RULE_RANK),
+    # and both merge loops with a whole rule list equal to enc_R (engine_rule_rank, engine_heap_loop: about 1 more
+    # each).
+    "induction.engine": _check(PROOF_BUDGET, ENGINE_MERGE_STEP, ENGINE_MERGE_LOOP, ENGINE_RULE_RANK, ENGINE_HEAP_LOOP),
 }
 
 #: Runs outside CI (``python -m bpeproof.proofs_tests.proofs.crosshair_runs --all``): the implementation's own lemmas

@@ -38,9 +38,10 @@ nothing else: every rank of H is ``_NONE`` (those pairs are at positions < |q|) 
 rank is 0 or ``_NONE``).  ``min`` is given the body as the function that, on a ``Window``, returns that lowest
 value (and is Python's ``min`` on anything else).
 
-What stays bounded: the same loop with the pair table of a rule list of several rules (rank order, which equals the
-sequential application of enc_R), and the heap loop ``merge_long``, are checked over all paths within bounds only
-(``impl.contracts``, ``equivalence``).
+What stays bounded: nothing of the engine's merge loops.  The same loop with the pair table of a rule list of several
+rules (rank order, which equals the sequential application of enc_R) is proved equal to enc_R for every size by
+``engine_rule_rank``, and the heap loop ``merge_long`` by ``engine_heap_loop``; the bounded equalities on runs of one
+byte (``impl.contracts``, ``equivalence``) stay as a claim of their own.
 
 The loop
 --------

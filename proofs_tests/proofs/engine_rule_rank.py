@@ -35,7 +35,9 @@ read or written), with one fact more for ``found``: every rank of H is above i o
 rank i is in K.  The table's value on a pair the join makes is a free value (``code`` answers ("F", x, y)): J of
 x' needs only that ``found`` holds the table's value for each new pair, whatever it is.
 
-What stays bounded: the heap loop ``merge_long`` with several rules (``impl: merge loops on runs = enc_R``).
+What stays bounded: nothing of the engine's merge loops.  The heap loop ``merge_long`` with the same table is proved
+equal to enc_R for every size by ``engine_heap_loop``, through the same variant (ii); the bounded equalities on runs
+of one byte (``impl: merge loops on runs = enc_R``) stay as a claim of their own.
 
 Run::
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bpeproof.proofs_tests.proofs.crosshair_runs import (
+    ENGINE_HEAP_LOOP,
     ENGINE_MERGE_LOOP,
     ENGINE_MERGE_STEP,
     ENGINE_RULE_RANK,
@@ -26,6 +27,7 @@ from bpeproof.proofs_tests.proofs.crosshair_runs import (
     MERGE_DIRECTION,
     PAIR_COUNTS,
     PLANTED,
+    PLANTED_HEAP_STEPS,
     PLANTED_STEPS,
     RULE_LISTS,
     RULE_RANK,
@@ -159,7 +161,14 @@ _ON_FLAT_LOOP_RULES = ("strong induction on |x| for a state (units = x, found = 
                        " with no ranked pair the loop leaves x; else min and index find the least (rank, position)"
                        " (i, q) and one iteration of the body, on lists of unknown length, leaves the state of x with"
                        " that pair joined into c_i, from which the hypothesis gives RR of it, which is RR(x) = enc_R(x)"
-                       " (variants(rule-rank = sequential)); the heap loop stays bounded")
+                       " (variants(rule-rank = sequential))")
+_ON_HEAP_LOOP = ("induction on (|x|, the heap's entries), lexicographically, for a state spelling x whose heap holds"
+                 " the entry (code, position) of every ranked pair of alive positions (merge_long checked to be the"
+                 " quoted loop; the same pair table, checked as F; heapq's pop returning the least entry taken as an"
+                 " axiom): with no entry the loop leaves x; a stale entry is skipped, the state kept, one entry fewer;"
+                 " a live one is the least (rank, position), RR's, and one iteration of the body, on arrays of unknown"
+                 " length, joins it into c_i, links its neighbours and pushes the entries of the two new pairs: the"
+                 " state of x with that pair joined, whose RR is RR(x) = enc_R(x)")
 
 PROOFS: tuple[Proof, ...] = (
     _by_induction("lem-merge-step(1)", "keeps_bytes",
@@ -263,6 +272,9 @@ PROOFS: tuple[Proof, ...] = (
     Proof("impl: flat loop = enc_R", EVERY_SIZE, _ON_FLAT_LOOP_RULES, (
         *_engine(ENGINE_RULE_RANK, "lemma_*"), *_engine(ENGINE_MERGE_LOOP, "lemma_flat_loop_is_quoted"), *_RULE_RANK,
         Obligation("equivalence.engine_runs", EQUIVALENCE, "engine_flat_on_runs_equals_spec"))),
+    Proof("impl: heap loop = enc_R", EVERY_SIZE, _ON_HEAP_LOOP, (
+        *_engine(ENGINE_HEAP_LOOP, "lemma_*"), *_engine(ENGINE_RULE_RANK, "lemma_rank_code_*"), *_RULE_RANK,
+        Obligation("equivalence.engine_runs", EQUIVALENCE, "engine_heap_on_runs_equals_spec"))),
     Proof("impl: trainer = def-bpe", "searched",
           "search for a counterexample (dictionaries keep CrossHair from exhausting the paths; Hypothesis checks"
           " beyond)",
@@ -272,7 +284,9 @@ PROOFS: tuple[Proof, ...] = (
         Obligation("planted", PLANTED, "*", expect="refuted"),), kind="planted"),
     Proof("planted: false induction steps", EVERY_SIZE, "each must be refuted at its step and pass at the others", (
         Obligation("induction.planted", PLANTED_STEPS, "planted_*", expect="refuted"),
-        Obligation("induction.planted", PLANTED_STEPS, "passes_*")), kind="planted"),
+        Obligation("induction.planted", PLANTED_STEPS, "passes_*"),
+        Obligation("induction.planted", PLANTED_HEAP_STEPS, "planted_*", expect="refuted"),
+        Obligation("induction.planted", PLANTED_HEAP_STEPS, "passes_*")), kind="planted"),
     Proof("planted: wrong implementations", "bounded", "each equality must be refuted", (
         Obligation("equivalence.planted", EQUIVALENCE, "planted_merge_equals_spec", expect="refuted"),
         Obligation("equivalence.planted", EQUIVALENCE, "planted_encode_equals_spec", expect="refuted")),

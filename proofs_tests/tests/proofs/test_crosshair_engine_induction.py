@@ -1,17 +1,21 @@
 """The engine's merge step and flat-list loop equal M_r for every length (``proofs_tests.proofs.engine_merge_step``,
-``engine_merge_loop``): CrossHair must confirm every base case and step, and the machinery must compute on real
+``engine_merge_loop``), and both merge loops with a whole rule list equal enc_R (``engine_rule_rank``,
+``engine_heap_loop``): CrossHair must confirm every base case and step, and the machinery must compute on real
 lists what the engine computes.
 
-* Every condition of the two modules is "Confirmed over all paths" (the run ``induction.engine``, about 4 CPU s,
+* Every condition of the four modules is "Confirmed over all paths" (the run ``induction.engine``, about 6 CPU s,
   started with the other induction runs); their planted false steps are checked with the others by
   ``test_crosshair_induction.py``.
-* Without CrossHair (about 2 s): the quoted loops, run iteration by iteration by ``while_parts`` on real lists (the
-  flat loop on ``Window``s holding the whole list), give what ``merge_list`` and ``merge_short`` give, which is
-  M_r; and the planted loops of ``false_steps`` give something else on a real list.
+* Without CrossHair (about 3 s): the quoted loops, run iteration by iteration by ``while_parts`` on real lists (the
+  flat loop on ``Window``s holding the whole list), give what ``merge_list``, ``merge_short`` and ``merge_long``
+  give, which is M_r or enc_R; the heap loop's invariant J holds before every iteration, each popped entry is stale
+  (the spelling kept) or RR's least (rank, position) (the spelling joined there); and the planted loops of
+  ``false_steps`` and ``false_heap_steps`` give something else on a real list.
 """
 
 from __future__ import annotations
 
+import heapq
 from itertools import pairwise
 from typing import cast
 
@@ -19,15 +23,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpeproof.impl.contracts import rank_code, rank_join
-from bpeproof.impl.merge_loop import merge_short
+from bpeproof.impl.contracts import rank_code, rank_join, stale_rules
+from bpeproof.impl.merge_loop import merge_long, merge_short
 from bpeproof.impl.trainer import apply_rule
 from bpeproof.proofs_tests.checker.strategies import rules_and_tokens
+from bpeproof.proofs_tests.planted import false_heap_steps
 from bpeproof.proofs_tests.planted import false_steps as planted
 from bpeproof.proofs_tests.proofs import crosshair_runs as runs
-from bpeproof.proofs_tests.proofs import engine_merge_loop, engine_merge_step, engine_rule_rank
+from bpeproof.proofs_tests.proofs import engine_heap_loop, engine_merge_loop, engine_merge_step, engine_rule_rank
 from bpeproof.proofs_tests.proofs.engine_merge_loop import NONE, Window, engine_rank, rank_with
 from bpeproof.proofs_tests.proofs.engine_merge_step import Loop
+from bpeproof.proofs_tests.proofs.rule_rank import first_rule_of_pair
 from bpeproof.spec.bpe import enc_tokens
 from bpeproof.spec.merge import merge
 from bpeproof.spec.types import Rule
@@ -42,7 +48,7 @@ RULES = st.builds(Rule, st.integers(0, 2), st.integers(0, 2), st.just(3))
 
 @pytest.mark.timeout(TIMEOUT)
 @pytest.mark.parametrize(("module", "at_least"), [(runs.ENGINE_MERGE_STEP, 5), (runs.ENGINE_MERGE_LOOP, 6),
-                                                 (runs.ENGINE_RULE_RANK, 5)])
+                                                 (runs.ENGINE_RULE_RANK, 5), (runs.ENGINE_HEAP_LOOP, 4)])
 def test_every_engine_induction_condition_confirmed(module: str, at_least: int) -> None:
     path = runs.module_file(module)
     done = runs.result("induction.engine")
@@ -136,3 +142,85 @@ def test_planted_engine_loops_are_false_on_a_real_list() -> None:
     assert enc_tokens(rules, [0, 1, 2]) == run_flat_loop_with(rules, [0, 1, 2]) == [257]
     assert run_flat_loop_with(rules, [0, 1, 2], planted.STALE_LEFT_FLAT_LOOP) == [0, 256]
     assert run_flat_loop(Rule(1, 2, 3), [0, 1, 2], planted.STALE_LEFT_FLAT_LOOP) == [0, 3]  # one rule: no harm
+
+
+def holds_j(state: dict[str, object], rules: list[Rule]) -> list[int]:
+    """Assert J of ``engine_heap_loop`` on a real state (links, the live entry of every ranked pair in the heap, a
+    heap), and return its spelling x."""
+    units, alive = cast(list[int], state["units"]), cast(list[bool], state["alive"])
+    nxt, prv, heap, n = cast(list[int], state["nxt"]), cast(list[int], state["prv"]), state["heap"], len(units)
+    assert isinstance(heap, list)
+    positions = [s for s in range(n) if alive[s]]
+    for index, s in enumerate(positions):
+        assert nxt[s] == (positions[index + 1] if index + 1 < len(positions) else n)
+        assert prv[s] == (positions[index - 1] if index else -1)
+    code = rank_code(rules)
+    for s, t in pairwise(positions):
+        if (c := code(units[s], units[t])) is not None:
+            assert (c, s) in heap
+    assert all(heap[(at - 1) // 2] <= heap[at] for at in range(1, len(heap)))
+    return [units[s] for s in positions]
+
+
+def run_heap_loop(rules: list[Rule], tokens: list[int], loop: Loop = engine_heap_loop.LOOP,
+                  check: bool = False) -> list[int]:
+    """``merge_long`` started as it starts (its quoted text), then its loop's own test and body (or ``loop``) with
+    heapq's pop and push, on real lists; with ``check``, J before every iteration and the spelling after it: the
+    same for a stale entry, x with RR's least (rank, position) joined for a live one."""
+    units = list(tokens)
+    n = len(units)
+    if n < 2:
+        return units
+    code, join = rank_code(rules), rank_join(rules)
+    heap = [(c, i) for i, (x, y) in enumerate(pairwise(units)) if (c := code(x, y)) is not None]
+    heapq.heapify(heap)
+    alive = [True] * n
+    state: dict[str, object] = {"units": units, "alive": alive, "nxt": list(range(1, n + 1)),
+                                "prv": list(range(-1, n - 1)), "heap": heap, "pop": heapq.heappop,
+                                "push": heapq.heappush, "code": code, "join": join, "on_join": None, "n": n}
+    test, body = loop
+    while test(**state):
+        if check:
+            x = holds_j(state, rules)
+            r, a = heap[0]
+            nxt = cast(list[int], state["nxt"])
+            if alive[a] and nxt[a] < n and code(units[a], units[nxt[a]]) == r:
+                q = [s for s in range(n) if alive[s]].index(a)
+                ranks = [(rank, t) for t, pair in enumerate(pairwise(x))
+                         if (rank := first_rule_of_pair(rules, *pair)) is not None]
+                assert (r, q) == min(ranks)
+                expected = x[:q] + [rules[r].c] + x[q + 2:]
+            else:
+                expected = x
+        assert body(**state)["break"] is False
+        if check:
+            assert [unit for unit, kept in zip(units, alive, strict=True) if kept] == expected
+    if check:
+        holds_j(state, rules)
+    return [unit for unit, kept in zip(units, alive, strict=True) if kept]
+
+
+@settings(max_examples=150)
+@given(rules_and_tokens(max_rules=5, max_size=12))
+def test_the_heap_loop_keeps_j_and_joins_rr_s_pair_on_real_lists(rules_tokens: tuple[list[Rule], list[int]]) -> None:
+    """``merge_long``'s own loop with the table of a whole rule list, on real lists and heapq: J before every
+    iteration, each pop stale or RR's least (rank, position), and the result the engine's, RR and enc_R."""
+    rules, tokens = rules_tokens
+    want = enc_tokens(rules, tokens)
+    got = run_heap_loop(rules, tokens, check=True)
+    assert got == merge_long(list(tokens), rank_code(rules), rank_join(rules)) == merge_by_rule_rank(rules, tokens)
+    assert got == want
+
+
+def test_the_heap_loop_skips_a_stale_entry_on_a_real_list() -> None:
+    """On a a a a with ``stale_rules``, the entry (1, 0) of (256, a) is stale when popped: 256 256 became the pair."""
+    rules = stale_rules(0)
+    assert run_heap_loop(rules, [0, 0, 0, 0], check=True) == enc_tokens(rules, [0, 0, 0, 0]) == [258]
+
+
+def test_planted_heap_loops_are_false_on_a_real_list() -> None:
+    rules = stale_rules(0)
+    assert run_heap_loop(rules, [0, 0, 0, 0], false_heap_steps.NO_STALE_CHECK_HEAP_LOOP) == [257]
+    rules = [Rule(1, 2, 256), Rule(0, 256, 257)]
+    assert run_heap_loop(rules, [0, 1, 2]) == enc_tokens(rules, [0, 1, 2]) == [257]
+    assert run_heap_loop(rules, [0, 1, 2], false_heap_steps.NO_LEFT_PUSH_HEAP_LOOP) == [0, 256]

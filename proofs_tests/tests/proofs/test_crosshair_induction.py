@@ -8,8 +8,8 @@ inductions over the rule list and on token lists built on it (``rule_lists``, ``
   recursion, the round trip's start, ⟨⟨c⟩⟩ = ⟨⟨a⟩⟩⟨⟨b⟩⟩ for ``symbols``, the N − K variant; the spellings over
   V_k, the loop of enc_R and the vocabulary for rule lists of any length, the loops checked to be folds;
   dec(xy) = dec(x)dec(y) and the run length for lists of any length.
-* Each planted false claim of ``proofs_tests/planted/false_steps.py`` must be refuted at its step
-  (``planted_*``) and go through at its other steps (``passes_*``), with the same budget.
+* Each planted false claim of ``proofs_tests/planted/false_steps.py`` and ``false_heap_steps.py`` must be refuted at
+  its step (``planted_*``) and go through at its other steps (``passes_*``), with the same budget.
 * Without CrossHair: the step machinery (``Segment``, ``Recursion``, ``unfold``, ``Frontier``, ``Uniform``) computes
   on real lists exactly what the definitions compute, the loops are folds on real rule lists, and every planted
   claim is false on a real list.
@@ -18,11 +18,13 @@ inductions over the rule list and on token lists built on it (``rule_lists``, ``
 from __future__ import annotations
 
 import inspect
+from types import ModuleType
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bpeproof.proofs_tests.planted import false_heap_steps
 from bpeproof.proofs_tests.planted import false_steps as planted
 from bpeproof.proofs_tests.proofs import crosshair_runs as runs
 from bpeproof.proofs_tests.proofs import induction, token_lists, training, training_cost
@@ -74,13 +76,15 @@ def test_every_induction_condition_confirmed(module: str, at_least: int) -> None
 
 
 @pytest.mark.timeout(TIMEOUT)
-def test_planted_steps_fail_at_their_step() -> None:
-    path = runs.module_file(runs.PLANTED_STEPS)
+@pytest.mark.parametrize(("module", "functions_of", "at_least"), [(runs.PLANTED_STEPS, planted, 13),
+                                                                 (runs.PLANTED_HEAP_STEPS, false_heap_steps, 2)])
+def test_planted_steps_fail_at_their_step(module: str, functions_of: ModuleType, at_least: int) -> None:
+    path = runs.module_file(module)
     done = runs.result("induction.planted")
     found = runs.verdicts(done.output, path)
-    functions = [name for name, _ in inspect.getmembers(planted, inspect.isfunction)
-                 if name.startswith(("planted_", "passes_"))]
-    assert sum(name.startswith("planted_") for name in functions) >= 13
+    functions = [name for name, _ in inspect.getmembers(functions_of, inspect.isfunction)
+                 if name.startswith(("planted_", "passes_")) and getattr(functions_of, name).__module__ == module]
+    assert sum(name.startswith("planted_") for name in functions) >= at_least
     covered: set[int] = set()
     wrong: dict[str, list[str]] = {}
     for name in functions:

@@ -99,7 +99,7 @@ def test_prove_reports_every_claim_proved(capsys: pytest.CaptureFixture[str]) ->
     every_size = ("lem-merge-step(1)", "thm-bpe-roundtrip", "prop-bpe-length-monotone(enc_R)", "def-alphabet-vocab",
                   "def-merge(later rules keep spellings)", "exr-run-length", "prop-bpe-vocab-size",
                   "def-merge(leftmost)", "def-bpe(step 2)", "def-bpe(steps 3-5)", "variants(rule-rank = sequential)",
-                  "impl: flat loop = enc_R")
+                  "impl: flat loop = enc_R", "impl: heap loop = enc_R")
     assert {claims[claim]["scope"] for claim in every_size} == {"every size"}
     assert re.match(r"bounded: engine_flat_on_runs_equals_spec: ", claims["impl: merge loops on runs = enc_R"]["scope"])
     assert all(claim["conditions"] > 0 and claim["cpu_seconds"] > 0 for claim in claims.values())

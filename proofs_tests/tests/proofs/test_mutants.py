@@ -3,8 +3,8 @@
 ``proofs_tests/planted/mutants.py`` holds the catalogue and runs the full matrix
 (``python -m bpeproof.proofs_tests.planted.mutants --all``).
 Here, every mutant's patch must still apply to the current sources; and a few spec mutants (eight of them changes past
-every size the bounded contracts reach, which only a proof for every size refutes), three mutants of the engine's
-Python paths (one past the bounds of its contracts) and one of each C loop are applied to scratch copies of the
+every size the bounded contracts reach, which only a proof for every size refutes), four mutants of the engine's
+Python paths (two past the bounds of their contracts) and one of each C loop are applied to scratch copies of the
 tree, where a focused gate must fail on each: a single small CrossHair run that must find a counterexample to the
 mutated claim, or one test of the differential suites.  Each such test must pass on the unmutated copy first (one
 pytest run for all of them), so that a kill is the mutant's doing and not a broken copy's.  The copies run two at a
@@ -25,6 +25,7 @@ import pytest
 from bpeproof.impl import encoder, trainer
 from bpeproof.proofs_tests.planted import mutants
 from bpeproof.proofs_tests.proofs.crosshair_runs import (
+    ENGINE_HEAP_LOOP,
     ENGINE_RULE_RANK,
     EQUIVALENCE,
     MERGE_DIRECTION,
@@ -117,6 +118,8 @@ FAST_KILLS = (
     FastKill("spec-rule-rank-rightmost-past-6", crosshair=f"{RULE_RANK}.lemma_rank_scan_step"),
     # The flat loop leaving a stale rank left of a join past 8 units: refuted by its step with a whole rule list.
     FastKill("impl-short-left-stale-past-8", crosshair=f"{ENGINE_RULE_RANK}.lemma_flat_loop_joins_the_least"),
+    # The heap loop pushing no entry for the pair left of a join past 8 units: refuted by its join step.
+    FastKill("impl-long-left-push-past-8", crosshair=f"{ENGINE_HEAP_LOOP}.lemma_heap_loop_joins_the_least"),
     FastKill("impl-apply-rule-skip", crosshair=f"{EQUIVALENCE}.impl_merge_equals_spec"),
     FastKill("impl-short-rightmost",
              test="proofs_tests/tests/impl/test_impl_encoder.py::test_repeated_pair_never_fires"),
