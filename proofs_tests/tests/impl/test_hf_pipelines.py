@@ -482,7 +482,7 @@ def test_normalizers_on_every_sampled_code_point(sample: list[int], form: str) -
 ], ids=["Digits", "Punctuation", "WhitespaceSplit", "Whitespace"])
 def test_character_splits_on_every_sampled_code_point(sample: list[int], step: dict[str, Any], library: Any) -> None:
     from bpeproof.impl.formats.vocab import PreTokenizerStep
-    from bpeproof.impl.pipelines.tokenizer_json import steps_from_file
+    from bpeproof.impl.pipelines.hf_steps import steps_from_file
 
     run = steps_from_file([PreTokenizerStep(step["type"], json.dumps(step))])[0]
     for separator in ("a", " ", "1"):
