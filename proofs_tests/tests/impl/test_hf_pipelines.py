@@ -551,13 +551,14 @@ def test_normalizers_on_every_sampled_code_point(sample: list[int], form: str) -
 ], ids=["Digits", "Punctuation", "WhitespaceSplit", "Whitespace"])
 def test_character_splits_on_every_sampled_code_point(sample: list[int], step: dict[str, Any], library: Any) -> None:
     from bpeproof.impl.formats.vocab import PreTokenizerStep
-    from bpeproof.impl.pipelines.hf_steps import steps_from_file
+    from bpeproof.impl.pipelines.hf_steps import cuts_from_file
 
-    run = steps_from_file([PreTokenizerStep(step["type"], json.dumps(step))])[0]
+    run = cuts_from_file([PreTokenizerStep(step["type"], json.dumps(step))])[0]
     for separator in ("a", " ", "1"):
         text = separator.join(chr(code) for code in sample)
-        assert [piece.text for piece in run(Piece.original(text, track=False))] == [
-            piece for piece, _ in library.pre_tokenize_str(text)]
+        expected = [piece for piece, _ in library.pre_tokenize_str(text)]
+        assert [piece.text for piece in run(Piece.original(text, track=False))] == expected
+        assert run.words(text) == expected  # on plain strings
 
 
 def test_composition_the_library_lacks() -> None:
