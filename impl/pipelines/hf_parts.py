@@ -24,8 +24,9 @@ if TYPE_CHECKING:
 
 __all__ = ["restored_parts", "text_model_parts"]
 
-#: Normalizers whose result on a stretch of text is a function of its text alone (no alignment a later step reads,
-#: no empty match whose insertion a later step refuses): a pipeline with these may cut its words at once.
+#: Normalizers whose result on a stretch of text is a function of its text alone (no empty match whose insertion a
+#: later step refuses): a pipeline with these may cut its words at once, unless a step reads where its piece starts
+#: and the text alone cannot tell (``hf_steps.plain_words``).
 _TEXT_ONLY_NORMALIZERS = frozenset({"NFC", "NFD", "NFKC", "NFKD", "Lowercase"})
 
 
