@@ -105,7 +105,7 @@ def _split_parts(steps: list[_Timed]) -> list[str]:
 def _split_step_parts(split: Any, pieces: list[Any]) -> list[float]:
     """CPU seconds of a ``Split`` step's parts on its pieces: the stand-ins, the search alone, ``matches``, the
     spans, the ``Piece`` objects."""
-    from bpeproof.impl.pipelines import tokenizer_json
+    from bpeproof.impl.pipelines import hf_steps
     from bpeproof.impl.pre_tokenizers.hf_splits import split_spans
     from bpeproof.impl.pre_tokenizers.unicode_classes import stand_ins
 
@@ -121,7 +121,7 @@ def _split_step_parts(split: Any, pieces: list[Any]) -> list[float]:
         _cpu(lambda: [split.matches(text) for text in texts]),
         _cpu(lambda: [split_spans(len(text), matched, split.behavior, split.invert)
                       for text, matched in zip(texts, found, strict=True)]),
-        _cpu(lambda: [tokenizer_json._cut(piece, kept) for piece, kept in zip(pieces, spans, strict=True)]),
+        _cpu(lambda: [hf_steps.cut_pieces(piece, kept) for piece, kept in zip(pieces, spans, strict=True)]),
     ]
 
 

@@ -18,13 +18,15 @@ if TYPE_CHECKING:
     from bpeproof.impl import formats
     from bpeproof.impl.formats.vocab import PreTokenizerStep, TextModel
     from bpeproof.impl.normalizers.hf import Normalizer
-    from bpeproof.impl.pipelines.tokenizer_json import HFPipeline, Rewrite, Step, TextPipelineRecipe
+    from bpeproof.impl.pipelines.hf_steps import Rewrite, Step
+    from bpeproof.impl.pipelines.tokenizer_json import HFPipeline, TextPipelineRecipe
     from bpeproof.impl.pre_tokenizers.hf_splits import PreTokenizer
 
 __all__ = ["restored_parts", "text_model_parts"]
 
-#: Normalizers whose result on a stretch of text is a function of its text alone (no alignment a later step reads,
-#: no empty match whose insertion a later step refuses): a pipeline with these may cut its words at once.
+#: Normalizers whose result on a stretch of text is a function of its text alone (no empty match whose insertion a
+#: later step refuses): a pipeline with these may cut its words at once, unless a step reads where its piece starts
+#: and the text alone cannot tell (``hf_steps.plain_words``).
 _TEXT_ONLY_NORMALIZERS = frozenset({"NFC", "NFD", "NFKC", "NFKD", "Lowercase"})
 
 
@@ -115,9 +117,9 @@ def _text_pipeline(path: str, recipe: TextPipelineRecipe, normalizer: Normalizer
     """The text pipeline of a ``tokenizer.json`` (``normalizer``: its normalizer, when already built), with its
     pattern and the split steps that cut as it does when it is only those (``Tokenizer.pretokenizer``)."""
     from bpeproof.impl.normalizers.hf import Normalizer
-    from bpeproof.impl.pipelines.tokenizer_json import HFPipeline, needs_alignment
+    from bpeproof.impl.pipelines.hf_steps import needs_alignment
+    from bpeproof.impl.pipelines.tokenizer_json import HFPipeline
     from bpeproof.impl.pre_tokenizers.hf_splits import steps_from_hf
-    from bpeproof.impl.pre_tokenizers.splitter import steps_scanner
 
     if normalizer is None:
         try:
@@ -143,18 +145,40 @@ def _text_pipeline(path: str, recipe: TextPipelineRecipe, normalizer: Normalizer
             pipeline.pretokenizer = steps_from_hf(steps)  # the same cuts, as split steps
         except ValueError:
             pipeline.pretokenizer = None
-    if (pattern is None and recipe.byte_model and set(normalizer.kinds) <= _TEXT_ONLY_NORMALIZERS
-            and {step.type for step in steps} <= {"Split", "ByteLevel"}):
-        # The words go to the model as text: the stretches between added tokens normalized as text, then cut by
-        # the split steps at once (HFPipeline.cut_by); a ByteLevel step adding a prefix space runs as it is.
-        try:
-            cuts: PreTokenizer | None = steps_from_hf(steps)
-        except ValueError:
-            cuts = None
-        if cuts is not None:
-            pipeline.cut_by(cuts.split, steps_scanner(cuts))
+    if pattern is None and set(normalizer.kinds) <= _TEXT_ONLY_NORMALIZERS:
+        _cut_plain(pipeline, recipe, bool(normalizer))
     pipeline.travels_as(_text_pipeline, path, recipe)  # the worker processes of encode_batch build it again
     return pipeline
+
+
+def _cut_plain(pipeline: HFPipeline, recipe: TextPipelineRecipe, normalizes: bool) -> None:
+    """Where the normalizer reads only text: the words go to the model as text, so the stretches between added
+    tokens are normalized as text and cut by the steps as plain strings (``HFPipeline.cut_by``), by the split
+    steps at once (and a hand-written C scanner where one cuts as they do) for a byte model after ``Split`` steps,
+    else by the steps' plain words (``hf_steps.plain_words``), unless a step maps bytes or reads where its piece
+    starts in a way the text alone cannot tell."""
+    from bpeproof.impl.pipelines.hf_steps import cuts_from_file, plain_words
+    from bpeproof.impl.pre_tokenizers.hf_splits import steps_from_hf
+    from bpeproof.impl.pre_tokenizers.splitter import steps_scanner
+
+    steps = recipe.steps
+    if recipe.byte_model and {step.type for step in steps} <= {"Split", "ByteLevel"}:
+        try:
+            split: PreTokenizer | None = steps_from_hf(steps)
+        except ValueError:  # a ByteLevel step adding a prefix space: the steps' plain words below
+            split = None
+        if split is not None:
+            pipeline.cut_by(split.split, steps_scanner(split))
+            return
+    try:
+        cuts = cuts_from_file(steps, map_bytes=not recipe.byte_model)
+    except ValueError:
+        return
+    found = plain_words(cuts, normalizes=normalizes,
+                        normalized_tokens=any(token.normalized for token in recipe.added_tokens))
+    if found is not None:
+        words, first = found
+        pipeline.cut_by(words, first=first)
 
 
 def _executable(recipe: TextPipelineRecipe, rewrite: Rewrite | None = None) -> list[Step]:
@@ -162,7 +186,7 @@ def _executable(recipe: TextPipelineRecipe, rewrite: Rewrite | None = None) -> l
     expression read as ``rewrite`` says when given (``HFPipeline.rewritten``); ``ValueError`` when a step is not
     executed or an expression cannot be read so."""
     from bpeproof.impl.normalizers.hf import byte_level_piece
-    from bpeproof.impl.pipelines.tokenizer_json import pattern_step, steps_from_file
+    from bpeproof.impl.pipelines.hf_steps import pattern_step, steps_from_file
 
     if recipe.pattern is None:
         return steps_from_file(recipe.steps, map_bytes=not recipe.byte_model, rewrite=rewrite)

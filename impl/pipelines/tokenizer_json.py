@@ -20,6 +20,10 @@ leaves them.  Classes of characters are the library's own (``bpeproof.impl.pre_t
 expressions are run as
 Oniguruma runs them (``bpeproof.impl.pre_tokenizers.hf_splits.SplitStep``).
 
+The steps (``bpeproof.impl.pipelines.hf_steps``) run on pieces of text that keep their alignments; where the
+normalizer reads only text and no step maps bytes, the stretches between added tokens are cut as plain strings
+instead (``cut_by``), the same cuts from the same computations.
+
 ``map_bytes=False`` leaves out the last ``ByteLevel`` step's byte mapping, for a model that takes the bytes of
 the words itself (``bpeproof.impl.models.hugging_face.HuggingFaceModel``); every other step runs as written.
 
@@ -30,33 +34,20 @@ otherwise (each ``Split`` step's, GPT-2's of a ``ByteLevel`` step): how a port t
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
 from itertools import chain
 from typing import Any
 
-import regex
-
 from bpeproof.impl.formats.vocab import AddedToken, PreTokenizerStep
-from bpeproof.impl.normalizers.hf import Normalizer, Piece, byte_level_piece, prepend, replace
+from bpeproof.impl.normalizers.hf import Normalizer, Piece
+from bpeproof.impl.pipelines.hf_steps import Rewrite, Step, Words
 from bpeproof.impl.pipelines.special_tokens import AllowedSpecial
 from bpeproof.impl.pipelines.text_pipeline import TextPipeline
 from bpeproof.impl.pre_tokenizers import hf_chars
-from bpeproof.impl.pre_tokenizers.hf_splits import GPT2_SPLIT, SplitStep, split_spans
 
-__all__ = [
-    "HFPipeline",
-    "LiteralFinder",
-    "Rewrite",
-    "Step",
-    "TextPipelineRecipe",
-    "needs_alignment",
-    "pattern_step",
-    "steps_from_file",
-]
+__all__ = ["HFPipeline", "LiteralFinder", "TextPipelineRecipe"]
 
 
 @dataclass(frozen=True)
@@ -73,199 +64,6 @@ class TextPipelineRecipe:
     file_pattern: str | None
     byte_level: bool
     byte_model: bool
-
-
-#: A pre-tokenizer step: one piece to the pieces it is cut into.
-Step = Callable[[Piece], list[Piece]]
-#: How every regular expression of a pipeline is read otherwise (``HFPipeline.rewritten``): a transform of each
-#: expression's source (``SplitStep.rewritten``) and whether the classes stay ``UNICODE_VERSION``'s.
-Rewrite = tuple[Callable[[str], str | None], bool]
-
-
-@cache
-def _single(name: str) -> Any:
-    """A regex matching one character of a table of ``bpeproof.impl.pre_tokenizers.hf_chars``."""
-    return regex.compile(f"[{hf_chars.class_body(name)}]")
-
-
-@cache
-def _whitespace_runs() -> Any:
-    """The ``Whitespace`` pre-tokenizer's ``\\w+|[^\\w\\s]+`` with the regex crate's classes."""
-    word, space = hf_chars.class_body("word"), hf_chars.class_body("whitespace")
-    return regex.compile(f"[{word}]+|[^{word}{space}]+")
-
-
-def _cut(piece: Piece, spans: Iterable[tuple[int, int]]) -> list[Piece]:
-    return [piece.cut(start, end) for start, end in spans if end > start]
-
-
-def _char_spans(finder: Any, text: str) -> list[tuple[int, int]]:
-    return [match.span() for match in finder.finditer(text)]
-
-
-def _split_step(step: SplitStep) -> Step:
-    def run(piece: Piece) -> list[Piece]:
-        text = piece.text
-        return _cut(piece, split_spans(len(text), step.matches(text), step.behavior, step.invert))
-
-    return run
-
-
-def _class_step(name: str, behavior: str) -> Step:
-    finder = _single(name)
-
-    def run(piece: Piece) -> list[Piece]:
-        text = piece.text
-        return _cut(piece, split_spans(len(text), _char_spans(finder, text), behavior))
-
-    return run
-
-
-def _whitespace(piece: Piece) -> list[Piece]:
-    return _cut(piece, _char_spans(_whitespace_runs(), piece.text))
-
-
-def _rewritten(step: SplitStep, rewrite: Rewrite | None) -> SplitStep:
-    """``step``, or its expression read as ``rewrite`` says; ``ValueError`` when it cannot be."""
-    if rewrite is None:
-        return step
-    found = step.rewritten(*rewrite)
-    if found is None:
-        raise ValueError(f"the expression {step.pattern!r} cannot be rewritten so")
-    return found
-
-
-def _byte_level_step(add_prefix_space: bool, use_regex: bool, map_bytes: bool, rewrite: Rewrite | None = None
-                     ) -> Step:
-    splitter = _rewritten(SplitStep(GPT2_SPLIT), rewrite) if use_regex else None
-
-    def run(piece: Piece) -> list[Piece]:
-        if add_prefix_space and not piece.text.startswith(" "):
-            piece = prepend(piece, " ")
-        pieces = _split_step(splitter)(piece) if splitter is not None else [piece]
-        if not map_bytes:  # the model maps the bytes; the library's mapping could still fail on the piece
-            for part in pieces:
-                part.check_transformable("ByteLevel")
-            return pieces
-        return [byte_level_piece(part) for part in pieces]
-
-    return run
-
-
-def _metaspace_step(replacement: str, scheme: str, split: bool) -> Step:
-    def run(piece: Piece) -> list[Piece]:
-        text = piece.text
-        piece = replace(piece, [(index, index + 1) for index, char in enumerate(text) if char == " "], replacement)
-        if not piece.text.startswith(replacement) and (scheme == "always" or (scheme == "first" and piece.shift == 0)):
-            piece = prepend(piece, replacement)
-        if not split:
-            return [piece]
-        text = piece.text
-        places = [(index, index + 1) for index, char in enumerate(text) if char == replacement]
-        return _cut(piece, split_spans(len(text), places, "merged_with_next"))
-
-    return run
-
-
-_BEHAVIORS = {"Isolated", "Removed", "MergedWithPrevious", "MergedWithNext", "Contiguous"}
-
-
-def _flag(step: Mapping[str, Any], key: str, default: bool, where: str) -> bool:
-    value = step.get(key, default)
-    if value is None:
-        return default
-    if not isinstance(value, bool):
-        raise ValueError(f"{where}: {key!r} must be true or false, not {value!r}")
-    return value
-
-
-def _behavior(step: Mapping[str, Any], where: str) -> str:
-    value = step.get("behavior", "Isolated")
-    if value not in _BEHAVIORS:
-        raise ValueError(f"{where}: unknown behavior {value!r}")
-    return str(value)
-
-
-def _step(step: PreTokenizerStep, index: int, map_bytes: bool, rewrite: Rewrite | None = None) -> Step:
-    """The executable form of one (flattened) pre-tokenizer step of a tokenizer.json file."""
-    value = json.loads(step.raw)
-    where = f"pre-tokenizer step {index} ({step.type})"
-    kind = step.type
-    if kind == "Split":
-        if step.pattern is None or step.behavior is None:
-            raise ValueError(f"{where}: a Split step needs a pattern and a behavior")
-        return _split_step(_rewritten(SplitStep(step.pattern, step.behavior, step.invert), rewrite))
-    if kind == "ByteLevel":
-        return _byte_level_step(_flag(value, "add_prefix_space", True, where), _flag(value, "use_regex", True, where),
-                                map_bytes, rewrite)
-    if kind == "Metaspace":
-        replacement = value.get("replacement")
-        if not isinstance(replacement, str) or len(replacement) != 1:
-            raise ValueError(f"{where}: the replacement must be one character, not {replacement!r}")
-        scheme = value.get("prepend_scheme", "always")
-        if scheme not in ("always", "first", "never"):
-            raise ValueError(f"{where}: unknown prepend_scheme {scheme!r}")
-        if value.get("add_prefix_space") is False:
-            if "prepend_scheme" in value and scheme != "never":
-                raise ValueError(f"{where}: add_prefix_space false does not match the prepend_scheme {scheme!r}")
-            scheme = "never"
-        return _metaspace_step(replacement, str(scheme), _flag(value, "split", True, where))
-    if kind == "Digits":
-        individual = _flag(value, "individual_digits", False, where)
-        return _class_step("numeric", "isolated" if individual else "contiguous")
-    if kind == "Whitespace":
-        return _whitespace
-    if kind == "WhitespaceSplit":
-        return _class_step("whitespace", "removed")
-    if kind == "Punctuation":
-        return _class_step("punctuation", _behavior(value, where))
-    raise ValueError(f"{where} is not supported")
-
-
-def steps_from_file(steps: Sequence[PreTokenizerStep], map_bytes: bool = True, rewrite: Rewrite | None = None
-                    ) -> list[Step]:
-    """The executable steps of a file's flattened pre-tokenizer (``Vocab.pre_tokenizers``); ``ValueError`` names
-    the first one the engine does not execute.  ``map_bytes=False``: the last step, a ``ByteLevel``, leaves the
-    bytes to the model.  ``rewrite``: every regular expression (each ``Split`` step's, GPT-2's of a ``ByteLevel``
-    step) read so (``HFPipeline.rewritten``); ``ValueError`` when one cannot be, or there is none."""
-    if rewrite is not None and not any(_has_regex(step) for step in steps):
-        raise ValueError("the pre-tokenizer has no regular expression to rewrite")
-    last = len(steps) - 1
-    return [_step(step, index, map_bytes or index != last, rewrite) for index, step in enumerate(steps)]
-
-
-def _has_regex(step: PreTokenizerStep) -> bool:
-    if step.type == "Split":
-        return step.pattern is not None
-    return step.type == "ByteLevel" and json.loads(step.raw).get("use_regex", True) is not False
-
-
-def needs_alignment(steps: Sequence[PreTokenizerStep]) -> bool:
-    """Whether a step reads where its pieces start in the original text (``Metaspace``, ``prepend_scheme:
-    first``): only then are the alignments followed."""
-    for step in steps:
-        if step.type == "Metaspace":
-            value = json.loads(step.raw)
-            if value.get("prepend_scheme", "always") == "first" and value.get("add_prefix_space") is not False:
-                return True
-    return False
-
-
-def pattern_step(finder: Any, pinned: bool = True) -> Step:
-    """A step cutting at a compiled ``regex`` pattern's matches (isolated), classified as the other splits (the
-    ``regex`` module's own classes unless ``pinned``, for ``HFPipeline.rewritten``)."""
-    from bpeproof.impl.pre_tokenizers.unicode_classes import stand_ins
-
-    def run(piece: Piece) -> list[Piece]:
-        text = piece.text
-        spans = [match.span() for match in finder.finditer(stand_ins(text))]
-        return _cut(piece, split_spans(len(text), spans, "isolated"))
-
-    def unpinned(piece: Piece) -> list[Piece]:
-        text = piece.text
-        return _cut(piece, split_spans(len(text), [match.span() for match in finder.finditer(text)], "isolated"))
-
-    return run if pinned else unpinned
 
 
 # -- added tokens --------------------------------------------------------------------------------------------
@@ -424,7 +222,8 @@ class HFPipeline(TextPipeline):
         self._track = track
         self.description = description
         self._rebuild = rebuild
-        self._words: Callable[[str], list[str]] | None = None
+        self._words: Words | None = None
+        self._first_words: Words | None = None
         self._travel: tuple[Callable[..., HFPipeline], tuple[Any, ...]] | None = None
 
     def travels_as(self, rebuild: Callable[..., HFPipeline], *args: Any) -> None:
@@ -453,7 +252,7 @@ class HFPipeline(TextPipeline):
         copy = object.__new__(HFPipeline)
         copy.__dict__.update(self.__dict__)
         copy._steps = steps
-        copy._words = None  # the steps read otherwise, run as they are
+        copy._words = copy._first_words = None  # the steps read otherwise, run as they are
         copy.c_scanner = -1
         copy._travel = None
         return copy
@@ -466,12 +265,18 @@ class HFPipeline(TextPipeline):
             out.append(piece.cut(start, end) if token is None else token.id)
         return out
 
-    def cut_by(self, words: Callable[[str], list[str]], scanner: int = -1) -> None:
+    def cut_by(self, words: Words, scanner: int = -1, first: Words | None = None) -> None:
         """Cut the text between added tokens by ``words`` instead of the steps: their cuts as one function of the
-        text (``PreTokenizer.split``), for a pipeline whose normalizer reads only the text (``normalize_str``) and
-        whose words go to the model as text, where the steps' pieces and alignments would only be rebuilt.
-        ``scanner``: the hand-written C scanner that cuts as ``words`` does (``TextPipeline.c_scanner``), or -1."""
+        text (``PreTokenizer.split``, ``hf_steps.plain_words``), for a pipeline whose normalizer reads only the
+        text (``normalize_str``) and whose words go to the model as text, where the steps' pieces and alignments
+        would only be rebuilt.  ``scanner``: the hand-written C scanner that cuts as ``words`` does
+        (``TextPipeline.c_scanner``), or -1.  ``first``: the words of the stretch that starts the text (the first
+        of ``stretches``), where a step reads where its piece starts (``Metaspace``, ``prepend_scheme: first``);
+        ``words`` is then for the others, and no C scanner cuts as ``words`` does."""
+        if first is not None and scanner >= 0:
+            raise ValueError("a C scanner cuts every stretch alike; it cannot cut the first one otherwise")
         self._words = words
+        self._first_words = first
         self.c_scanner = scanner
         # With no special token allowed, the text is still normalized and its other added tokens read.
         self.whole_when_unnamed = not self._normalizer and not any(
@@ -526,11 +331,15 @@ class HFPipeline(TextPipeline):
 
     def _plain_pieces(self, text: str, allowed: Collection[str] | None) -> list[str | int]:
         """``pieces`` where the normalizer reads only text: ``stretches``, each stretch cut by ``cut_by``'s
-        function."""
+        functions."""
         words = self._words
         assert words is not None
         out: list[str | int] = []
-        for item in self.stretches(text, allowed):
+        items = self.stretches(text, allowed)
+        if self._first_words is not None and items and isinstance(items[0], str):
+            out += self._first_words(items[0])  # it starts the text: no added token before it
+            items = items[1:]
+        for item in items:
             if isinstance(item, int):
                 out.append(item)
             else:

@@ -142,6 +142,13 @@ def _with_added_tokens(tokenizer: Any) -> Any:
     return tokenizer
 
 
+def _with_raw_added_tokens(tokenizer: Any) -> Any:
+    """Added tokens all read in the original text (``normalized: false``)."""
+    tokenizer.add_special_tokens([AddedToken("<mask>", lstrip=True, normalized=False, special=True)])
+    tokenizer.add_tokens([AddedToken("ab", normalized=False), AddedToken("QUICK", normalized=False, rstrip=True)])
+    return tokenizer
+
+
 BYTE_LEVEL = pre_tokenizers.ByteLevel(add_prefix_space=False)
 
 
@@ -173,6 +180,39 @@ CONFIGS: dict[str, Callable[[], Any]] = {
         normalizers.NFKC(), pre_tokenizers.Metaspace(prepend_scheme="first"), byte_level=False, unk="<s>")),
     "metaspace-never-unsplit": lambda: _trained(
         None, pre_tokenizers.Metaspace(replacement="_", prepend_scheme="never", split=False), byte_level=False),
+    # Pipelines cut as plain strings (hf_steps.plain_words): text-only normalizers, steps that map no bytes.
+    "metaspace-always-split-byte-fallback": lambda: _edited(_trained(
+        None, pre_tokenizers.Metaspace(prepend_scheme="always", split=True), byte_level=False, unk="<s>"),
+        _byte_fallback),
+    "metaspace-always-unsplit-nfc-added-tokens": lambda: _with_added_tokens(_trained(
+        normalizers.NFC(), pre_tokenizers.Metaspace(prepend_scheme="always", split=False), byte_level=False)),
+    "metaspace-never-split-lowercase": lambda: _trained(
+        normalizers.Lowercase(), pre_tokenizers.Metaspace(prepend_scheme="never", split=True), byte_level=False),
+    "metaspace-first-split-added-tokens": lambda: _with_added_tokens(_trained(
+        None, pre_tokenizers.Metaspace(prepend_scheme="first", split=True), byte_level=False, unk="<s>")),
+    "metaspace-first-unsplit-lowercase-raw-added-tokens": lambda: _with_raw_added_tokens(_trained(
+        normalizers.Lowercase(), pre_tokenizers.Metaspace(prepend_scheme="first", split=False), byte_level=False)),
+    "metaspace-first-split-nfc": lambda: _trained(
+        normalizers.NFC(), pre_tokenizers.Metaspace(prepend_scheme="first", split=True), byte_level=False),
+    "digits-then-metaspace-first": lambda: _with_added_tokens(_trained(None, pre_tokenizers.Sequence([
+        pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.Metaspace(prepend_scheme="first")]),
+        byte_level=False)),
+    "digits-individual-metaspace": lambda: _trained(normalizers.NFKC(), pre_tokenizers.Sequence([
+        pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.Metaspace()]), byte_level=False),
+    "digits-split-lowercase": lambda: _trained(normalizers.Lowercase(), pre_tokenizers.Sequence([
+        pre_tokenizers.Digits(individual_digits=False), pre_tokenizers.Split(Regex(r"\s+"), "merged_with_next")]),
+        byte_level=False),
+    "whitespace-split-nfd-prefix": lambda: _trained(normalizers.NFD(), pre_tokenizers.WhitespaceSplit(),
+                                                    byte_level=False, prefix="##", unk="<s>"),
+    **{f"punctuation-{behavior}-whitespace": functools.partial(
+        lambda behavior: _trained(None, pre_tokenizers.Sequence([
+            pre_tokenizers.Punctuation(behavior), pre_tokenizers.Whitespace()]), byte_level=False, unk="<s>"),
+        behavior) for behavior in ("isolated", "removed", "merged_with_previous", "merged_with_next")},
+    "sequence-split-digits-punctuation-metaspace-nfkd": lambda: _with_added_tokens(_trained(
+        normalizers.NFKD(), pre_tokenizers.Sequence([
+            pre_tokenizers.Split(Regex(r"\p{L}+"), "contiguous", invert=True), pre_tokenizers.Digits(),
+            pre_tokenizers.Punctuation("removed"), pre_tokenizers.Metaspace(replacement="_", split=True)]),
+        byte_level=False, unk="<s>")),
     "strip-whitespace-split-prefix": lambda: _trained(
         normalizers.Strip(left=False, right=True), pre_tokenizers.WhitespaceSplit(), byte_level=False,
         prefix="##", unk="<s>", fuse_unk=True),
@@ -399,6 +439,35 @@ def test_each_configuration_runs_what_it_names(built: dict[str, tuple[Any, Any, 
         assert built["digits-punctuation-bytes"][2].pipeline.c_scanner == -1
 
 
+#: The configurations whose text is cut as the steps' pieces: a normalizer that does more than read the text, a step
+#: that maps bytes, or ``Metaspace``'s ``prepend_scheme: first`` where the text alone cannot tell where a piece
+#: starts (a normalizer, and normalized added tokens or a step before it); the others are cut as plain strings.
+CUT_AS_PIECES = {
+    "nfkd-strip-accents-whitespace", "replace-strip-metaspace-byte-fallback", "llama-prepend-replace-byte-fallback",
+    "metaspace-first-added-tokens", "strip-whitespace-split-prefix", "byte-level-normalizer-then-split",
+    "byte-level-in-the-middle", "clip-like",
+}
+
+
+def _cut_as_strings(tokenizer: Tokenizer) -> bool:
+    try:
+        tokenizer.pipeline.words("a b")
+    except TypeError:  # the pipeline runs its steps on pieces
+        return False
+    return True
+
+
+def test_text_only_pipelines_cut_plain_strings(built: dict[str, tuple[Any, Any, Tokenizer]]) -> None:
+    """Every configuration but those that need the pieces is cut as plain strings (so the comparisons above test
+    that path), each stretch between added tokens read whole only where nothing else is read in it."""
+    plain = {name for name, (_, _, ours) in built.items() if _cut_as_strings(ours)}
+    assert plain == set(built) - CUT_AS_PIECES
+    for name in sorted(plain):
+        document = json.loads(built[name][0].to_str())
+        ordinary = any(not token["special"] for token in document["added_tokens"])
+        assert built[name][2].pipeline.whole_when_unnamed == (document["normalizer"] is None and not ordinary), name
+
+
 @pytest.mark.parametrize("corpus", CORPORA or [None], ids=[path.name for path in CORPORA] or ["absent"])
 def test_pipelines_on_the_corpora(built: dict[str, tuple[Any, Any, Tokenizer]], corpus: Path | None) -> None:
     """120 lines from the start and the middle of each corpus, in every configuration."""
@@ -482,13 +551,14 @@ def test_normalizers_on_every_sampled_code_point(sample: list[int], form: str) -
 ], ids=["Digits", "Punctuation", "WhitespaceSplit", "Whitespace"])
 def test_character_splits_on_every_sampled_code_point(sample: list[int], step: dict[str, Any], library: Any) -> None:
     from bpeproof.impl.formats.vocab import PreTokenizerStep
-    from bpeproof.impl.pipelines.tokenizer_json import steps_from_file
+    from bpeproof.impl.pipelines.hf_steps import cuts_from_file
 
-    run = steps_from_file([PreTokenizerStep(step["type"], json.dumps(step))])[0]
+    run = cuts_from_file([PreTokenizerStep(step["type"], json.dumps(step))])[0]
     for separator in ("a", " ", "1"):
         text = separator.join(chr(code) for code in sample)
-        assert [piece.text for piece in run(Piece.original(text, track=False))] == [
-            piece for piece, _ in library.pre_tokenize_str(text)]
+        expected = [piece for piece, _ in library.pre_tokenize_str(text)]
+        assert [piece.text for piece in run(Piece.original(text, track=False))] == expected
+        assert run.words(text) == expected  # on plain strings
 
 
 @pytest.mark.parametrize("form", ["NFC", "NFKC"])
