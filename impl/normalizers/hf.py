@@ -235,8 +235,15 @@ def normalize_form(piece: Piece, form: Form) -> Piece:
     text = piece.text
     if text.isascii():
         return piece
-    if piece.starts is None and hf_chars.plain_for_normalization(text):
-        return Piece(unicodedata.normalize(form, text), None, piece.shift)
+    if piece.starts is None:
+        if hf_chars.plain_for_normalization(text):
+            return Piece(unicodedata.normalize(form, text), None, piece.shift)
+        if "\n" in text:
+            # A line break is a starter that nothing composes with, on either side: each line normalizes alone, and
+            # only the lines holding a character Python's tables lack take the slow path.
+            lines = text.split("\n")
+            return Piece("\n".join(normalize_form(Piece(line, None, 0), form).text for line in lines), None,
+                         piece.shift)
     stream = _decompose(text, compatible=form in ("NFKC", "NFKD"))
     if form in ("NFC", "NFKC"):
         stream = _compose(stream)

@@ -561,6 +561,18 @@ def test_character_splits_on_every_sampled_code_point(sample: list[int], step: d
         assert run.words(text) == expected  # on plain strings
 
 
+@pytest.mark.parametrize("form", ["NFC", "NFD", "NFKC", "NFKD"])
+def test_lines_normalize_as_the_library(sample: list[int], form: str) -> None:
+    """A text of many lines, each sampled code point between marks on a line of its own (where the text holds a
+    character Python's tables lack, it is normalized line by line), a line starting with marks, and the parts of a
+    composition the library lacks on two lines: the library's text."""
+    library = getattr(normalizers, form)()
+    ours = Normalizer.from_json({"type": form})
+    lines = [f"a\u0345{chr(code)}\u0334" for code in sample]
+    text = "\n".join([*lines, "\u0301\u0334e", "\U00011935", "\U00011930", "e", "\u0301", "", "\r\u0301"])
+    assert ours.normalize_str(text) == library.normalize_str(text)
+
+
 @pytest.mark.parametrize("form", ["NFC", "NFKC"])
 def test_texts_one_after_another_normalize_as_the_library(sample: list[int], form: str) -> None:
     """Each sampled code point in texts of its own, one after another, then the parts of a composition the library
