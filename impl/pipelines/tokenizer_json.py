@@ -146,8 +146,6 @@ class _Matcher:
             return [(None, 0, len(text))]
         if self._firsts is not None and not any(first in text for first in self._firsts):
             return [(None, 0, len(text))]
-        word = hf_chars.code_points("word")
-        space = hf_chars.code_points("whitespace")
         out: list[tuple[AddedToken | None, int, int]] = []
         offset = 0
         for match in self._finder().finditer(text):
@@ -156,10 +154,12 @@ class _Matcher:
             if token.special and (allowed is None or token.content not in allowed):
                 continue
             if token.single_word:
+                word = hf_chars.code_points("word")  # (the tables are read only for tokens with these flags)
                 before = start == 0 or ord(text[start - 1]) not in word
                 after = stop == len(text) or ord(text[stop]) not in word
                 if not (before and after):
                     continue
+            space = hf_chars.code_points("whitespace") if token.lstrip or token.rstrip else frozenset()
             if token.lstrip:
                 begin = start
                 while begin > 0 and ord(text[begin - 1]) in space:
