@@ -14,7 +14,6 @@ from typing import Any
 
 from bpeproof.impl.pipelines.text_pipeline import TextPipeline
 from bpeproof.impl.pre_tokenizers import splitter
-from bpeproof.impl.pre_tokenizers.char_table import char_table
 from bpeproof.spec.types import InvalidTextError
 
 __all__ = ["FAILED", "ScannedText"]
@@ -32,7 +31,7 @@ class ScannedText:
         self._which = which
         self._pipeline = pipeline
         self._cache_size = cache_size
-        self._table = char_table()
+        self._table = pipeline.scanner_table()
 
     def stretch(self, text: str) -> list[int]:
         """The ids of one stretch of under ``splitter.C_TEXT_LIMIT`` characters (a surrogate escaping a byte is that

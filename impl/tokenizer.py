@@ -153,8 +153,9 @@ class Tokenizer:
         self._fast: Any = model.c_merger()
         self._barrier: bool = bool(getattr(model, "has_barrier", False))
         # A pipeline cut by a hand-written C scanner, with a model merged in C: each stretch in one C call (not for a
-        # model whose loop reports a unit as several ids, which only encode_pieces spells out).
-        scans = self._fast is not None and not getattr(model, "reports_spelt", False)
+        # model whose loop reports a unit as several ids, which only encode_pieces spells out, or a barrier, which
+        # only _encode_words leaves out).
+        scans = self._fast is not None and not self._barrier and not getattr(model, "reports_spelt", False)
         which = getattr(self._pipeline, "c_scanner", -1) if scans else -1
         self._scanned = ScannedText(self._fast, which, self._pipeline, cache_size) if which >= 0 else None
 

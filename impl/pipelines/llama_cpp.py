@@ -23,6 +23,7 @@ clean-up of spaces before punctuation (``clean_spaces``) is not applied.
 
 from __future__ import annotations
 
+from bpeproof.impl.encoder import HAVE_C_LOOP
 from bpeproof.impl.formats.gguf_tokenizer import LSTRIP, RSTRIP, GGUFTokenizer
 from bpeproof.impl.formats.gguf_vocab import byte_level_tables, merge_bytes
 from bpeproof.impl.io.errors import FormatError
@@ -30,6 +31,7 @@ from bpeproof.impl.models.llama_cpp import LlamaCppModel
 from bpeproof.impl.pipelines.llama_cpp_specials import SpecialTokenPartition, cut_bytes
 from bpeproof.impl.pipelines.text_pipeline import TextPipeline, TokenizerParts
 from bpeproof.impl.pre_tokenizers.llama_cpp import LlamaCppPreTokenizer
+from bpeproof.impl.pre_tokenizers.llama_cpp_scan import llama_cpp_scanner, llama_cpp_table
 from bpeproof.spec.types import BPEValueError, InvalidTextError
 
 __all__ = ["LlamaCppPipeline", "byte_level_parts", "lenient_utf8"]
@@ -61,6 +63,10 @@ class LlamaCppPipeline(TextPipeline):
             for text, token in tokenizer.special_tokens.items()
         }
         self._partitions: dict[frozenset[str] | None, SpecialTokenPartition] = {}
+        if type(self) is LlamaCppPipeline and pretokenizer is not None and HAVE_C_LOOP:
+            # llama.cpp's splitter for GPT-2's, Llama 3's or Qwen2's expression: a scanner on llama.cpp's classes.
+            self.c_scanner = llama_cpp_scanner(pretokenizer.kind)
+            self.whole_when_unnamed = not self.always_parsed  # (user-defined tokens are cut out of every text)
         problem = self._partition(None).ambiguity()
         if problem is not None:
             raise FormatError(tokenizer.path, "key 'tokenizer.ggml.token_type'",
@@ -82,15 +88,25 @@ class LlamaCppPipeline(TextPipeline):
             self._partitions[names] = partition
         return partition
 
-    def pieces(self, text: str, names: frozenset[str] | None) -> list[str | int]:
+    def stretches(self, text: str, names: frozenset[str] | None) -> list[str | int]:
+        """The fragments of text between the special tokens cut out of it, and their ids, in order."""
         partition = self._partition(names)
         if names is not None and partition is not self._partitions.get(None):
             problem = partition.ambiguity()
             if problem is not None:
                 raise BPEValueError(f"{problem}: llama.cpp's result then depends on its unspecified sort order")
+        return partition.cut(text) if partition.tokens else [text] if text else []
+
+    def words(self, stretch: str) -> list[str]:
+        return self.fragment_words(stretch, True)
+
+    def scanner_table(self) -> bytes:
+        return llama_cpp_table()
+
+    def pieces(self, text: str, names: frozenset[str] | None) -> list[str | int]:
         out: list[str | int] = []
         after_special = True
-        for fragment in partition.cut(text) if partition.tokens else [text] if text else []:
+        for fragment in self.stretches(text, names):
             if isinstance(fragment, int):
                 out.append(fragment)
                 after_special = True

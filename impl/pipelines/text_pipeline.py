@@ -15,6 +15,7 @@ What a pipeline offers beyond ``pieces`` it says by its attributes, read once wh
   tokenizer then cuts and merges a stretch in one C call (``stretches`` gives the stretches, as the model's words
   are read from them: normalized where the pipeline normalizes); ``whole_when_unnamed``: with no special token
   allowed, the one stretch is the text as it is (so a batch of texts goes to the C scanner whole, on threads);
+  ``scanner_table()``: the classes of every code point the scanner reads (Unicode 16.0's, or llama.cpp's);
 - ``rewritten(transform, pinned)``: the pipeline with every regular expression read otherwise, for a diagnosis
   (JavaScript's ``\\s``, newer Unicode tables); None when it has none;
 - ``byte_pieces(data, names)``: the words of bytes that are not UTF-8, as bytes, where the pipeline reads such
@@ -32,6 +33,7 @@ from typing import Any
 from bpeproof.impl.models.merge_model import MergeModel
 from bpeproof.impl.pipelines.special_tokens import AllowedSpecial, names_finder
 from bpeproof.impl.pre_tokenizers import splitter
+from bpeproof.impl.pre_tokenizers.char_table import char_table
 from bpeproof.impl.pre_tokenizers.hf_splits import PreTokenizer
 from bpeproof.impl.pre_tokenizers.patterns import PATTERNS, compile_pattern, pattern_name
 from bpeproof.impl.pre_tokenizers.unicode_classes import stand_ins
@@ -78,6 +80,10 @@ class TextPipeline:
     def stretches(self, text: str, names: frozenset[str] | None) -> list[str | int]:
         """The text between the allowed special tokens and their ids, in order (for ``c_scanner``)."""
         return [text]
+
+    def scanner_table(self) -> bytes:
+        """The classes of every code point ``c_scanner`` reads (``char_table``'s layout): Unicode 16.0's."""
+        return char_table()
 
     def words(self, stretch: str) -> list[str]:
         """The words of one stretch, as ``c_scanner`` cuts it (for a pipeline that has one)."""
