@@ -33,11 +33,12 @@ import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from itertools import chain, compress
+from itertools import compress
 from typing import Any, Literal
 
 import regex
 
+from bpeproof.impl.io.table_cache import store_table, stored_table
 from bpeproof.impl.pre_tokenizers import hf_chars
 from bpeproof.spec.types import InvalidTextError
 
@@ -137,21 +138,37 @@ def _decomposition(char: str, compatible: bool) -> str:
 
 @cache
 def _compositions() -> dict[tuple[str, str], str]:
-    """(first, second) → the primary composite, for Python's data less the library's gaps (Hangul apart)."""
+    """(first, second) → the primary composite, for Python's data less the library's gaps (Hangul apart).  Made
+    from every code point on the first text that needs it (a sixth of a second) and kept on disk between runs
+    (``bpeproof.impl.io.table_cache``, keyed by Python's Unicode data and the gap tables)."""
+    depends = "compositions-" + hf_chars.tables_digest("normalization-gaps", "composition-gaps")
+    stored = stored_table("hf-compositions", depends)
+    if stored is not None:
+        try:
+            triples = stored.decode("utf-8")
+        except UnicodeDecodeError:
+            triples = ""
+        if triples and len(triples) % 3 == 0:
+            return {(triples[at], triples[at + 1]): triples[at + 2] for at in range(0, len(triples), 3)}
+    table = _computed_compositions()
+    store_table("hf-compositions", depends, "".join(a + b + c for (a, b), c in table.items()).encode("utf-8"))
+    return table
+
+
+def _computed_compositions() -> dict[tuple[str, str], str]:
     gap = hf_chars.is_normalization_gap
     composition_gaps = hf_chars.composition_gaps()
     table: dict[tuple[str, str], str] = {}
-    # The code points with a decomposition found in whole-range passes (made once, on the first text that needs
-    # them: a loop over every code point here took a third of a second).
-    chars = list(map(chr, chain(range(0xD800), range(0xE000, 0x110000))))
-    for char in compress(chars, map(unicodedata.decomposition, chars)):
-        decomposition = unicodedata.decomposition(char)
-        if decomposition.startswith("<"):
-            continue
-        parts = [chr(int(part, 16)) for part in decomposition.split()]
-        if (len(parts) == 2 and char not in composition_gaps and not gap(char) and not any(map(gap, parts))
-                and unicodedata.normalize("NFC", "".join(parts)) == char):
-            table[(parts[0], parts[1])] = char
+    for block in range(0, 0x110000, 0x10000):  # a plane at a time (a list of every code point took 60 MB)
+        chars = [chr(code) for code in range(block, block + 0x10000) if not 0xD800 <= code < 0xE000]
+        for char in compress(chars, map(unicodedata.decomposition, chars)):  # those with a decomposition
+            decomposition = unicodedata.decomposition(char)
+            if decomposition.startswith("<"):
+                continue
+            parts = [chr(int(part, 16)) for part in decomposition.split()]
+            if (len(parts) == 2 and char not in composition_gaps and not gap(char) and not any(map(gap, parts))
+                    and unicodedata.normalize("NFC", "".join(parts)) == char):
+                table[(parts[0], parts[1])] = char
     return table
 
 

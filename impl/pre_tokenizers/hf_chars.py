@@ -52,6 +52,13 @@ def _sections() -> dict[str, tuple[str, ...]]:
     return {name: tuple(lines) for name, lines in sections.items()}
 
 
+def tables_digest(*names: str) -> str:
+    """A digest of the tables ``names`` as the package holds them: what a table computed from them depends on."""
+    import hashlib
+
+    return hashlib.sha256(repr([_sections()[name] for name in names]).encode("ascii")).hexdigest()[:16]
+
+
 @cache
 def _ranges(name: str) -> tuple[tuple[int, int], ...]:
     out: list[tuple[int, int]] = []

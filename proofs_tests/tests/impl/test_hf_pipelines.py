@@ -585,6 +585,21 @@ def test_texts_one_after_another_normalize_as_the_library(sample: list[int], for
         assert ours.normalize_str(text) == library.normalize_str(text), text
 
 
+def test_the_stored_composition_table_is_the_computed_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The composition table read back from the disk cache is the one computed from Python's data."""
+    from bpeproof.impl.normalizers import hf
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    hf._compositions.cache_clear()
+    try:
+        computed = hf._compositions()  # computed, then stored
+        hf._compositions.cache_clear()
+        assert hf._compositions() == computed == hf._computed_compositions()
+        assert len(computed) > 900 and computed[("e", "\u0301")] == "\u00e9"
+    finally:
+        hf._compositions.cache_clear()
+
+
 def test_composition_the_library_lacks() -> None:
     """U+11938 is Python's composition of U+11935 U+11930, not the library's; the two stay apart."""
     text = "\U00011935\U00011930 e\u0301"
