@@ -42,7 +42,8 @@ from bpeproof.impl.io.table_cache import store_table, stored_table
 from bpeproof.impl.pre_tokenizers import hf_chars
 from bpeproof.spec.types import InvalidTextError
 
-__all__ = ["NORMALIZER_TYPES", "Normalizer", "Piece", "byte_level_piece", "normalize_form", "transform"]
+__all__ = ["NORMALIZER_TYPES", "Normalizer", "Piece", "byte_level_piece", "composition_table",
+           "computed_composition_table", "normalize_form", "transform"]
 
 #: A normalization form.
 Form = Literal["NFC", "NFD", "NFKC", "NFKD"]
@@ -137,7 +138,7 @@ def _decomposition(char: str, compatible: bool) -> str:
 
 
 @cache
-def _compositions() -> dict[tuple[str, str], str]:
+def composition_table() -> dict[tuple[str, str], str]:
     """(first, second) → the primary composite, for Python's data less the library's gaps (Hangul apart).  Made
     from every code point on the first text that needs it (a sixth of a second) and kept on disk between runs
     (``bpeproof.impl.io.table_cache``, keyed by Python's Unicode data and the gap tables)."""
@@ -150,12 +151,13 @@ def _compositions() -> dict[tuple[str, str], str]:
             triples = ""
         if triples and len(triples) % 3 == 0:
             return {(triples[at], triples[at + 1]): triples[at + 2] for at in range(0, len(triples), 3)}
-    table = _computed_compositions()
+    table = computed_composition_table()
     store_table("hf-compositions", depends, "".join(a + b + c for (a, b), c in table.items()).encode("utf-8"))
     return table
 
 
-def _computed_compositions() -> dict[tuple[str, str], str]:
+def computed_composition_table() -> dict[tuple[str, str], str]:
+    """``composition_table`` computed from Python's data, not read from the disk."""
     gap = hf_chars.is_normalization_gap
     composition_gaps = hf_chars.composition_gaps()
     table: dict[tuple[str, str], str] = {}
@@ -184,7 +186,7 @@ def _compose_pair(first: str, second: str) -> str | None:
     if (_S_BASE <= a < _S_BASE + _S_COUNT and (a - _S_BASE) % _T_COUNT == 0
             and _T_BASE < b < _T_BASE + _T_COUNT):
         return chr(a + b - _T_BASE)
-    return _compositions().get((first, second))
+    return composition_table().get((first, second))
 
 
 def _decompose(text: str, compatible: bool) -> list[tuple[str, int]]:

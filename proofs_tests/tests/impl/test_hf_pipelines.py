@@ -590,14 +590,14 @@ def test_the_stored_composition_table_is_the_computed_one(tmp_path: Path, monkey
     from bpeproof.impl.normalizers import hf
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    hf._compositions.cache_clear()
+    hf.composition_table.cache_clear()
     try:
-        computed = hf._compositions()  # computed, then stored
-        hf._compositions.cache_clear()
-        assert hf._compositions() == computed == hf._computed_compositions()
+        computed = hf.composition_table()  # computed, then stored
+        hf.composition_table.cache_clear()
+        assert hf.composition_table() == computed == hf.computed_composition_table()
         assert len(computed) > 900 and computed[("e", "\u0301")] == "\u00e9"
     finally:
-        hf._compositions.cache_clear()
+        hf.composition_table.cache_clear()
 
 
 def test_composition_the_library_lacks() -> None:
