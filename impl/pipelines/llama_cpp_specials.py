@@ -49,20 +49,24 @@ class SpecialTokenPartition:
         return None
 
     def _occurring(self, text: str) -> list[tuple[str, int, bool, bool]]:
-        """The tokens that occur in ``text``, in order (a token absent from the text cuts nothing).  A long text
-        is scanned once for all of them (the longest token at each position; a token that is a proper prefix of
-        one found is looked for on its own), not once per token."""
+        """The tokens that occur in ``text``, in order (a token absent from the text cuts nothing).  Past a few
+        tokens, one search of their trie first tells a text that holds none (most texts; Qwen2's 290 padding
+        tokens share their first character with code); a long text is then scanned once for all of them (the
+        longest token at each position; a token that is a proper prefix of one found is looked for on its own),
+        not once per token."""
         tokens = self.tokens
         if len(tokens) <= 16:
             return [item for item in tokens if item[0] in text]
-        if len(text) < 4096:
-            characters = set(text)
-            return [item for item in tokens if item[0][0] in characters and item[0] in text]
         if self._any is None:
             texts = [item[0] for item in tokens]
             self._any = regex.compile(r"\L<tokens>", tokens=texts)
             known = set(texts)
             self._prefixes = {t: [t[:cut] for cut in range(1, len(t)) if t[:cut] in known] for t in texts}
+        if self._any.search(text) is None:  # none occurs (most texts): one pass of the tokens' trie
+            return []
+        if len(text) < 4096:
+            characters = set(text)
+            return [item for item in tokens if item[0][0] in characters and item[0] in text]
         found = {match.group() for match in self._any.finditer(text, overlapped=True)}
         found |= {prefix for token in list(found) for prefix in self._prefixes[token] if prefix in text}
         return [item for item in tokens if item[0] in found]
