@@ -147,10 +147,21 @@ def _lost_in_conversion(vocab: formats.Vocab, target: str) -> str | None:
     if text is not None and (text.prefix or text.suffix):
         return ("its model marks where words go on (continuing_subword_prefix) or end (end_of_word_suffix), which"
                 " no format written here holds")
-    if text is not None and text.normalizer is not None and target != "hf":
+    if text is not None and text.normalizer is not None and target != "hf" and _normalizes(text.normalizer):
         kind = json.loads(text.normalizer).get("type", "?")
         return f"its normalizer ({kind}) would be lost: only a tokenizer.json holds one"
     return None
+
+
+def _normalizes(normalizer: str) -> bool:
+    """Whether a tokenizer.json's normalizer (canonical JSON) changes any text: an empty ``Sequence`` (DeepSeek's)
+    changes none, and is not lost."""
+    from bpeproof.impl.normalizers.hf import Normalizer
+
+    try:
+        return bool(Normalizer.from_json(json.loads(normalizer)))
+    except ValueError:
+        return True
 
 
 def _given(pattern: str) -> str:

@@ -198,6 +198,12 @@ def test_refusals_are_one_line_with_exit_2(tmp_path: Path, capsys: pytest.Captur
         assert expected in lines[0], lines[0]
         assert captured.out == ""
     assert sorted(path.name for path in tmp_path.iterdir()) == before
+    # A normalizer that changes no text (DeepSeek's empty Sequence) is not lost: the file converts.
+    empty = tmp_path / "empty-normalizer.json"
+    document = json.loads(hf_json_bytes(_tiny_vocab()))
+    document["normalizer"] = {"type": "Sequence", "normalizers": []}
+    empty.write_text(json.dumps(document))
+    assert main(["convert", str(empty), str(tmp_path / "empty.tiktoken")]) == 0
 
 
 def test_writer_refusal_is_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
