@@ -328,9 +328,9 @@ def encode_batch(
     allowed_special: AllowedSpecial = None,
 ) -> list[list[int]]:
     """``[tokenizer.encode(text, allowed_special=...) for text in texts]``, computed by ``num_workers`` workers
-    (default: all cores).  Where the C loop encodes every text (a named pattern's scanner, no pipeline, no allowed
-    special tokens) the workers are threads of that loop, with the GIL released (``Tokenizer.encode_on_threads``);
-    otherwise they are processes.  A batch of less than a million characters is then encoded in the calling
+    (default: all cores).  Where a hand-written C scanner cuts the text (``Tokenizer.encodes_on_threads``) the
+    workers are threads of the C loop, with the GIL released (``Tokenizer.encode_on_threads``); otherwise they are
+    processes.  A batch of less than a million characters is then encoded in the calling
     process, and so is one whose tokenizer cannot be sent to another process (a ``RuntimeWarning`` says so)."""
     from bpeproof.impl.pipelines.text_pipeline import check_texts
 

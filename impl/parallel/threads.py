@@ -1,7 +1,7 @@
 """Encoding a plan's ranges on threads of the C loop, in the calling process.
 
-A tokenizer whose texts all go through the C loop (a named pattern's scanner, no pipeline, no allowed special
-tokens: ``Tokenizer.encodes_on_threads``) encodes many texts at once on several threads with the GIL released
+A tokenizer whose pipeline a hand-written C scanner cuts (``Tokenizer.encodes_on_threads``; its added and special
+tokens found first, ``impl.scanned_text``) encodes many texts at once on several threads with the GIL released
 (``Tokenizer.encode_on_threads_uint32``).  ``encode_files`` then needs no worker process: the ranges are read here,
 in order, their texts (pieces of at most ``PIECE`` bytes, cut at line cuts) gathered until every thread has a few,
 encoded at once, and each range's ids handed on in order, as little-endian uint32 bytes, exactly what a worker
