@@ -118,17 +118,19 @@ class SplitCut(PreTokenizerCut):
         # (its matches cover a text), without the regex module's call per piece (GPT-2's, after Digits).
         plain = type(step) is SplitStep and step.behavior == "isolated" and not step.invert
         self._scanner = splitter.c_scanner(step.source) if plain else -1
+        self._split: Callable[[str, bytes, int], list[str]] | None = None
+        if self._scanner >= 0:
+            from bpeproof.impl._c import _fastenc  # type: ignore[attr-defined]
+
+            self._split = _fastenc.split_pattern
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         step = self._step
         return split_spans(len(text), step.matches(text), step.behavior, step.invert)
 
     def words(self, text: str) -> list[str]:
-        if self._scanner >= 0 and len(text) < splitter.C_TEXT_LIMIT:
-            from bpeproof.impl._c import _fastenc  # type: ignore[attr-defined]
-
-            found: list[str] = _fastenc.split_pattern(text, char_table(), self._scanner)
-            return found
+        if self._split is not None and len(text) < splitter.C_TEXT_LIMIT:
+            return self._split(text, char_table(), self._scanner)
         return self._step.split(text)  # (the same spans, sliced)
 
 
